@@ -1,0 +1,22 @@
+//! Input side of gigagas: every supported data format becomes one in-memory [`Dataset`]
+//! of [`BlockInput`]s, each with the immutable [`PreState`] its transactions run against.
+//!
+//! Architecture invariant: this crate parses and validates inputs; it never executes a
+//! transaction. Everything it returns is `Send + Sync` and read-only after loading.
+
+mod error;
+mod mainnet;
+mod model;
+mod prestate;
+mod source;
+
+pub use error::DataError;
+pub use model::{BlockInput, Dataset, Transaction};
+pub use prestate::{PreState, PreStateError};
+pub use source::{DataSource, EMBEDDED_SAMPLE};
+
+/// Loads every block of a data set in the mainnet layout
+/// (`blocks/<n>/{block,pre_state}.json`, `bytecodes.json`, `block_hashes.json`).
+pub fn load(source: &DataSource) -> Result<Dataset, DataError> {
+    mainnet::load(source)
+}

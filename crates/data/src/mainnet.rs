@@ -1,0 +1,262 @@
+//! Loader for the mainnet layout: `blocks/<n>/block.json` (the `eth_getBlockByNumber` JSON
+//! with full transactions), `blocks/<n>/pre_state.json`, `bytecodes.json`, `block_hashes.json`.
+
+use crate::{
+    prestate::PreAccount, BlockInput, DataError, DataSource, Dataset, PreState, Transaction,
+};
+use alloy_eips::{eip2718::Encodable2718, eip4895::Withdrawal};
+use alloy_primitives::{keccak256, map::HashMap, Address, Bytes, B256, U256};
+use rayon::prelude::*;
+use revm::{bytecode::Bytecode, primitives::KECCAK_EMPTY, state::AccountInfo};
+use serde::Deserialize;
+use std::sync::Arc;
+
+/// Transaction types this build executes.
+const KNOWN_TX_TYPES: [u64; 5] = [0, 1, 2, 3, 4];
+
+#[derive(Deserialize)]
+struct RawBlock {
+    #[serde(flatten)]
+    header: alloy_rpc_types_eth::Header,
+    #[serde(default)]
+    uncles: Vec<B256>,
+    #[serde(default)]
+    withdrawals: Option<Vec<Withdrawal>>,
+}
+
+#[derive(Deserialize)]
+struct RawAccount {
+    balance: U256,
+    #[serde(deserialize_with = "u64_number_or_hex")]
+    nonce: u64,
+    #[serde(default)]
+    code_hash: Option<B256>,
+    #[serde(default)]
+    storage: HashMap<U256, U256>,
+}
+
+fn u64_number_or_hex<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum NumOrHex {
+        Num(u64),
+        Hex(String),
+    }
+    match NumOrHex::deserialize(d)? {
+        NumOrHex::Num(n) => Ok(n),
+        NumOrHex::Hex(s) => {
+            let digits = s.strip_prefix("0x").unwrap_or(&s);
+            u64::from_str_radix(digits, 16).map_err(serde::de::Error::custom)
+        }
+    }
+}
+
+fn parse_json<T: serde::de::DeserializeOwned>(
+    source: &DataSource,
+    rel: &str,
+    bytes: &[u8],
+    what: &str,
+) -> Result<T, DataError> {
+    serde_json::from_slice(bytes).map_err(|source_err| DataError::Json {
+        path: source.display_path(rel),
+        what: what.to_owned(),
+        source: source_err,
+    })
+}
+
+/// Loads the whole data set; blocks are parsed in parallel.
+pub(crate) fn load(source: &DataSource) -> Result<Dataset, DataError> {
+    let numbers = source.block_numbers()?;
+    let block_hashes = Arc::new(load_block_hashes(source)?);
+    let codes = load_bytecodes(source)?;
+    let blocks = numbers
+        .par_iter()
+        .map(|&n| load_block(source, n, &codes, &block_hashes))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Dataset {
+        name: source.display_path("").display().to_string(),
+        blocks,
+    })
+}
+
+fn load_block_hashes(source: &DataSource) -> Result<HashMap<u64, B256>, DataError> {
+    const REL: &str = "block_hashes.json";
+    let Some(bytes) = source.read_optional(REL)? else {
+        return Ok(HashMap::default());
+    };
+    let raw: HashMap<String, B256> = parse_json(source, REL, &bytes, "block hashes")?;
+    raw.into_iter()
+        .map(|(k, v)| {
+            k.parse::<u64>().map(|n| (n, v)).map_err(|_| DataError::Invalid {
+                path: source.display_path(REL),
+                what: format!("key {k:?} is not a block number"),
+            })
+        })
+        .collect()
+}
+
+fn load_bytecodes(source: &DataSource) -> Result<HashMap<B256, Bytecode>, DataError> {
+    const REL: &str = "bytecodes.json";
+    let Some(bytes) = source.read_optional(REL)? else {
+        return Ok(HashMap::default());
+    };
+    let raw: HashMap<B256, Bytes> = parse_json(source, REL, &bytes, "bytecodes")?;
+    raw.into_par_iter()
+        .map(|(hash, code)| {
+            let actual = keccak256(&code);
+            if actual != hash {
+                return Err(DataError::Invalid {
+                    path: source.display_path(REL),
+                    what: format!("code listed under {hash} hashes to {actual}"),
+                });
+            }
+            let bytecode = Bytecode::new_raw_checked(code).map_err(|e| DataError::Invalid {
+                path: source.display_path(REL),
+                what: format!("code {hash}: {e:?}"),
+            })?;
+            Ok((hash, bytecode))
+        })
+        .collect()
+}
+
+fn load_block(
+    source: &DataSource,
+    number: u64,
+    codes: &HashMap<B256, Bytecode>,
+    block_hashes: &Arc<HashMap<u64, B256>>,
+) -> Result<BlockInput, DataError> {
+    let block_rel = format!("blocks/{number}/block.json");
+    let pre_rel = format!("blocks/{number}/pre_state.json");
+    let block_path = source.display_path(&block_rel);
+
+    let mut value: serde_json::Value =
+        parse_json(source, &block_rel, &source.read(&block_rel)?, "block")?;
+    let raw_txs = match value.get_mut("transactions").map(serde_json::Value::take) {
+        Some(serde_json::Value::Array(txs)) => txs,
+        _ => {
+            return Err(DataError::Invalid {
+                path: block_path,
+                what: "missing `transactions` array (full transactions expected)".into(),
+            })
+        }
+    };
+    let raw: RawBlock = serde_json::from_value(value).map_err(|e| DataError::Json {
+        path: block_path.clone(),
+        what: "block header".into(),
+        source: e,
+    })?;
+    if raw.header.inner.number != number {
+        return Err(DataError::Invalid {
+            path: block_path,
+            what: format!(
+                "header number {} does not match directory {number}",
+                raw.header.inner.number
+            ),
+        });
+    }
+
+    let transactions = raw_txs
+        .into_iter()
+        .enumerate()
+        .map(|(index, tx)| parse_transaction(&block_path, index, tx))
+        .collect::<Result<Vec<_>, _>>()?;
+
+    let pre_state = load_pre_state(source, &pre_rel, codes, block_hashes)?;
+    Ok(BlockInput {
+        hash: raw.header.hash,
+        header: raw.header.inner,
+        transactions,
+        withdrawals: raw.withdrawals.unwrap_or_default(),
+        ommers: raw.uncles,
+        pre_state: Arc::new(pre_state),
+        source: block_path,
+    })
+}
+
+fn parse_transaction(
+    block_path: &std::path::Path,
+    index: usize,
+    tx: serde_json::Value,
+) -> Result<Transaction, DataError> {
+    let hash_str = tx
+        .get("hash")
+        .and_then(|h| h.as_str())
+        .unwrap_or("<no hash>")
+        .to_owned();
+    let tx_type = tx
+        .get("type")
+        .and_then(|t| t.as_str())
+        .unwrap_or("0x0")
+        .to_owned();
+    let known = u64::from_str_radix(tx_type.trim_start_matches("0x"), 16)
+        .map(|t| KNOWN_TX_TYPES.contains(&t))
+        .unwrap_or(false);
+    if !known {
+        return Err(DataError::UnknownTxType {
+            path: block_path.to_owned(),
+            index,
+            hash: hash_str,
+            tx_type,
+        });
+    }
+    let parsed: alloy_rpc_types_eth::Transaction =
+        serde_json::from_value(tx).map_err(|e| DataError::Json {
+            path: block_path.to_owned(),
+            what: format!("transaction {index} ({hash_str})"),
+            source: e,
+        })?;
+    let claimed_sender = parsed.inner.signer();
+    let envelope = parsed.inner.into_inner();
+    // The envelope's stored hash comes from the file; recompute it from the signed payload so
+    // that a tampered field is caught here instead of producing a plausible wrong result.
+    let computed = keccak256(envelope.encoded_2718());
+    if computed != *envelope.hash() {
+        return Err(DataError::Invalid {
+            path: block_path.to_owned(),
+            what: format!(
+                "transaction {index}: stated hash {hash_str} but its fields hash to {computed}"
+            ),
+        });
+    }
+    Ok(Transaction {
+        envelope,
+        claimed_sender,
+    })
+}
+
+fn load_pre_state(
+    source: &DataSource,
+    rel: &str,
+    codes: &HashMap<B256, Bytecode>,
+    block_hashes: &Arc<HashMap<u64, B256>>,
+) -> Result<PreState, DataError> {
+    let raw: HashMap<Address, RawAccount> =
+        parse_json(source, rel, &source.read(rel)?, "pre-state")?;
+    let accounts = raw
+        .into_iter()
+        .map(|(address, acc)| {
+            let code_hash = acc.code_hash.unwrap_or(KECCAK_EMPTY);
+            let code = if code_hash == KECCAK_EMPTY || code_hash == B256::ZERO {
+                None
+            } else {
+                Some(codes.get(&code_hash).cloned().ok_or(DataError::MissingCode {
+                    path: source.display_path(rel),
+                    address,
+                    code_hash,
+                })?)
+            };
+            let info = match code {
+                Some(code) => AccountInfo::new(acc.balance, acc.nonce, code_hash, code),
+                None => AccountInfo::from_balance(acc.balance).with_nonce(acc.nonce),
+            };
+            Ok((
+                address,
+                PreAccount {
+                    info,
+                    storage: acc.storage,
+                },
+            ))
+        })
+        .collect::<Result<HashMap<_, _>, DataError>>()?;
+    Ok(PreState::new(accounts, block_hashes.clone()))
+}

@@ -1,0 +1,75 @@
+//! The in-memory model every input format is turned into.
+
+use crate::PreState;
+use alloy_consensus::{Header, TxEnvelope};
+use alloy_eips::eip4895::Withdrawal;
+use alloy_primitives::{Address, B256};
+use std::{path::PathBuf, sync::Arc};
+
+/// One signed transaction as found in the block file.
+#[derive(Debug, Clone)]
+pub struct Transaction {
+    /// The signed transaction (legacy, EIP-2930, EIP-1559, EIP-4844 or EIP-7702).
+    pub envelope: TxEnvelope,
+    /// The sender the block file claims (`from`); only a cross-check for sender recovery.
+    pub claimed_sender: Address,
+}
+
+impl Transaction {
+    /// Transaction hash (computed from the signed envelope).
+    pub fn hash(&self) -> B256 {
+        *self.envelope.hash()
+    }
+}
+
+/// A block ready to execute: header, transactions, post-execution inputs and pre-state.
+#[derive(Debug, Clone)]
+pub struct BlockInput {
+    /// Block header as given (the expected values: gas used, receipts root, logs bloom, ...).
+    pub header: Header,
+    /// Block hash as given in the file.
+    pub hash: B256,
+    /// Transactions in block order.
+    pub transactions: Vec<Transaction>,
+    /// Withdrawals (Shanghai and later), credited after the transactions.
+    pub withdrawals: Vec<Withdrawal>,
+    /// Hashes of the included ommers (uncles); only their count is known to the data set.
+    pub ommers: Vec<B256>,
+    /// The state the block executes against, shared read-only by every worker.
+    pub pre_state: Arc<PreState>,
+    /// Where the block came from, for messages.
+    pub source: PathBuf,
+}
+
+impl BlockInput {
+    /// Block number.
+    pub fn number(&self) -> u64 {
+        self.header.number
+    }
+
+    /// Gas used as stated by the header.
+    pub fn gas_used(&self) -> u64 {
+        self.header.gas_used
+    }
+}
+
+/// A loaded data set: blocks in ascending order.
+#[derive(Debug, Clone)]
+pub struct Dataset {
+    /// Human-readable name (directory or archive).
+    pub name: String,
+    /// Blocks in ascending block-number order.
+    pub blocks: Vec<BlockInput>,
+}
+
+impl Dataset {
+    /// Total gas used by all blocks, as stated by their headers.
+    pub fn total_gas(&self) -> u64 {
+        self.blocks.iter().map(BlockInput::gas_used).sum()
+    }
+
+    /// Total number of transactions.
+    pub fn total_txs(&self) -> usize {
+        self.blocks.iter().map(|b| b.transactions.len()).sum()
+    }
+}

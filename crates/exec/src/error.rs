@@ -1,0 +1,81 @@
+use alloy_primitives::Address;
+use gigagas_verify::{BalViolation, VerifyError};
+
+/// Why a block could not be executed or did not verify. Every variant names the block and,
+/// where there is one, the transaction.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    /// The block needs a rule this engine does not implement.
+    #[error("block {block}: unsupported: {what}")]
+    Unsupported {
+        /// Block number.
+        block: u64,
+        /// The missing rule.
+        what: String,
+    },
+    /// A signature does not recover, or recovers to a different sender than the file states.
+    #[error("block {block} tx {tx}: sender recovery: {what}")]
+    Sender {
+        /// Block number.
+        block: u64,
+        /// Transaction index.
+        tx: usize,
+        /// What went wrong.
+        what: String,
+    },
+    /// revm rejected a transaction or a state read failed (including reads the BAL does not
+    /// cover, which mean the BAL is lying).
+    #[error("block {block} tx {tx}: {what}")]
+    Evm {
+        /// Block number.
+        block: u64,
+        /// Transaction index (`None` for pre/post-execution system operations).
+        tx: TxLabel,
+        /// revm's error.
+        what: String,
+    },
+    /// Account lifecycle records (self-destruct / materialisation) disagree with execution.
+    #[error("block {block} tx {tx}: account {address}: lifecycle record says {expected}, execution did {actual}")]
+    Lifecycle {
+        /// Block number.
+        block: u64,
+        /// Transaction index.
+        tx: usize,
+        /// Account.
+        address: Address,
+        /// Recorded event.
+        expected: String,
+        /// Event execution produced.
+        actual: String,
+    },
+    /// Results did not verify.
+    #[error(transparent)]
+    Verify(#[from] VerifyError),
+}
+
+/// Which part of a block an error is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxLabel {
+    /// Pre-execution system calls (BAL index 0).
+    PreExecution,
+    /// Transaction `i` (0-based; BAL index i+1).
+    Tx(usize),
+    /// Post-execution: rewards and withdrawals (BAL index n+1).
+    PostExecution,
+}
+
+impl std::fmt::Display for TxLabel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::PreExecution => f.write_str("pre-execution"),
+            Self::Tx(i) => write!(f, "{i}"),
+            Self::PostExecution => f.write_str("post-execution"),
+        }
+    }
+}
+
+impl ExecError {
+    pub(crate) fn bal(block: u64, violation: BalViolation) -> Self {
+        Self::Verify(VerifyError::Bal { block, violation })
+    }
+}

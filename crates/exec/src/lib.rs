@@ -1,0 +1,87 @@
+//! Block execution on revm: the sequential baseline (which builds the block access list) and
+//! the BAL-parallel executor with its schedulers.
+//!
+//! Data flow: [`PreparedBlock::new`] (environment, recovered senders) →
+//! [`execute_sequential`] (receipts + [`BlockAccess`]) → [`ParallelPlan::new`] (validated BAL)
+//! → [`execute_parallel`] (receipts, per-transaction timings; every transaction checked
+//! against the BAL, and the BAL rebuilt and compared).
+//!
+//! Architecture invariant: no file I/O and no printing; timings are measured here, judged
+//! elsewhere.
+
+mod env;
+mod error;
+mod lifecycle;
+mod parallel;
+mod recover;
+mod schedule;
+mod sequential;
+pub mod spec;
+mod system;
+
+pub use env::{tx_env, BlockEnvs};
+pub use error::{ExecError, TxLabel};
+pub use lifecycle::{events_of, Lifecycle, LifecycleEvent, WorkerDb};
+pub use parallel::{execute_parallel, ParallelPlan, ParallelRun};
+pub use recover::recover_senders;
+pub use schedule::{Scheduler, WorkerPool};
+pub use sequential::{execute_sequential, BlockAccess, SequentialRun};
+pub use system::{post_execution, pre_execution};
+
+use alloy_primitives::Address;
+use gigagas_data::BlockInput;
+use revm::context::TxEnv;
+
+/// A block ready to execute: its environment and one revm transaction environment per
+/// transaction (senders already recovered).
+#[derive(Debug, Clone)]
+pub struct PreparedBlock<'a> {
+    /// The block as loaded.
+    pub input: &'a BlockInput,
+    /// Fork, config and block environment.
+    pub envs: BlockEnvs,
+    /// Transaction environments in block order.
+    pub txs: Vec<TxEnv>,
+}
+
+impl<'a> PreparedBlock<'a> {
+    /// Prepares `input` for execution with the given recovered `senders`.
+    pub fn new(input: &'a BlockInput, senders: &[Address]) -> Result<Self, ExecError> {
+        let envs = BlockEnvs::mainnet(input)?;
+        let txs = input
+            .transactions
+            .iter()
+            .zip(senders)
+            .map(|(tx, sender)| tx_env(&tx.envelope, *sender))
+            .collect();
+        Ok(Self { input, envs, txs })
+    }
+
+    /// Block number.
+    pub fn number(&self) -> u64 {
+        self.input.number()
+    }
+
+    /// Whether receipts carry an EIP-658 status (Byzantium on) so that the receipts root can
+    /// be rebuilt without intermediate state roots.
+    pub fn has_status_receipts(&self) -> bool {
+        self.envs
+            .spec
+            .is_enabled_in(revm::primitives::hardfork::SpecId::BYZANTIUM)
+    }
+}
+
+pub(crate) fn receipt_of(
+    tx: &TxEnv,
+    result: &revm::context::result::ExecutionResult,
+    cumulative_gas_used: u64,
+) -> gigagas_verify::TxReceipt {
+    gigagas_verify::TxReceipt {
+        tx_type: alloy_consensus::TxType::try_from(tx.tx_type)
+            .unwrap_or(alloy_consensus::TxType::Legacy),
+        success: result.is_success(),
+        gas_used: result.tx_gas_used(),
+        cumulative_gas_used,
+        logs: result.logs().to_vec(),
+    }
+}

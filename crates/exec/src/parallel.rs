@@ -1,0 +1,293 @@
+//! The BAL-parallel executor: every transaction runs at once against "pre-state + BAL writes
+//! of earlier indices"; results merge in block order and are checked against the BAL.
+
+use crate::{
+    lifecycle::{events_of, LifecycleEvent, WorkerDb},
+    receipt_of, system, BlockAccess, ExecError, Lifecycle, PreparedBlock, Scheduler, TxLabel,
+    WorkerPool,
+};
+use alloy_eip7928::{validate_block_access_list, BlockAccessIndex, BlockAccessList};
+use alloy_primitives::{Address, B256};
+use gigagas_data::{PreState, PreStateError};
+use gigagas_verify::{
+    bal_divergence, check_tx_against_bal, count_writes_per_index, BalItem, BalViolation, TxReceipt,
+};
+use revm::{
+    context::{result::EVMError, ContextTr},
+    database::State,
+    database_interface::{bal::EvmDatabaseError, DatabaseCommit},
+    handler::{MainBuilder, MainContext},
+    state::{
+        bal::{Bal, BalError},
+        EvmState,
+    },
+    Context, ExecuteEvm,
+};
+use std::{
+    sync::{
+        atomic::{AtomicBool, AtomicUsize, Ordering},
+        Arc, OnceLock,
+    },
+    time::Instant,
+};
+
+/// A block's BAL prepared for parallel execution: validated, converted to revm's lookup
+/// structure, with per-index write counts for the completeness check.
+#[derive(Debug)]
+pub struct ParallelPlan {
+    bal: Arc<Bal>,
+    expected: BlockAccessList,
+    expected_hash: B256,
+    writes_per_index: Vec<u32>,
+    lifecycle: Lifecycle,
+    events_by_index: Vec<Vec<(Address, LifecycleEvent)>>,
+    gas_weights: Option<Vec<u64>>,
+}
+
+impl ParallelPlan {
+    /// Validates `access` for a block of `tx_count` transactions. `gas_weights` (gas used per
+    /// transaction from an earlier run) enable the gas-used scheduler.
+    pub fn new(
+        block: u64,
+        access: &BlockAccess,
+        tx_count: usize,
+        gas_weights: Option<Vec<u64>>,
+    ) -> Result<Self, ExecError> {
+        validate_block_access_list(&access.bal, tx_count)
+            .map_err(|e| ExecError::bal(block, BalViolation::Malformed(e.to_string())))?;
+        let bal = Bal::clone_from_alloy(&access.bal)
+            .map_err(|e| ExecError::bal(block, BalViolation::Malformed(format!("{e:?}"))))?;
+        let max_index = tx_count as u64 + 1;
+        Ok(Self {
+            writes_per_index: count_writes_per_index(&bal, max_index),
+            bal: Arc::new(bal),
+            expected_hash: access.hash(),
+            expected: access.bal.clone(),
+            events_by_index: access.lifecycle.by_index(max_index),
+            lifecycle: access.lifecycle.clone(),
+            gas_weights,
+        })
+    }
+}
+
+/// Result of a parallel run.
+#[derive(Debug, Clone)]
+pub struct ParallelRun {
+    /// One receipt per transaction, merged in block order.
+    pub receipts: Vec<TxReceipt>,
+    /// Execution time of each transaction inside its worker, nanoseconds.
+    pub tx_nanos: Vec<u64>,
+    /// Worker that ran each transaction.
+    pub tx_worker: Vec<u32>,
+    /// Wall time of the worker phase (all transactions executed and checked against the BAL,
+    /// receipts merged), nanoseconds.
+    pub exec_nanos: u64,
+    /// Wall time of the canonical commit: pre/post-execution, the transactions' state
+    /// changes applied in block order and the BAL rebuilt and compared; nanoseconds.
+    pub commit_nanos: u64,
+}
+
+struct TxDone {
+    result: revm::context::result::ExecutionResult,
+    diff: EvmState,
+    nanos: u64,
+    worker: u32,
+}
+
+fn evm_error(
+    block: u64,
+    tx: usize,
+    index: BlockAccessIndex,
+    err: EVMError<EvmDatabaseError<PreStateError>>,
+) -> ExecError {
+    let missing = |address, item| {
+        ExecError::bal(
+            block,
+            BalViolation::MissingAccess {
+                index: index.get(),
+                address,
+                item,
+            },
+        )
+    };
+    match err {
+        EVMError::Database(EvmDatabaseError::Bal(BalError::AccountNotFound { address })) => {
+            missing(address, BalItem::Account)
+        }
+        EVMError::Database(EvmDatabaseError::Bal(BalError::SlotNotFound { address, slot })) => {
+            missing(address, BalItem::Storage(slot))
+        }
+        other => ExecError::Evm {
+            block,
+            tx: TxLabel::Tx(tx),
+            what: other.to_string(),
+        },
+    }
+}
+
+/// Executes `block` on `pool` from the BAL in `plan`, dispatching transactions in the order
+/// of `scheduler`, then commits the results in block order and checks the rebuilt BAL.
+pub fn execute_parallel(
+    block: &PreparedBlock<'_>,
+    pre_state: &PreState,
+    plan: &ParallelPlan,
+    pool: &WorkerPool,
+    scheduler: Scheduler,
+) -> Result<ParallelRun, ExecError> {
+    let number = block.number();
+    let n = block.txs.len();
+    let gas_limits: Vec<u64> = block.txs.iter().map(|t| t.gas_limit).collect();
+    let order = scheduler.order(&gas_limits, plan.gas_weights.as_deref(), number)?;
+
+    let start = Instant::now();
+    let cursor = AtomicUsize::new(0);
+    let abort = AtomicBool::new(false);
+    let slots: Vec<OnceLock<Result<TxDone, ExecError>>> = (0..n).map(|_| OnceLock::new()).collect();
+    pool.run_workers(|worker| {
+        if cursor.load(Ordering::Relaxed) >= n {
+            return;
+        }
+        let db = WorkerDb::new(pre_state, plan.bal.clone(), &plan.lifecycle);
+        let mut evm = Context::mainnet()
+            .with_db(db)
+            .with_block(block.envs.block.clone())
+            .with_cfg(block.envs.cfg.clone())
+            .build_mainnet();
+        loop {
+            let k = cursor.fetch_add(1, Ordering::Relaxed);
+            if k >= n || abort.load(Ordering::Relaxed) {
+                break;
+            }
+            let i = order[k];
+            let index = BlockAccessIndex::from_tx_index(i as u64);
+            let t0 = Instant::now();
+            evm.ctx.db_mut().position(index);
+            let outcome = evm.transact(block.txs[i].clone());
+            let nanos = t0.elapsed().as_nanos() as u64;
+            let done = outcome
+                .map_err(|e| evm_error(number, i, index, e))
+                .and_then(|out| {
+                    check_tx(plan, number, i, index, &out.state)?;
+                    Ok(TxDone {
+                        result: out.result,
+                        diff: out.state,
+                        nanos,
+                        worker: worker as u32,
+                    })
+                });
+            if done.is_err() {
+                abort.store(true, Ordering::Relaxed);
+            }
+            let _ = slots[i].set(done);
+        }
+    });
+
+    let mut done = Vec::with_capacity(n);
+    let mut first_error = None;
+    for slot in slots {
+        match slot.into_inner() {
+            Some(Ok(d)) => done.push(d),
+            Some(Err(e)) => {
+                first_error.get_or_insert(e);
+            }
+            None => {}
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    debug_assert_eq!(done.len(), n);
+    let mut cumulative = 0u64;
+    let receipts: Vec<TxReceipt> = done
+        .iter()
+        .zip(&block.txs)
+        .map(|(d, tx)| {
+            cumulative += d.result.tx_gas_used();
+            receipt_of(tx, &d.result, cumulative)
+        })
+        .collect();
+    let exec_nanos = start.elapsed().as_nanos() as u64;
+
+    let tx_nanos = done.iter().map(|d| d.nanos).collect();
+    let tx_worker = done.iter().map(|d| d.worker).collect();
+    let commit_start = Instant::now();
+    commit_and_rebuild(block, pre_state, plan, done.into_iter().map(|d| d.diff))?;
+    Ok(ParallelRun {
+        receipts,
+        tx_nanos,
+        tx_worker,
+        exec_nanos,
+        commit_nanos: commit_start.elapsed().as_nanos() as u64,
+    })
+}
+
+fn check_tx(
+    plan: &ParallelPlan,
+    block: u64,
+    tx: usize,
+    index: BlockAccessIndex,
+    diff: &EvmState,
+) -> Result<(), ExecError> {
+    let listed = plan.writes_per_index[index.get() as usize];
+    check_tx_against_bal(&plan.bal, index, diff, listed).map_err(|v| ExecError::bal(block, v))?;
+    let actual = events_of(diff);
+    let expected = &plan.events_by_index[index.get() as usize];
+    if actual != *expected {
+        let (address, exp, act) = first_event_difference(expected, &actual);
+        return Err(ExecError::Lifecycle {
+            block,
+            tx,
+            address,
+            expected: exp,
+            actual: act,
+        });
+    }
+    Ok(())
+}
+
+fn first_event_difference(
+    expected: &[(Address, LifecycleEvent)],
+    actual: &[(Address, LifecycleEvent)],
+) -> (Address, String, String) {
+    let show = |e: Option<&(Address, LifecycleEvent)>| {
+        e.map_or_else(|| "nothing".to_owned(), |(_, ev)| ev.to_string())
+    };
+    for k in 0..expected.len().max(actual.len()) {
+        let (e, a) = (expected.get(k), actual.get(k));
+        if e != a {
+            let address = e.or(a).map(|(addr, _)| *addr).unwrap_or_default();
+            return (address, show(e), show(a));
+        }
+    }
+    (Address::ZERO, "nothing".into(), "nothing".into())
+}
+
+/// Applies the transactions' state changes in block order on a canonical state with the BAL
+/// builder (pre- and post-execution included) and requires the rebuilt BAL to equal the
+/// given one.
+fn commit_and_rebuild(
+    block: &PreparedBlock<'_>,
+    pre_state: &PreState,
+    plan: &ParallelPlan,
+    diffs: impl Iterator<Item = EvmState>,
+) -> Result<(), ExecError> {
+    let mut state = State::builder()
+        .with_database_ref(pre_state)
+        .with_bal_builder()
+        .build();
+    state.set_bal_index(BlockAccessIndex::PRE_EXECUTION);
+    system::pre_execution(&mut state, block.input, &block.envs.cfg, &block.envs.block)?;
+    for diff in diffs {
+        state.bump_bal_index();
+        state.commit(diff);
+    }
+    state.set_bal_index(BlockAccessIndex::from_tx_index(block.txs.len() as u64));
+    system::post_execution(&mut state, block.input, &block.envs.cfg, &block.envs.block)?;
+    let rebuilt = state.take_built_alloy_bal().unwrap_or_default();
+    if alloy_eip7928::compute_block_access_list_hash(&rebuilt) != plan.expected_hash {
+        let what = bal_divergence(&plan.expected, &rebuilt)
+            .unwrap_or_else(|| "hash differs (lists compare equal)".into());
+        return Err(ExecError::bal(block.number(), BalViolation::RebuiltDiffers(what)));
+    }
+    Ok(())
+}

@@ -1,0 +1,95 @@
+//! The sequential baseline: one transaction after another on one state, building the BAL.
+
+use crate::{lifecycle::Lifecycle, receipt_of, system, ExecError, PreparedBlock, TxLabel};
+use alloy_eip7928::{compute_block_access_list_hash, BlockAccessIndex, BlockAccessList};
+use alloy_primitives::B256;
+use gigagas_data::PreState;
+use gigagas_verify::TxReceipt;
+use revm::{
+    context::ContextTr, database::State, handler::MainBuilder, handler::MainContext, Context,
+    ExecuteCommitEvm, ExecuteEvm,
+};
+use std::time::Instant;
+
+/// What a parallel run needs besides the block: the block access list (canonical EIP-7928
+/// order) and the lifecycle records for pre-Cancun semantics the BAL cannot express.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockAccess {
+    /// The block access list.
+    pub bal: BlockAccessList,
+    /// Self-destructs and pre-EIP-161 materialisations by index.
+    pub lifecycle: Lifecycle,
+}
+
+impl BlockAccess {
+    /// keccak256(RLP(BAL)), the value of the header's `blockAccessListHash`.
+    pub fn hash(&self) -> B256 {
+        compute_block_access_list_hash(&self.bal)
+    }
+}
+
+/// Result of a sequential run.
+#[derive(Debug, Clone)]
+pub struct SequentialRun {
+    /// One receipt per transaction.
+    pub receipts: Vec<TxReceipt>,
+    /// The BAL built while executing, with the lifecycle records.
+    pub access: BlockAccess,
+    /// Wall time of each transaction (execute + commit), nanoseconds.
+    pub tx_nanos: Vec<u64>,
+    /// Wall time of the whole block: pre-execution, transactions, post-execution, BAL
+    /// construction; nanoseconds.
+    pub exec_nanos: u64,
+}
+
+/// Executes `block` sequentially on `pre_state` with revm's BAL builder.
+pub fn execute_sequential(
+    block: &PreparedBlock<'_>,
+    pre_state: &PreState,
+) -> Result<SequentialRun, ExecError> {
+    let number = block.number();
+    let start = Instant::now();
+    let mut state = State::builder()
+        .with_database_ref(pre_state)
+        .with_bal_builder()
+        .build();
+    state.set_bal_index(BlockAccessIndex::PRE_EXECUTION);
+    system::pre_execution(&mut state, block.input, &block.envs.cfg, &block.envs.block)?;
+
+    let mut lifecycle = Lifecycle::default();
+    let mut receipts = Vec::with_capacity(block.txs.len());
+    let mut tx_nanos = Vec::with_capacity(block.txs.len());
+    let mut cumulative = 0u64;
+    {
+        let mut evm = Context::mainnet()
+            .with_db(&mut state)
+            .with_block(block.envs.block.clone())
+            .with_cfg(block.envs.cfg.clone())
+            .build_mainnet();
+        for (i, tx) in block.txs.iter().enumerate() {
+            let t0 = Instant::now();
+            let index = BlockAccessIndex::from_tx_index(i as u64);
+            evm.ctx.db_mut().set_bal_index(index);
+            let out = evm.transact(tx.clone()).map_err(|e| ExecError::Evm {
+                block: number,
+                tx: TxLabel::Tx(i),
+                what: e.to_string(),
+            })?;
+            lifecycle.record(index, &out.state);
+            evm.commit(out.state);
+            cumulative += out.result.tx_gas_used();
+            receipts.push(receipt_of(tx, &out.result, cumulative));
+            tx_nanos.push(t0.elapsed().as_nanos() as u64);
+        }
+    }
+    state.set_bal_index(BlockAccessIndex::from_tx_index(block.txs.len() as u64));
+    system::post_execution(&mut state, block.input, &block.envs.cfg, &block.envs.block)?;
+    let bal = state.take_built_alloy_bal().unwrap_or_default();
+    let exec_nanos = start.elapsed().as_nanos() as u64;
+    Ok(SequentialRun {
+        receipts,
+        access: BlockAccess { bal, lifecycle },
+        tx_nanos,
+        exec_nanos,
+    })
+}

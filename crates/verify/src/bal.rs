@@ -1,0 +1,247 @@
+//! Checks of one transaction's state changes against the block access list.
+
+use alloy_eip7928::{AccountChanges, BalDiff};
+use alloy_primitives::{Address, U256};
+use revm::state::{
+    bal::{AccountBal, Bal, BalWrites, BlockAccessIndex},
+    EvmState,
+};
+use std::fmt;
+
+/// The item of an account a BAL entry is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BalItem {
+    /// The account itself (it must be listed).
+    Account,
+    /// Balance.
+    Balance,
+    /// Nonce.
+    Nonce,
+    /// Code.
+    Code,
+    /// One storage slot.
+    Storage(U256),
+}
+
+impl fmt::Display for BalItem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Account => f.write_str("account"),
+            Self::Balance => f.write_str("balance"),
+            Self::Nonce => f.write_str("nonce"),
+            Self::Code => f.write_str("code"),
+            Self::Storage(slot) => write!(f, "storage slot {slot:#x}"),
+        }
+    }
+}
+
+/// How a BAL disagrees with what execution did.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BalViolation {
+    /// Execution accessed an account or slot the BAL does not list.
+    #[error("BAL index {index}: {item} of {address} was accessed but the BAL does not list it")]
+    MissingAccess {
+        /// Block access index (0 = pre-execution, i+1 = tx i, n+1 = post-execution).
+        index: u64,
+        /// Account.
+        address: Address,
+        /// What is missing.
+        item: BalItem,
+    },
+    /// Execution wrote a value the BAL does not state at this index (or a different one).
+    #[error("BAL index {index}: {item} of {address}: BAL says {bal}, execution wrote {actual}")]
+    WrongWrite {
+        /// Block access index.
+        index: u64,
+        /// Account.
+        address: Address,
+        /// Field or slot.
+        item: BalItem,
+        /// The BAL's entry at this index ("no write" when absent).
+        bal: String,
+        /// What execution wrote ("no write" when it left the item unchanged).
+        actual: String,
+    },
+    /// The BAL is not in canonical EIP-7928 form (ordering, duplicates, index range).
+    #[error("BAL is malformed: {0}")]
+    Malformed(String),
+    /// The BAL rebuilt from the executed transactions differs from the given one.
+    #[error("BAL rebuilt from execution differs from the given BAL: {0}")]
+    RebuiltDiffers(String),
+}
+
+impl BalViolation {
+    /// The block access index the violation is at, when it concerns one.
+    pub fn index(&self) -> Option<u64> {
+        match self {
+            Self::MissingAccess { index, .. } | Self::WrongWrite { index, .. } => Some(*index),
+            _ => None,
+        }
+    }
+}
+
+fn write_at<T: PartialEq + Clone>(writes: &BalWrites<T>, index: BlockAccessIndex) -> Option<&T> {
+    writes
+        .writes
+        .binary_search_by_key(&index, |(i, _)| *i)
+        .ok()
+        .map(|pos| &writes.writes[pos].1)
+}
+
+/// Number of writes (balance, nonce, code and storage entries) the BAL lists at each index
+/// `0..=max_index`. Used to prove that a transaction made every write the BAL claims for it.
+pub fn count_writes_per_index(bal: &Bal, max_index: u64) -> Vec<u32> {
+    let mut counts = vec![0u32; max_index as usize + 1];
+    let mut add = |i: BlockAccessIndex| {
+        if let Some(c) = counts.get_mut(i.0 as usize) {
+            *c += 1;
+        }
+    };
+    for (_, account) in &bal.accounts {
+        account.nonce.writes.iter().for_each(|(i, _)| add(*i));
+        account.balance.writes.iter().for_each(|(i, _)| add(*i));
+        account.code.writes.iter().for_each(|(i, _)| add(*i));
+        for writes in account.storage.storage.values() {
+            writes.writes.iter().for_each(|(i, _)| add(*i));
+        }
+    }
+    counts
+}
+
+struct Checker<'a> {
+    index: BlockAccessIndex,
+    address: Address,
+    matched: &'a mut u32,
+}
+
+impl Checker<'_> {
+    fn compare<T: PartialEq + Clone, K: PartialEq + fmt::Debug>(
+        &mut self,
+        item: BalItem,
+        done: &BalWrites<T>,
+        listed: &BalWrites<T>,
+        key: impl Fn(&T) -> K,
+    ) -> Result<(), BalViolation> {
+        let actual = write_at(done, self.index).map(&key);
+        let bal = write_at(listed, self.index).map(&key);
+        if actual != bal {
+            let show = |v: Option<K>| v.map_or_else(|| "no write".to_owned(), |v| format!("{v:?}"));
+            return Err(BalViolation::WrongWrite {
+                index: self.index.0,
+                address: self.address,
+                item,
+                bal: show(bal),
+                actual: show(actual),
+            });
+        }
+        *self.matched += u32::from(actual.is_some());
+        Ok(())
+    }
+}
+
+/// Checks one transaction's state changes (`diff`, as returned by revm's `transact`) against
+/// the BAL at `index`: every account and slot it accessed is listed, every value it wrote is
+/// the BAL's post-value at `index`, and the BAL lists no write at `index` that it did not make
+/// (`listed_writes` = the BAL's write count at `index`, see [`count_writes_per_index`]).
+///
+/// The transaction's own changes are turned into a BAL fragment by revm's BAL builder, so
+/// both sides follow exactly the same EIP-7928 rules (no-op writes are reads, self-destruct
+/// zeroes the touched slots).
+pub fn check_tx_against_bal(
+    bal: &Bal,
+    index: BlockAccessIndex,
+    diff: &EvmState,
+    listed_writes: u32,
+) -> Result<(), BalViolation> {
+    let mut matched = 0u32;
+    let mut fragment = AccountBal::default();
+    for (address, account) in diff {
+        fragment.account_info = Default::default();
+        fragment.storage.storage.clear();
+        fragment.update(index, account);
+        let Some(listed) = bal.accounts.get(address) else {
+            return Err(BalViolation::MissingAccess {
+                index: index.0,
+                address: *address,
+                item: BalItem::Account,
+            });
+        };
+        let mut checker = Checker {
+            index,
+            address: *address,
+            matched: &mut matched,
+        };
+        checker.compare(BalItem::Balance, &fragment.balance, &listed.balance, |v| *v)?;
+        checker.compare(BalItem::Nonce, &fragment.nonce, &listed.nonce, |v| *v)?;
+        checker.compare(BalItem::Code, &fragment.code, &listed.code, |v| v.0)?;
+        for (slot, writes) in &fragment.storage.storage {
+            let Some(listed_slot) = listed.storage.storage.get(slot) else {
+                return Err(BalViolation::MissingAccess {
+                    index: index.0,
+                    address: *address,
+                    item: BalItem::Storage(*slot),
+                });
+            };
+            checker.compare(BalItem::Storage(*slot), writes, listed_slot, |v| *v)?;
+        }
+    }
+    if matched != listed_writes {
+        return Err(extra_write(bal, index, diff));
+    }
+    Ok(())
+}
+
+/// Finds a write the BAL lists at `index` that the transaction did not make (slow path, only
+/// taken when the counts disagree).
+fn extra_write(bal: &Bal, index: BlockAccessIndex, diff: &EvmState) -> BalViolation {
+    let touched = |address: &Address| diff.get(address);
+    for (address, account) in &bal.accounts {
+        let violation = |item: BalItem, bal: String| BalViolation::WrongWrite {
+            index: index.0,
+            address: *address,
+            item,
+            bal,
+            actual: "no write".into(),
+        };
+        let exec = touched(address);
+        let changed_info = exec.map(|a| (a.original_info(), a.info.clone()));
+        if let Some(v) = write_at(&account.balance, index) {
+            if changed_info.as_ref().is_none_or(|(o, n)| o.balance == n.balance) {
+                return violation(BalItem::Balance, v.to_string());
+            }
+        }
+        if let Some(v) = write_at(&account.nonce, index) {
+            if changed_info.as_ref().is_none_or(|(o, n)| o.nonce == n.nonce) {
+                return violation(BalItem::Nonce, v.to_string());
+            }
+        }
+        if let Some(v) = write_at(&account.code, index) {
+            if changed_info.as_ref().is_none_or(|(o, n)| o.code_hash == n.code_hash) {
+                return violation(BalItem::Code, v.0.to_string());
+            }
+        }
+        for (slot, writes) in &account.storage.storage {
+            if let Some(v) = write_at(writes, index) {
+                let wrote = exec
+                    .and_then(|a| a.storage.get(slot))
+                    .is_some_and(|s| s.is_changed() || exec.is_some_and(|a| a.is_selfdestructed()));
+                if !wrote {
+                    return violation(BalItem::Storage(*slot), format!("{v:#x}"));
+                }
+            }
+        }
+    }
+    BalViolation::WrongWrite {
+        index: index.0,
+        address: Address::ZERO,
+        item: BalItem::Account,
+        bal: "more writes than execution made".into(),
+        actual: "fewer writes".into(),
+    }
+}
+
+/// Describes the first difference between two BALs, or `None` when they are equal.
+pub fn bal_divergence(expected: &[AccountChanges], actual: &[AccountChanges]) -> Option<String> {
+    let diff = BalDiff::between(expected, actual);
+    (!diff.is_empty()).then(|| format!("expected (left) vs rebuilt (right): {diff}"))
+}
