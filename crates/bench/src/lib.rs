@@ -1,0 +1,414 @@
+//! Measurement driver: prepares blocks (sender recovery, the sequential baseline that builds
+//! the BAL), runs configurations (sequential, or parallel at a thread count with a scheduler),
+//! verifies every run, and assembles a [`BenchReport`].
+//!
+//! Architecture invariant: a time is recorded only for a run that verified; any verification
+//! failure aborts with an error naming block, transaction and item.
+
+use gigagas_data::{BlockInput, Dataset};
+use gigagas_exec::{
+    execute_parallel, execute_sequential, recover_senders, spec, ExecError, ParallelPlan,
+    PreparedBlock, Scheduler, SequentialRun, WorkerPool,
+};
+use gigagas_lab::{
+    critical_path_bound,
+    report::{BlockPhases, Machine, Settings},
+    stats::{median, percentile},
+    BenchReport, BlockReport, BlockTrace, PhaseTotals, RunReport, SCHEMA,
+};
+use gigagas_verify::{check_against_header, compare_receipts, HeaderCheck, TxReceipt};
+use std::{collections::BTreeMap, time::Instant};
+
+/// How Mgas/s is defined everywhere in gigagas.
+pub const THROUGHPUT_DEFINITION: &str = "gas used / execution wall time, with pre-state in \
+memory and senders recovered in advance; no state root. Sequential: pre-execution, all \
+transactions, post-execution and BAL construction. Parallel: all transactions on the worker \
+pool, each checked against the BAL, receipts merged in block order. Sender recovery, BAL \
+preparation, the canonical commit/BAL rebuild and verification are timed as separate phases.";
+
+/// A block prepared for measurement: its verified sequential baseline and parallel plan.
+#[derive(Debug)]
+pub struct BlockCase<'a> {
+    /// Environment and transaction environments.
+    pub prepared: PreparedBlock<'a>,
+    /// The sequential run that built the BAL (verified against the header).
+    pub baseline: SequentialRun,
+    /// The validated BAL for parallel runs.
+    pub plan: ParallelPlan,
+    /// Sender recovery wall time, ns.
+    pub recover_nanos: u64,
+    /// BAL validation and indexing time, ns.
+    pub bal_prepare_nanos: u64,
+    /// Which header values were checked.
+    pub header_check: HeaderCheck,
+}
+
+impl BlockCase<'_> {
+    /// Block number.
+    pub fn number(&self) -> u64 {
+        self.prepared.number()
+    }
+
+    /// Fork name.
+    pub fn fork(&self) -> &'static str {
+        spec::spec_name(self.prepared.envs.spec)
+    }
+}
+
+/// Recovers senders, runs the sequential baseline (building the BAL), verifies it against the
+/// header and prepares the BAL for parallel execution.
+pub fn prepare(input: &BlockInput) -> Result<BlockCase<'_>, ExecError> {
+    let t0 = Instant::now();
+    let senders = recover_senders(input)?;
+    let recover_nanos = t0.elapsed().as_nanos() as u64;
+    let prepared = PreparedBlock::new(input, &senders)?;
+    let baseline = execute_sequential(&prepared, &input.pre_state)?;
+    let header_check = check_against_header(
+        &input.header,
+        &baseline.receipts,
+        prepared.has_status_receipts(),
+    )?;
+    let t1 = Instant::now();
+    let weights = baseline.receipts.iter().map(|r| r.gas_used).collect();
+    let plan = ParallelPlan::new(
+        input.number(),
+        &baseline.access,
+        prepared.txs.len(),
+        Some(weights),
+    )?;
+    Ok(BlockCase {
+        prepared,
+        baseline,
+        plan,
+        recover_nanos,
+        bal_prepare_nanos: t1.elapsed().as_nanos() as u64,
+        header_check,
+    })
+}
+
+/// One execution mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Mode {
+    /// The sequential baseline.
+    Sequential,
+    /// BAL-parallel on `threads` workers with `scheduler`.
+    Parallel {
+        /// Worker threads.
+        threads: usize,
+        /// Dispatch order.
+        scheduler: Scheduler,
+    },
+}
+
+impl Mode {
+    /// Worker threads (1 for sequential).
+    pub fn threads(&self) -> usize {
+        match self {
+            Self::Sequential => 1,
+            Self::Parallel { threads, .. } => *threads,
+        }
+    }
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Sequential => f.write_str("sequential"),
+            Self::Parallel { threads, scheduler } => write!(f, "parallel/{threads}t/{scheduler}"),
+        }
+    }
+}
+
+/// Timings of one verified run of one block.
+#[derive(Debug, Clone)]
+pub struct BlockRun {
+    /// Execution wall time (the throughput figure), ns.
+    pub exec_nanos: u64,
+    /// Canonical commit + BAL rebuild (parallel only), ns.
+    pub commit_nanos: u64,
+    /// Verification time, ns.
+    pub verify_nanos: u64,
+    /// Per-transaction execution times, ns.
+    pub tx_nanos: Vec<u64>,
+}
+
+/// Runs `case` once in `mode` (a parallel mode needs `pool` with the right thread count) and
+/// verifies the result: header values, and per transaction against the sequential baseline.
+pub fn run_block(
+    case: &BlockCase<'_>,
+    mode: Mode,
+    pool: Option<&WorkerPool>,
+) -> Result<BlockRun, ExecError> {
+    let input = case.prepared.input;
+    let verify = |receipts: &[TxReceipt]| -> Result<u64, ExecError> {
+        let t0 = Instant::now();
+        compare_receipts(input.number(), &case.baseline.receipts, receipts)?;
+        check_against_header(
+            &input.header,
+            receipts,
+            case.prepared.has_status_receipts(),
+        )?;
+        Ok(t0.elapsed().as_nanos() as u64)
+    };
+    match mode {
+        Mode::Sequential => {
+            let run = execute_sequential(&case.prepared, &input.pre_state)?;
+            let mut verify_nanos = verify(&run.receipts)?;
+            let t0 = Instant::now();
+            if run.access != case.baseline.access {
+                return Err(ExecError::Unsupported {
+                    block: input.number(),
+                    what: "sequential execution is not deterministic: the rebuilt BAL differs"
+                        .into(),
+                });
+            }
+            verify_nanos += t0.elapsed().as_nanos() as u64;
+            Ok(BlockRun {
+                exec_nanos: run.exec_nanos,
+                commit_nanos: 0,
+                verify_nanos,
+                tx_nanos: run.tx_nanos,
+            })
+        }
+        Mode::Parallel { threads, scheduler } => {
+            let pool = pool.filter(|p| p.threads() == threads).ok_or_else(|| {
+                ExecError::Unsupported {
+                    block: input.number(),
+                    what: format!("no worker pool with {threads} threads"),
+                }
+            })?;
+            let run = execute_parallel(&case.prepared, &input.pre_state, &case.plan, pool, scheduler)?;
+            let verify_nanos = verify(&run.receipts)?;
+            Ok(BlockRun {
+                exec_nanos: run.exec_nanos,
+                commit_nanos: run.commit_nanos,
+                verify_nanos,
+                tx_nanos: run.tx_nanos,
+            })
+        }
+    }
+}
+
+/// What `bench` runs.
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
+    /// Thread counts for the parallel modes.
+    pub threads: Vec<usize>,
+    /// Schedulers for the parallel modes.
+    pub schedulers: Vec<Scheduler>,
+    /// Untimed (but verified) passes per configuration.
+    pub warmup: usize,
+    /// Timed passes per configuration, interleaved across configurations.
+    pub repeats: usize,
+}
+
+impl BenchOptions {
+    /// Every configuration: sequential first, then threads × schedulers.
+    pub fn modes(&self) -> Vec<Mode> {
+        let mut modes = vec![Mode::Sequential];
+        for &threads in &self.threads {
+            for &scheduler in &self.schedulers {
+                modes.push(Mode::Parallel { threads, scheduler });
+            }
+        }
+        modes
+    }
+
+    /// Number of block runs `bench` performs on `blocks` blocks (for progress bars).
+    pub fn steps(&self, blocks: usize) -> u64 {
+        (self.modes().len() * (self.warmup + self.repeats) * blocks) as u64
+    }
+}
+
+/// Runs every configuration over all `cases` (warm-up, then interleaved repeats: repeat r of
+/// every configuration before repeat r+1 of any) and assembles the report. `on_step` is called
+/// after every block run.
+pub fn bench(
+    dataset: &Dataset,
+    cases: &[BlockCase<'_>],
+    options: &BenchOptions,
+    on_step: &(dyn Fn() + Sync),
+) -> Result<BenchReport, ExecError> {
+    let modes = options.modes();
+    let pools: BTreeMap<usize, WorkerPool> = options
+        .threads
+        .iter()
+        .map(|&t| (t, WorkerPool::new(t)))
+        .collect();
+    let pass = |mode: Mode| -> Result<Vec<BlockRun>, ExecError> {
+        let pool = pools.get(&mode.threads());
+        cases
+            .iter()
+            .map(|case| {
+                let run = run_block(case, mode, pool);
+                on_step();
+                run
+            })
+            .collect()
+    };
+    for &mode in &modes {
+        for _ in 0..options.warmup {
+            pass(mode)?;
+        }
+    }
+    // runs[mode][repeat][block]
+    let mut runs: Vec<Vec<Vec<BlockRun>>> = vec![Vec::new(); modes.len()];
+    for _ in 0..options.repeats.max(1) {
+        for (m, &mode) in modes.iter().enumerate() {
+            runs[m].push(pass(mode)?);
+        }
+    }
+    Ok(assemble(dataset, cases, options, &modes, &runs))
+}
+
+fn assemble(
+    dataset: &Dataset,
+    cases: &[BlockCase<'_>],
+    options: &BenchOptions,
+    modes: &[Mode],
+    runs: &[Vec<Vec<BlockRun>>],
+) -> BenchReport {
+    let total_gas: u64 = cases.iter().map(|c| c.prepared.input.gas_used()).sum();
+    let repeat_sum = |m: usize, f: fn(&BlockRun) -> u64| -> Vec<u64> {
+        runs[m].iter().map(|rep| rep.iter().map(f).sum()).collect()
+    };
+    let block_median = |m: usize, b: usize, f: fn(&BlockRun) -> u64| -> u64 {
+        median(&runs[m].iter().map(|rep| f(&rep[b])).collect::<Vec<_>>()).unwrap_or(0)
+    };
+
+    // 1-thread per-transaction traces: the 1-thread ordered parallel run if measured, else the
+    // sequential run; minimum over repeats per transaction (least disturbed by noise).
+    let trace_mode = modes
+        .iter()
+        .position(|m| {
+            *m == Mode::Parallel {
+                threads: 1,
+                scheduler: Scheduler::Ordered,
+            }
+        })
+        .or_else(|| modes.iter().position(|m| m.threads() == 1 && *m != Mode::Sequential))
+        .unwrap_or(0);
+    let traces: Vec<BlockTrace> = (0..cases.len())
+        .map(|b| BlockTrace {
+            tx_nanos: (0..cases[b].prepared.txs.len())
+                .map(|t| {
+                    runs[trace_mode]
+                        .iter()
+                        .map(|rep| rep[b].tx_nanos[t])
+                        .min()
+                        .unwrap_or(0)
+                })
+                .collect(),
+        })
+        .collect();
+    let longest_sum: u64 = traces.iter().map(BlockTrace::longest).sum();
+
+    let medians: Vec<u64> = (0..modes.len())
+        .map(|m| median(&repeat_sum(m, |r| r.exec_nanos)).unwrap_or(0))
+        .collect();
+    let seq_median = medians[0].max(1);
+    let one_thread_median = |scheduler: Scheduler| {
+        modes
+            .iter()
+            .position(|m| {
+                *m == Mode::Parallel {
+                    threads: 1,
+                    scheduler,
+                }
+            })
+            .map(|m| medians[m])
+    };
+
+    let run_reports: Vec<RunReport> = modes
+        .iter()
+        .enumerate()
+        .map(|(m, mode)| {
+            let repeat_ns = repeat_sum(m, |r| r.exec_nanos);
+            let median_ns = medians[m].max(1);
+            let threads = mode.threads();
+            let bound = critical_path_bound(&traces, threads);
+            let (mode_name, scheduler, bound_fraction) = match mode {
+                Mode::Sequential => ("sequential", None, None),
+                Mode::Parallel { scheduler, .. } => (
+                    "parallel",
+                    Some(scheduler.name().to_owned()),
+                    one_thread_median(*scheduler)
+                        .map(|one| one as f64 / median_ns as f64 / bound),
+                ),
+            };
+            RunReport {
+                mode: mode_name.into(),
+                threads,
+                scheduler,
+                total_gas,
+                p90_ns: percentile(&repeat_ns, 90.0).unwrap_or(0),
+                repeat_ns,
+                median_ns,
+                mgas_per_s: total_gas as f64 / median_ns as f64 * 1e3,
+                speedup_vs_sequential: seq_median as f64 / median_ns as f64,
+                longest_tx_share: longest_sum as f64 / median_ns as f64,
+                critical_path_bound: bound,
+                bound_fraction,
+                commit_ns: median(&repeat_sum(m, |r| r.commit_nanos)).unwrap_or(0),
+                verify_ns: median(&repeat_sum(m, |r| r.verify_nanos)).unwrap_or(0),
+                block_ns: (0..cases.len())
+                    .map(|b| block_median(m, b, |r| r.exec_nanos))
+                    .collect(),
+            }
+        })
+        .collect();
+
+    let best = (1..modes.len())
+        .min_by_key(|&m| medians[m])
+        .unwrap_or(0);
+    let blocks = cases
+        .iter()
+        .enumerate()
+        .map(|(b, case)| BlockReport {
+            number: case.number(),
+            fork: case.fork().to_owned(),
+            txs: case.prepared.txs.len(),
+            gas_used: case.prepared.input.gas_used(),
+            verified: true,
+            receipts_root_checked: case.header_check.receipts_root,
+            bal_hash: case.baseline.access.hash().to_string(),
+            bal_accounts: case.baseline.access.bal.len(),
+            lifecycle_events: case.baseline.access.lifecycle.len(),
+            sum_tx_ns: traces[b].total(),
+            longest_tx_ns: traces[b].longest(),
+            phases: BlockPhases {
+                recover_ns: case.recover_nanos,
+                bal_prepare_ns: case.bal_prepare_nanos,
+                sequential_ns: block_median(0, b, |r| r.exec_nanos),
+                parallel_ns: block_median(best, b, |r| r.exec_nanos),
+                commit_ns: block_median(best, b, |r| r.commit_nanos),
+                verify_ns: block_median(best, b, |r| r.verify_nanos),
+            },
+        })
+        .collect();
+    let txs = dataset.total_txs();
+    let recover_ns: u64 = cases.iter().map(|c| c.recover_nanos).sum();
+    BenchReport {
+        schema: SCHEMA.into(),
+        gigagas_version: env!("CARGO_PKG_VERSION").into(),
+        data: dataset.name.clone(),
+        machine: Machine {
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            os: std::env::consts::OS.into(),
+            arch: std::env::consts::ARCH.into(),
+        },
+        settings: Settings {
+            warmup: options.warmup,
+            repeats: options.repeats.max(1),
+        },
+        throughput_definition: THROUGHPUT_DEFINITION.into(),
+        blocks,
+        runs: run_reports,
+        phases: PhaseTotals {
+            txs,
+            recover_ns,
+            recover_ns_per_tx: recover_ns as f64 / txs.max(1) as f64,
+            bal_prepare_ns: cases.iter().map(|c| c.bal_prepare_nanos).sum(),
+        },
+    }
+}

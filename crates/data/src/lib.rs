@@ -7,10 +7,12 @@
 mod error;
 mod mainnet;
 mod model;
+mod pack;
 mod prestate;
 mod source;
 
 pub use error::DataError;
+pub use pack::pack_sample;
 pub use model::{BlockInput, Dataset, Transaction};
 pub use prestate::{PreState, PreStateError};
 pub use source::{DataSource, EMBEDDED_SAMPLE};

@@ -1,0 +1,13 @@
+//! The lab: turns measured runs into figures people can use. Statistics over repeats, the
+//! critical-path (Amdahl) bound from per-transaction timings, the versioned JSON result schema
+//! and the terminal table.
+//!
+//! Architecture invariant: the lab reads measurements; it never executes a block.
+
+pub mod critical_path;
+pub mod report;
+pub mod stats;
+pub mod table;
+
+pub use critical_path::{critical_path_bound, BlockTrace};
+pub use report::{BenchReport, BlockReport, PhaseTotals, RunReport, SCHEMA};

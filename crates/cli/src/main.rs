@@ -1,0 +1,285 @@
+//! `gigagas`: the command line. Flags become a plain configuration; everything else lives in
+//! the library crates.
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use gigagas_bench::{bench, prepare, run_block, BenchOptions, BlockCase, Mode};
+use gigagas_data::{DataSource, Dataset};
+use gigagas_exec::{Scheduler, WorkerPool};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::{path::PathBuf, time::Instant};
+
+/// Ethereum block execution engine and benchmark lab built on EIP-7928 block-level access
+/// lists.
+#[derive(Parser)]
+#[command(name = "gigagas", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Execute and verify every block of a data set in one mode; one line per block.
+    Run(RunArgs),
+    /// The main job: every configuration over a data set, verified, with warm-up and repeats.
+    Bench(BenchArgs),
+    /// Pack blocks of a mainnet-layout directory into a compressed sample archive.
+    #[command(hide = true)]
+    Pack(PackArgs),
+}
+
+#[derive(Args)]
+struct DataArg {
+    /// Data set: a directory in the mainnet layout (blocks/<n>/{block,pre_state}.json,
+    /// bytecodes.json, block_hashes.json) or a .tar.zst of one. Default: the bundled sample.
+    #[arg(long, value_name = "DIR")]
+    data: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ModeArg {
+    /// The baseline: one transaction after another, building the BAL.
+    Sequential,
+    /// All transactions at once from the BAL (built first by a sequential run).
+    Parallel,
+}
+
+#[derive(Args)]
+struct RunArgs {
+    #[command(flatten)]
+    data: DataArg,
+    /// Execution mode.
+    #[arg(long, value_enum, default_value = "parallel")]
+    mode: ModeArg,
+    /// Worker threads for parallel mode (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Dispatch order for parallel mode: ordered, gas-used or gas-limit.
+    #[arg(long, default_value = "ordered")]
+    scheduler: Scheduler,
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    #[command(flatten)]
+    data: DataArg,
+    /// Write the full results (schema gigagas.bench/1, see docs/bench-json.md) to FILE.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Thread counts for the parallel runs, comma-separated (default: 1, 2, 4, … up to all
+    /// cores, and all cores).
+    #[arg(long, value_delimiter = ',')]
+    threads: Option<Vec<usize>>,
+    /// Schedulers for the parallel runs, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "ordered,gas-used,gas-limit")]
+    scheduler: Vec<Scheduler>,
+    /// Timed passes over the data set per configuration (interleaved).
+    #[arg(long, default_value_t = 5)]
+    repeats: usize,
+    /// Untimed, verified passes per configuration before timing.
+    #[arg(long, default_value_t = 1)]
+    warmup: usize,
+}
+
+#[derive(Args)]
+struct PackArgs {
+    /// Source directory in the mainnet layout.
+    #[arg(long)]
+    data: PathBuf,
+    /// Output archive (.tar.zst).
+    #[arg(long)]
+    out: PathBuf,
+    /// Blocks to include, comma-separated (default: all).
+    #[arg(long, value_delimiter = ',')]
+    blocks: Option<Vec<u64>>,
+    /// zstd level.
+    #[arg(long, default_value_t = 19)]
+    level: i32,
+}
+
+fn main() {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
+    if let Err(err) = real_main() {
+        eprintln!("error: {err:#}");
+        std::process::exit(1);
+    }
+}
+
+fn real_main() -> Result<()> {
+    match Cli::parse().command {
+        Command::Run(args) => cmd_run(args),
+        Command::Bench(args) => cmd_bench(args),
+        Command::Pack(args) => cmd_pack(args),
+    }
+}
+
+fn load(data: &DataArg) -> Result<Dataset> {
+    let source = match &data.data {
+        Some(path) => DataSource::open(path)?,
+        None => DataSource::embedded()?,
+    };
+    let t0 = Instant::now();
+    let dataset = gigagas_data::load(&source).context("loading the data set")?;
+    eprintln!(
+        "loaded {} blocks, {} txs, {:.1} Mgas from {} in {:.2} s",
+        dataset.blocks.len(),
+        dataset.total_txs(),
+        dataset.total_gas() as f64 / 1e6,
+        dataset.name,
+        t0.elapsed().as_secs_f64()
+    );
+    Ok(dataset)
+}
+
+fn progress(len: u64, what: &str) -> ProgressBar {
+    let bar = ProgressBar::new(len);
+    bar.set_style(
+        ProgressStyle::with_template("{msg:>12} [{bar:40}] {pos}/{len} {elapsed_precise} (eta {eta})")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_message(what.to_owned());
+    bar
+}
+
+fn prepare_all<'a>(dataset: &'a Dataset) -> Result<Vec<BlockCase<'a>>> {
+    let bar = progress(dataset.blocks.len() as u64, "preparing");
+    let cases = dataset
+        .blocks
+        .iter()
+        .map(|block| {
+            let case = prepare(block);
+            bar.inc(1);
+            case
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    bar.finish_and_clear();
+    Ok(cases)
+}
+
+fn available_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+fn cmd_run(args: RunArgs) -> Result<()> {
+    let dataset = load(&args.data)?;
+    let mode = match args.mode {
+        ModeArg::Sequential => Mode::Sequential,
+        ModeArg::Parallel => Mode::Parallel {
+            threads: args.threads.unwrap_or_else(available_cores).max(1),
+            scheduler: args.scheduler,
+        },
+    };
+    let pool = match mode {
+        Mode::Parallel { threads, .. } => Some(WorkerPool::new(threads)),
+        Mode::Sequential => None,
+    };
+    let (mut gas, mut nanos, mut txs) = (0u64, 0u64, 0usize);
+    for block in &dataset.blocks {
+        let case = prepare(block)?;
+        let run = run_block(&case, mode, pool.as_ref())?;
+        let checks = if case.header_check.receipts_root {
+            "gas, bloom, receipts root"
+        } else {
+            "gas, bloom (pre-Byzantium: no receipts root)"
+        };
+        let bal = match mode {
+            Mode::Sequential => "",
+            Mode::Parallel { .. } => ", BAL, = sequential",
+        };
+        println!(
+            "block {:>9} {:<10} {:>5} txs {:>7.2} Mgas  verified ({checks}{bal})  {:>8.3} ms {:>7.0} Mgas/s",
+            case.number(),
+            case.fork(),
+            case.prepared.txs.len(),
+            block.gas_used() as f64 / 1e6,
+            run.exec_nanos as f64 / 1e6,
+            block.gas_used() as f64 / run.exec_nanos.max(1) as f64 * 1e3,
+        );
+        gas += block.gas_used();
+        nanos += run.exec_nanos;
+        txs += case.prepared.txs.len();
+    }
+    println!(
+        "total: {} blocks, {txs} txs, {:.1} Mgas verified ({mode}) in {:.1} ms: {:.0} Mgas/s",
+        dataset.blocks.len(),
+        gas as f64 / 1e6,
+        nanos as f64 / 1e6,
+        gas as f64 / nanos.max(1) as f64 * 1e3
+    );
+    Ok(())
+}
+
+fn default_threads() -> Vec<usize> {
+    let cores = available_cores();
+    let mut threads: Vec<usize> = std::iter::successors(Some(1usize), |t| Some(t * 2))
+        .take_while(|&t| t <= cores)
+        .collect();
+    if threads.last() != Some(&cores) {
+        threads.push(cores);
+    }
+    threads
+}
+
+fn cmd_bench(args: BenchArgs) -> Result<()> {
+    if args.repeats == 0 {
+        bail!("--repeats must be at least 1");
+    }
+    let dataset = load(&args.data)?;
+    let cases = prepare_all(&dataset)?;
+    let mut threads = args.threads.unwrap_or_else(default_threads);
+    threads.retain(|&t| t > 0);
+    threads.sort_unstable();
+    threads.dedup();
+    let mut schedulers = args.scheduler;
+    schedulers.dedup();
+    let options = BenchOptions {
+        threads,
+        schedulers,
+        warmup: args.warmup,
+        repeats: args.repeats,
+    };
+    let bar = progress(options.steps(cases.len()), "benchmarking");
+    let report = bench(&dataset, &cases, &options, &|| bar.inc(1))?;
+    bar.finish_and_clear();
+
+    println!(
+        "{} blocks, {} txs, {:.1} Mgas — every run verified (header gas/bloom/receipts root, parallel = sequential per tx, BAL)",
+        report.blocks.len(),
+        report.phases.txs,
+        dataset.total_gas() as f64 / 1e6
+    );
+    println!(
+        "median of {} repeats after {} warm-up pass(es), {} cores",
+        report.settings.repeats, report.settings.warmup, report.machine.cores
+    );
+    println!("{}", gigagas_lab::table::runs_table(&report));
+    println!("{}", gigagas_lab::table::phases_table(&report));
+    if let Some(path) = &args.json {
+        let json = serde_json::to_vec_pretty(&report)?;
+        let tmp = path.with_extension("json.partial");
+        std::fs::write(&tmp, json).with_context(|| format!("writing {}", tmp.display()))?;
+        std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+fn cmd_pack(args: PackArgs) -> Result<()> {
+    let blocks = match args.blocks {
+        Some(b) => b,
+        None => DataSource::open(&args.data)?.block_numbers()?,
+    };
+    let size = gigagas_data::pack_sample(&args.data, &blocks, &args.out, args.level)?;
+    eprintln!(
+        "packed {} blocks into {} ({:.2} MB)",
+        blocks.len(),
+        args.out.display(),
+        size as f64 / 1e6
+    );
+    Ok(())
+}

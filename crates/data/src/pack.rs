@@ -1,0 +1,76 @@
+//! Producing the compact, compressed sample that is compiled into the binary.
+
+use crate::{DataError, DataSource};
+use alloy_primitives::B256;
+use std::{collections::BTreeSet, io::Write, path::Path};
+
+/// Writes the blocks `numbers` of the mainnet-layout directory `source` into a zstd-compressed
+/// tar at `out`, keeping only the code the chosen blocks' pre-states refer to. Returns the
+/// archive size in bytes.
+pub fn pack_sample(source: &Path, numbers: &[u64], out: &Path, level: i32) -> Result<u64, DataError> {
+    let src = DataSource::open(source)?;
+    let mut builder = tar::Builder::new(Vec::new());
+    let mut add = |rel: &str, bytes: &[u8]| -> Result<(), DataError> {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(bytes.len() as u64);
+        header.set_mode(0o644);
+        header.set_mtime(0);
+        header.set_cksum();
+        builder
+            .append_data(&mut header, rel, bytes)
+            .map_err(|source| DataError::Io {
+                path: out.to_owned(),
+                source,
+            })
+    };
+    let mut code_hashes = BTreeSet::new();
+    for n in numbers {
+        for file in ["block.json", "pre_state.json"] {
+            let rel = format!("blocks/{n}/{file}");
+            let bytes = src.read(&rel)?;
+            if file == "pre_state.json" {
+                let accounts: serde_json::Map<String, serde_json::Value> =
+                    serde_json::from_slice(&bytes).map_err(|e| DataError::Json {
+                        path: src.display_path(&rel),
+                        what: "pre-state".into(),
+                        source: e,
+                    })?;
+                code_hashes.extend(
+                    accounts
+                        .values()
+                        .filter_map(|a| a.get("code_hash")?.as_str()?.parse::<B256>().ok()),
+                );
+            }
+            add(&rel, &bytes)?;
+        }
+    }
+    let codes: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(&src.read("bytecodes.json")?).map_err(|e| DataError::Json {
+            path: src.display_path("bytecodes.json"),
+            what: "bytecodes".into(),
+            source: e,
+        })?;
+    let kept: serde_json::Map<String, serde_json::Value> = codes
+        .into_iter()
+        .filter(|(h, _)| h.parse::<B256>().is_ok_and(|h| code_hashes.contains(&h)))
+        .collect();
+    add("bytecodes.json", &serde_json::to_vec(&kept).expect("serialising JSON"))?;
+    if let Some(hashes) = src.read_optional("block_hashes.json")? {
+        add("block_hashes.json", &hashes)?;
+    }
+    let tar = builder.into_inner().map_err(|source| DataError::Io {
+        path: out.to_owned(),
+        source,
+    })?;
+    let io_err = |source| DataError::Io {
+        path: out.to_owned(),
+        source,
+    };
+    let mut encoder = zstd::stream::Encoder::new(Vec::new(), level).map_err(io_err)?;
+    encoder.long_distance_matching(true).map_err(io_err)?;
+    encoder.window_log(27).map_err(io_err)?;
+    encoder.write_all(&tar).map_err(io_err)?;
+    let compressed = encoder.finish().map_err(io_err)?;
+    std::fs::write(out, &compressed).map_err(io_err)?;
+    Ok(compressed.len() as u64)
+}

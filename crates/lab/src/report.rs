@@ -1,0 +1,146 @@
+//! The versioned result schema written by `gigagas bench --json` (documented in
+//! `docs/bench-json.md`).
+
+use serde::{Deserialize, Serialize};
+
+/// Schema identifier; bumped on any incompatible change.
+pub const SCHEMA: &str = "gigagas.bench/1";
+
+/// A complete benchmark result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchReport {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// gigagas version that produced the file.
+    pub gigagas_version: String,
+    /// Data set name.
+    pub data: String,
+    /// What the machine was.
+    pub machine: Machine,
+    /// Warm-up and repeat counts.
+    pub settings: Settings,
+    /// How Mgas/s is defined.
+    pub throughput_definition: String,
+    /// One entry per block.
+    pub blocks: Vec<BlockReport>,
+    /// One entry per configuration (mode × threads × scheduler).
+    pub runs: Vec<RunReport>,
+    /// Phases measured once per block, summed.
+    pub phases: PhaseTotals,
+}
+
+/// The machine a report was measured on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Machine {
+    /// Logical cores available to the process.
+    pub cores: usize,
+    /// Operating system.
+    pub os: String,
+    /// CPU architecture.
+    pub arch: String,
+}
+
+/// Measurement settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    /// Untimed passes over the data set per configuration.
+    pub warmup: usize,
+    /// Timed passes per configuration (interleaved across configurations).
+    pub repeats: usize,
+}
+
+/// One block of the data set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BlockReport {
+    /// Block number.
+    pub number: u64,
+    /// Fork the block executed under.
+    pub fork: String,
+    /// Number of transactions.
+    pub txs: usize,
+    /// Gas used (verified against the header).
+    pub gas_used: u64,
+    /// Every run of this block verified: header gas, logs bloom, receipts root where
+    /// checkable, parallel == sequential per transaction, BAL checks.
+    pub verified: bool,
+    /// Whether the receipts root was checked (pre-Byzantium receipts hold intermediate state
+    /// roots that touched-only pre-state cannot rebuild).
+    pub receipts_root_checked: bool,
+    /// keccak256(RLP(BAL)) of the block access list built by the sequential run.
+    pub bal_hash: String,
+    /// Accounts in the BAL.
+    pub bal_accounts: usize,
+    /// Lifecycle events (pre-Cancun self-destructs, pre-EIP-161 materialisations).
+    pub lifecycle_events: usize,
+    /// Sum of 1-thread per-transaction execution times (minimum over repeats), ns.
+    pub sum_tx_ns: u64,
+    /// Longest 1-thread transaction time, ns.
+    pub longest_tx_ns: u64,
+    /// Per-phase times of this block, ns.
+    pub phases: BlockPhases,
+}
+
+/// Phases of one block that are not part of the throughput figure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BlockPhases {
+    /// Sender recovery (parallel, all cores).
+    pub recover_ns: u64,
+    /// Validating the BAL and building the parallel lookup structure.
+    pub bal_prepare_ns: u64,
+    /// Sequential execution (median over repeats).
+    pub sequential_ns: u64,
+    /// Parallel worker phase on the most threads measured, best scheduler (median).
+    pub parallel_ns: u64,
+    /// Canonical commit + BAL rebuild after that parallel run (median).
+    pub commit_ns: u64,
+    /// Verification against header and sequential results (median).
+    pub verify_ns: u64,
+}
+
+/// One configuration's results over all repeats.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunReport {
+    /// `sequential` or `parallel`.
+    pub mode: String,
+    /// Worker threads (1 for sequential).
+    pub threads: usize,
+    /// Scheduler (`null` for sequential).
+    pub scheduler: Option<String>,
+    /// Gas of all blocks.
+    pub total_gas: u64,
+    /// Execution time of each repeat (sum over blocks), ns.
+    pub repeat_ns: Vec<u64>,
+    /// Median of `repeat_ns`.
+    pub median_ns: u64,
+    /// 90th percentile of `repeat_ns`.
+    pub p90_ns: u64,
+    /// total_gas / median time, in Mgas/s.
+    pub mgas_per_s: f64,
+    /// Sequential median time / this median time.
+    pub speedup_vs_sequential: f64,
+    /// Σ over blocks of the longest 1-thread transaction / this median time.
+    pub longest_tx_share: f64,
+    /// Critical-path bound on the speedup over 1 worker at this thread count.
+    pub critical_path_bound: f64,
+    /// Achieved speedup over the 1-thread parallel run / the bound (1.0 = at the bound).
+    pub bound_fraction: Option<f64>,
+    /// Median canonical-commit time per repeat (parallel only), ns.
+    pub commit_ns: u64,
+    /// Median verification time per repeat, ns.
+    pub verify_ns: u64,
+    /// Median execution time of each block, ns, in the order of `blocks`.
+    pub block_ns: Vec<u64>,
+}
+
+/// Once-per-block phases, summed over the data set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseTotals {
+    /// Transactions in the data set.
+    pub txs: usize,
+    /// Total sender-recovery time, ns.
+    pub recover_ns: u64,
+    /// Sender recovery per transaction, ns (wall time on all cores / txs).
+    pub recover_ns_per_tx: f64,
+    /// Total BAL preparation time, ns.
+    pub bal_prepare_ns: u64,
+}

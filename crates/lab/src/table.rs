@@ -1,0 +1,91 @@
+//! Terminal tables.
+
+use crate::BenchReport;
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
+
+fn ms(ns: u64) -> String {
+    format!("{:.1}", ns as f64 / 1e6)
+}
+
+/// The main results table: one row per configuration.
+pub fn runs_table(report: &BenchReport) -> Table {
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL_CONDENSED).set_header(vec![
+        "mode",
+        "threads",
+        "scheduler",
+        "gas (M)",
+        "time ms (median)",
+        "Mgas/s",
+        "speedup vs seq",
+        "longest-tx share",
+        "CP bound",
+        "% of bound",
+    ]);
+    for run in &report.runs {
+        let row = vec![
+            Cell::new(&run.mode),
+            Cell::new(run.threads).set_alignment(CellAlignment::Right),
+            Cell::new(run.scheduler.as_deref().unwrap_or("-")),
+            Cell::new(format!("{:.1}", run.total_gas as f64 / 1e6)).set_alignment(CellAlignment::Right),
+            Cell::new(ms(run.median_ns)).set_alignment(CellAlignment::Right),
+            Cell::new(format!("{:.0}", run.mgas_per_s)).set_alignment(CellAlignment::Right),
+            Cell::new(format!("{:.2}x", run.speedup_vs_sequential)).set_alignment(CellAlignment::Right),
+            Cell::new(format!("{:.0}%", run.longest_tx_share * 100.0)).set_alignment(CellAlignment::Right),
+            Cell::new(format!("{:.2}x", run.critical_path_bound)).set_alignment(CellAlignment::Right),
+            Cell::new(
+                run.bound_fraction
+                    .map_or_else(|| "-".to_owned(), |f| format!("{:.0}%", f * 100.0)),
+            )
+            .set_alignment(CellAlignment::Right),
+        ];
+        table.add_row(row);
+    }
+    table
+}
+
+/// Phases outside the throughput figure.
+pub fn phases_table(report: &BenchReport) -> Table {
+    let mut table = Table::new();
+    table
+        .load_preset(UTF8_FULL_CONDENSED)
+        .set_header(vec!["phase (whole data set)", "time ms", "note"]);
+    let p = &report.phases;
+    table.add_row(vec![
+        Cell::new("sender recovery"),
+        Cell::new(ms(p.recover_ns)).set_alignment(CellAlignment::Right),
+        Cell::new(format!(
+            "{:.1} µs/tx wall on {} cores, {} txs",
+            p.recover_ns_per_tx / 1e3,
+            report.machine.cores,
+            p.txs
+        )),
+    ]);
+    table.add_row(vec![
+        Cell::new("BAL validate + index"),
+        Cell::new(ms(p.bal_prepare_ns)).set_alignment(CellAlignment::Right),
+        Cell::new("once per block, before parallel execution"),
+    ]);
+    if let Some(best) = report
+        .runs
+        .iter()
+        .filter(|r| r.mode == "parallel")
+        .max_by(|a, b| a.mgas_per_s.total_cmp(&b.mgas_per_s))
+    {
+        table.add_row(vec![
+            Cell::new("canonical commit + BAL rebuild"),
+            Cell::new(ms(best.commit_ns)).set_alignment(CellAlignment::Right),
+            Cell::new(format!(
+                "after the fastest parallel run ({} threads, {})",
+                best.threads,
+                best.scheduler.as_deref().unwrap_or("-")
+            )),
+        ]);
+        table.add_row(vec![
+            Cell::new("verification"),
+            Cell::new(ms(best.verify_ns)).set_alignment(CellAlignment::Right),
+            Cell::new("header + per-tx comparison with sequential"),
+        ]);
+    }
+    table
+}
