@@ -1,0 +1,53 @@
+//! Every bundled mainnet block verifies sequentially and in parallel with every scheduler at
+//! 1, 2, 3 and 8 threads: gas used, logs bloom and (from Byzantium) receipts root against the
+//! header, parallel == sequential per transaction, every transaction against the BAL, and the
+//! rebuilt BAL against the sequential one.
+
+mod common;
+
+use gigagas_bench::{prepare, run_block, Mode};
+use gigagas_data::Dataset;
+use gigagas_exec::{Scheduler, WorkerPool};
+
+fn verify_everywhere(dataset: &Dataset) {
+    let cases: Vec<_> = dataset
+        .blocks
+        .iter()
+        .map(|b| prepare(b).unwrap_or_else(|e| panic!("{e}")))
+        .collect();
+    for case in &cases {
+        run_block(case, Mode::Sequential, None).unwrap_or_else(|e| panic!("{e}"));
+    }
+    for threads in [1, 2, 3, 8] {
+        let pool = WorkerPool::new(threads);
+        for scheduler in Scheduler::ALL {
+            for case in &cases {
+                run_block(case, Mode::Parallel { threads, scheduler }, Some(&pool))
+                    .unwrap_or_else(|e| panic!("{threads} threads, {scheduler}: {e}"));
+            }
+        }
+    }
+    // The set spans Frontier to Cancun; receipts roots are checkable from Byzantium on.
+    let with_root = cases.iter().filter(|c| c.header_check.receipts_root).count();
+    let byzantium_on = cases.iter().filter(|c| c.number() >= 4_370_000).count();
+    assert_eq!(with_root, byzantium_on);
+    // Pre-Cancun self-destructs and pre-EIP-161 materialisations occur in this set, so the
+    // lifecycle records are exercised, not just present.
+    let events: usize = cases.iter().map(|c| c.baseline.access.lifecycle.len()).sum();
+    assert!(events > 0, "no lifecycle events in the mainnet set");
+}
+
+#[test]
+fn bundled_sample_verifies_in_every_mode() {
+    let dataset = common::embedded();
+    assert_eq!(dataset.blocks.len(), 50, "the bundled sample holds all 50 mainnet blocks");
+    verify_everywhere(&dataset);
+}
+
+#[test]
+fn shared_mainnet_set_verifies_in_every_mode() {
+    if let Some(dataset) = common::shared_mainnet() {
+        assert_eq!(dataset.blocks.len(), 50);
+        verify_everywhere(&dataset);
+    }
+}
