@@ -1,0 +1,175 @@
+//! Whole-binary tests: the real `gigagas` on real blocks, good and bad.
+
+use gigagas_data::DataSource;
+use std::{path::Path, process::Command};
+
+const SMALL_BLOCKS: [u64; 2] = [46_147, 1_150_000];
+
+/// Writes a mainnet-layout directory with a few small real blocks from the bundled sample.
+fn fixture(dir: &Path) {
+    let DataSource::Archive { files, .. } = DataSource::embedded().unwrap() else {
+        unreachable!("the embedded sample is an archive")
+    };
+    for (rel, bytes) in files {
+        let keep = !rel.starts_with("blocks/")
+            || SMALL_BLOCKS.iter().any(|n| rel.starts_with(&format!("blocks/{n}/")));
+        if keep {
+            let path = dir.join(&rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, bytes).unwrap();
+        }
+    }
+}
+
+fn gigagas(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_gigagas"))
+        .args(args)
+        .output()
+        .expect("run gigagas");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn edit(path: &Path, f: impl FnOnce(String) -> String) {
+    let text = std::fs::read_to_string(path).unwrap();
+    std::fs::write(path, f(text)).unwrap();
+}
+
+#[test]
+fn run_verifies_each_block_and_prints_a_total() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    let data = dir.path().to_str().unwrap();
+    for mode in ["sequential", "parallel"] {
+        let (ok, stdout, stderr) =
+            gigagas(&["run", "--data", data, "--mode", mode, "--threads", "2", "--scheduler", "gas-used"]);
+        assert!(ok, "{stderr}");
+        assert_eq!(stdout.lines().filter(|l| l.starts_with("block")).count(), 2, "{stdout}");
+        assert!(stdout.contains("block     46147 Frontier"), "{stdout}");
+        assert!(stdout.lines().last().unwrap().starts_with("total: 2 blocks"), "{stdout}");
+    }
+}
+
+#[test]
+fn bench_writes_json_with_verified_blocks_and_throughput() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    let json = dir.path().join("out.json");
+    let (ok, stdout, stderr) = gigagas(&[
+        "bench",
+        "--data",
+        dir.path().to_str().unwrap(),
+        "--threads",
+        "1,2",
+        "--repeats",
+        "2",
+        "--warmup",
+        "0",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("Mgas/s"), "{stdout}");
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(report["schema"], "gigagas.bench/1");
+    let blocks = report["blocks"].as_array().unwrap();
+    assert_eq!(blocks.len(), 2);
+    assert!(blocks.iter().all(|b| b["verified"] == true));
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1 + 2 * 3, "sequential + 2 thread counts x 3 schedulers");
+    assert!(runs.iter().all(|r| r["mgas_per_s"].as_f64().unwrap() > 0.0));
+    assert!(runs.iter().all(|r| r["repeat_ns"].as_array().unwrap().len() == 2));
+}
+
+fn expect_failure(dir: &Path, needles: &[&str]) {
+    let json = dir.join("out.json");
+    let data = dir.to_str().unwrap();
+    let (ok, _, stderr) = gigagas(&["run", "--data", data]);
+    assert!(!ok, "bad input accepted");
+    for needle in needles {
+        assert!(stderr.contains(needle), "{needle:?} not in: {stderr}");
+    }
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let (ok, _, _) = gigagas(&["bench", "--data", data, "--json", json.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(!json.exists(), "a failed bench must not leave a result file");
+}
+
+#[test]
+fn garbled_block_json_is_an_error_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    edit(&dir.path().join("blocks/46147/block.json"), |t| t[..t.len() / 2].to_owned());
+    expect_failure(dir.path(), &["blocks/46147/block.json", "EOF"]);
+}
+
+#[test]
+fn missing_pre_state_is_an_error_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    std::fs::remove_file(dir.path().join("blocks/1150000/pre_state.json")).unwrap();
+    expect_failure(dir.path(), &["blocks/1150000/pre_state.json", "not found"]);
+}
+
+#[test]
+fn code_hash_without_code_is_an_error_naming_the_account() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    let path = dir.path().join("blocks/1150000/pre_state.json");
+    let mut pre: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let (address, account) = pre.iter_mut().next().unwrap();
+    let address = address.clone();
+    account["code_hash"] = format!("0x{}", "ab".repeat(32)).into();
+    std::fs::write(&path, serde_json::to_vec(&pre).unwrap()).unwrap();
+    expect_failure(
+        dir.path(),
+        &["pre_state.json", "has code hash", &address[2..8]],
+    );
+}
+
+#[test]
+fn unknown_transaction_type_is_an_error_naming_the_transaction() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    edit(&dir.path().join("blocks/1150000/block.json"), |t| {
+        t.replacen("\"type\":\"0x0\"", "\"type\":\"0x7f\"", 1)
+            .replacen("\"type\": \"0x0\"", "\"type\": \"0x7f\"", 1)
+    });
+    expect_failure(
+        dir.path(),
+        &["blocks/1150000/block.json", "transaction 0", "unknown transaction type 0x7f"],
+    );
+}
+
+#[test]
+fn tampered_transaction_is_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    let path = dir.path().join("blocks/1150000/block.json");
+    let mut block: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    block["transactions"][1]["value"] = "0x1".into();
+    std::fs::write(&path, serde_json::to_vec(&block).unwrap()).unwrap();
+    expect_failure(dir.path(), &["transaction 1", "hash"]);
+}
+
+#[test]
+fn wrong_header_gas_is_a_verification_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    let path = dir.path().join("blocks/1150000/block.json");
+    let mut block: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    block["gasUsed"] = "0x1".into();
+    std::fs::write(&path, serde_json::to_vec(&block).unwrap()).unwrap();
+    expect_failure(dir.path(), &["block 1150000", "gas_used mismatch"]);
+}
+
+#[test]
+fn missing_data_directory_is_an_error() {
+    let (ok, _, stderr) = gigagas(&["run", "--data", "/nonexistent/gigagas-data"]);
+    assert!(!ok);
+    assert!(stderr.contains("/nonexistent/gigagas-data"), "{stderr}");
+}
