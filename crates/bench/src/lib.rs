@@ -143,11 +143,7 @@ pub fn run_block(
     let verify = |receipts: &[TxReceipt]| -> Result<u64, ExecError> {
         let t0 = Instant::now();
         compare_receipts(input.number(), &case.baseline.receipts, receipts)?;
-        check_against_header(
-            &input.header,
-            receipts,
-            case.prepared.has_status_receipts(),
-        )?;
+        check_against_header(&input.header, receipts, case.prepared.has_status_receipts())?;
         Ok(t0.elapsed().as_nanos() as u64)
     };
     match mode {
@@ -171,13 +167,19 @@ pub fn run_block(
             })
         }
         Mode::Parallel { threads, scheduler } => {
-            let pool = pool.filter(|p| p.threads() == threads).ok_or_else(|| {
-                ExecError::Unsupported {
-                    block: input.number(),
-                    what: format!("no worker pool with {threads} threads"),
-                }
-            })?;
-            let run = execute_parallel(&case.prepared, &input.pre_state, &case.plan, pool, scheduler)?;
+            let pool =
+                pool.filter(|p| p.threads() == threads)
+                    .ok_or_else(|| ExecError::Unsupported {
+                        block: input.number(),
+                        what: format!("no worker pool with {threads} threads"),
+                    })?;
+            let run = execute_parallel(
+                &case.prepared,
+                &input.pre_state,
+                &case.plan,
+                pool,
+                scheduler,
+            )?;
             let verify_nanos = verify(&run.receipts)?;
             Ok(BlockRun {
                 exec_nanos: run.exec_nanos,
@@ -286,7 +288,11 @@ fn assemble(
                 scheduler: Scheduler::Ordered,
             }
         })
-        .or_else(|| modes.iter().position(|m| m.threads() == 1 && *m != Mode::Sequential))
+        .or_else(|| {
+            modes
+                .iter()
+                .position(|m| m.threads() == 1 && *m != Mode::Sequential)
+        })
         .unwrap_or(0);
     let traces: Vec<BlockTrace> = (0..cases.len())
         .map(|b| BlockTrace {
@@ -332,8 +338,7 @@ fn assemble(
                 Mode::Parallel { scheduler, .. } => (
                     "parallel",
                     Some(scheduler.name().to_owned()),
-                    one_thread_median(*scheduler)
-                        .map(|one| one as f64 / median_ns as f64 / bound),
+                    one_thread_median(*scheduler).map(|one| one as f64 / median_ns as f64 / bound),
                 ),
             };
             RunReport {
@@ -358,9 +363,7 @@ fn assemble(
         })
         .collect();
 
-    let best = (1..modes.len())
-        .min_by_key(|&m| medians[m])
-        .unwrap_or(0);
+    let best = (1..modes.len()).min_by_key(|&m| medians[m]).unwrap_or(0);
     let blocks = cases
         .iter()
         .enumerate()

@@ -45,7 +45,7 @@ fn run_with(case: &BlockCase<'_>, access: &BlockAccess) -> ExecError {
 
 fn violation(err: ExecError) -> BalViolation {
     match err {
-        ExecError::Verify(VerifyError::Bal { violation, .. }) => violation,
+        ExecError::Verify(VerifyError::Bal { violation, .. }) => *violation,
         other => panic!("expected a BAL violation, got: {other}"),
     }
 }
@@ -128,9 +128,10 @@ fn extra_write_is_rejected() {
         .iter()
         .position(|acc| acc.balance_changes.is_empty() && acc.nonce_changes.is_empty())
         .expect("a read-only account");
-    access.bal[a]
-        .balance_changes
-        .push(BalanceChange::new(BlockAccessIndex::new(1), U256::from(12345)));
+    access.bal[a].balance_changes.push(BalanceChange::new(
+        BlockAccessIndex::new(1),
+        U256::from(12345),
+    ));
     let address = access.bal[a].address;
     match violation(run_with(&case, &access)) {
         BalViolation::WrongWrite {

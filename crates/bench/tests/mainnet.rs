@@ -28,19 +28,29 @@ fn verify_everywhere(dataset: &Dataset) {
         }
     }
     // The set spans Frontier to Cancun; receipts roots are checkable from Byzantium on.
-    let with_root = cases.iter().filter(|c| c.header_check.receipts_root).count();
+    let with_root = cases
+        .iter()
+        .filter(|c| c.header_check.receipts_root)
+        .count();
     let byzantium_on = cases.iter().filter(|c| c.number() >= 4_370_000).count();
     assert_eq!(with_root, byzantium_on);
     // Pre-Cancun self-destructs and pre-EIP-161 materialisations occur in this set, so the
     // lifecycle records are exercised, not just present.
-    let events: usize = cases.iter().map(|c| c.baseline.access.lifecycle.len()).sum();
+    let events: usize = cases
+        .iter()
+        .map(|c| c.baseline.access.lifecycle.len())
+        .sum();
     assert!(events > 0, "no lifecycle events in the mainnet set");
 }
 
 #[test]
 fn bundled_sample_verifies_in_every_mode() {
     let dataset = common::embedded();
-    assert_eq!(dataset.blocks.len(), 50, "the bundled sample holds all 50 mainnet blocks");
+    assert_eq!(
+        dataset.blocks.len(),
+        50,
+        "the bundled sample holds all 50 mainnet blocks"
+    );
     verify_everywhere(&dataset);
 }
 

@@ -72,7 +72,11 @@ struct BenchArgs {
     #[arg(long, value_delimiter = ',')]
     threads: Option<Vec<usize>>,
     /// Schedulers for the parallel runs, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "ordered,gas-used,gas-limit")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "ordered,gas-used,gas-limit"
+    )]
     scheduler: Vec<Scheduler>,
     /// Timed passes over the data set per configuration (interleaved).
     #[arg(long, default_value_t = 5)]
@@ -138,9 +142,11 @@ fn load(data: &DataArg) -> Result<Dataset> {
 fn progress(len: u64, what: &str) -> ProgressBar {
     let bar = ProgressBar::new(len);
     bar.set_style(
-        ProgressStyle::with_template("{msg:>12} [{bar:40}] {pos}/{len} {elapsed_precise} (eta {eta})")
-            .expect("valid template")
-            .progress_chars("=> "),
+        ProgressStyle::with_template(
+            "{msg:>12} [{bar:40}] {pos}/{len} {elapsed_precise} (eta {eta})",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
     );
     bar.set_message(what.to_owned());
     bar

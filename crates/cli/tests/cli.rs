@@ -12,7 +12,9 @@ fn fixture(dir: &Path) {
     };
     for (rel, bytes) in files {
         let keep = !rel.starts_with("blocks/")
-            || SMALL_BLOCKS.iter().any(|n| rel.starts_with(&format!("blocks/{n}/")));
+            || SMALL_BLOCKS
+                .iter()
+                .any(|n| rel.starts_with(&format!("blocks/{n}/")));
         if keep {
             let path = dir.join(&rel);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -44,12 +46,32 @@ fn run_verifies_each_block_and_prints_a_total() {
     fixture(dir.path());
     let data = dir.path().to_str().unwrap();
     for mode in ["sequential", "parallel"] {
-        let (ok, stdout, stderr) =
-            gigagas(&["run", "--data", data, "--mode", mode, "--threads", "2", "--scheduler", "gas-used"]);
+        let (ok, stdout, stderr) = gigagas(&[
+            "run",
+            "--data",
+            data,
+            "--mode",
+            mode,
+            "--threads",
+            "2",
+            "--scheduler",
+            "gas-used",
+        ]);
         assert!(ok, "{stderr}");
-        assert_eq!(stdout.lines().filter(|l| l.starts_with("block")).count(), 2, "{stdout}");
+        assert_eq!(
+            stdout.lines().filter(|l| l.starts_with("block")).count(),
+            2,
+            "{stdout}"
+        );
         assert!(stdout.contains("block     46147 Frontier"), "{stdout}");
-        assert!(stdout.lines().last().unwrap().starts_with("total: 2 blocks"), "{stdout}");
+        assert!(
+            stdout
+                .lines()
+                .last()
+                .unwrap()
+                .starts_with("total: 2 blocks"),
+            "{stdout}"
+        );
     }
 }
 
@@ -79,9 +101,15 @@ fn bench_writes_json_with_verified_blocks_and_throughput() {
     assert_eq!(blocks.len(), 2);
     assert!(blocks.iter().all(|b| b["verified"] == true));
     let runs = report["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 1 + 2 * 3, "sequential + 2 thread counts x 3 schedulers");
+    assert_eq!(
+        runs.len(),
+        1 + 2 * 3,
+        "sequential + 2 thread counts x 3 schedulers"
+    );
     assert!(runs.iter().all(|r| r["mgas_per_s"].as_f64().unwrap() > 0.0));
-    assert!(runs.iter().all(|r| r["repeat_ns"].as_array().unwrap().len() == 2));
+    assert!(runs
+        .iter()
+        .all(|r| r["repeat_ns"].as_array().unwrap().len() == 2));
 }
 
 fn expect_failure(dir: &Path, needles: &[&str]) {
@@ -95,14 +123,19 @@ fn expect_failure(dir: &Path, needles: &[&str]) {
     assert!(!stderr.contains("panicked"), "{stderr}");
     let (ok, _, _) = gigagas(&["bench", "--data", data, "--json", json.to_str().unwrap()]);
     assert!(!ok);
-    assert!(!json.exists(), "a failed bench must not leave a result file");
+    assert!(
+        !json.exists(),
+        "a failed bench must not leave a result file"
+    );
 }
 
 #[test]
 fn garbled_block_json_is_an_error_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     fixture(dir.path());
-    edit(&dir.path().join("blocks/46147/block.json"), |t| t[..t.len() / 2].to_owned());
+    edit(&dir.path().join("blocks/46147/block.json"), |t| {
+        t[..t.len() / 2].to_owned()
+    });
     expect_failure(dir.path(), &["blocks/46147/block.json", "EOF"]);
 }
 
@@ -141,7 +174,11 @@ fn unknown_transaction_type_is_an_error_naming_the_transaction() {
     });
     expect_failure(
         dir.path(),
-        &["blocks/1150000/block.json", "transaction 0", "unknown transaction type 0x7f"],
+        &[
+            "blocks/1150000/block.json",
+            "transaction 0",
+            "unknown transaction type 0x7f",
+        ],
     );
 }
 
@@ -150,7 +187,8 @@ fn tampered_transaction_is_rejected() {
     let dir = tempfile::tempdir().unwrap();
     fixture(dir.path());
     let path = dir.path().join("blocks/1150000/block.json");
-    let mut block: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let mut block: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     block["transactions"][1]["value"] = "0x1".into();
     std::fs::write(&path, serde_json::to_vec(&block).unwrap()).unwrap();
     expect_failure(dir.path(), &["transaction 1", "hash"]);
@@ -161,7 +199,8 @@ fn wrong_header_gas_is_a_verification_failure() {
     let dir = tempfile::tempdir().unwrap();
     fixture(dir.path());
     let path = dir.path().join("blocks/1150000/block.json");
-    let mut block: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let mut block: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     block["gasUsed"] = "0x1".into();
     std::fs::write(&path, serde_json::to_vec(&block).unwrap()).unwrap();
     expect_failure(dir.path(), &["block 1150000", "gas_used mismatch"]);

@@ -43,7 +43,9 @@ pub enum DataError {
         tx_type: String,
     },
     /// A pre-state account refers to code that the data set does not contain.
-    #[error("{path}: account {address} has code hash {code_hash} but bytecodes.json has no such code")]
+    #[error(
+        "{path}: account {address} has code hash {code_hash} but bytecodes.json has no such code"
+    )]
     MissingCode {
         /// Pre-state file.
         path: PathBuf,

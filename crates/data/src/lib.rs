@@ -12,8 +12,8 @@ mod prestate;
 mod source;
 
 pub use error::DataError;
-pub use pack::pack_sample;
 pub use model::{BlockInput, Dataset, Transaction};
+pub use pack::pack_sample;
 pub use prestate::{PreState, PreStateError};
 pub use source::{DataSource, EMBEDDED_SAMPLE};
 

@@ -87,10 +87,12 @@ fn load_block_hashes(source: &DataSource) -> Result<HashMap<u64, B256>, DataErro
     let raw: HashMap<String, B256> = parse_json(source, REL, &bytes, "block hashes")?;
     raw.into_iter()
         .map(|(k, v)| {
-            k.parse::<u64>().map(|n| (n, v)).map_err(|_| DataError::Invalid {
-                path: source.display_path(REL),
-                what: format!("key {k:?} is not a block number"),
-            })
+            k.parse::<u64>()
+                .map(|n| (n, v))
+                .map_err(|_| DataError::Invalid {
+                    path: source.display_path(REL),
+                    what: format!("key {k:?} is not a block number"),
+                })
         })
         .collect()
 }
@@ -239,11 +241,16 @@ fn load_pre_state(
             let code = if code_hash == KECCAK_EMPTY || code_hash == B256::ZERO {
                 None
             } else {
-                Some(codes.get(&code_hash).cloned().ok_or(DataError::MissingCode {
-                    path: source.display_path(rel),
-                    address,
-                    code_hash,
-                })?)
+                Some(
+                    codes
+                        .get(&code_hash)
+                        .cloned()
+                        .ok_or(DataError::MissingCode {
+                            path: source.display_path(rel),
+                            address,
+                            code_hash,
+                        })?,
+                )
             };
             let info = match code {
                 Some(code) => AccountInfo::new(acc.balance, acc.nonce, code_hash, code),

@@ -7,7 +7,12 @@ use std::{collections::BTreeSet, io::Write, path::Path};
 /// Writes the blocks `numbers` of the mainnet-layout directory `source` into a zstd-compressed
 /// tar at `out`, keeping only the code the chosen blocks' pre-states refer to. Returns the
 /// archive size in bytes.
-pub fn pack_sample(source: &Path, numbers: &[u64], out: &Path, level: i32) -> Result<u64, DataError> {
+pub fn pack_sample(
+    source: &Path,
+    numbers: &[u64],
+    out: &Path,
+    level: i32,
+) -> Result<u64, DataError> {
     let src = DataSource::open(source)?;
     let mut builder = tar::Builder::new(Vec::new());
     let mut add = |rel: &str, bytes: &[u8]| -> Result<(), DataError> {
@@ -54,7 +59,10 @@ pub fn pack_sample(source: &Path, numbers: &[u64], out: &Path, level: i32) -> Re
         .into_iter()
         .filter(|(h, _)| h.parse::<B256>().is_ok_and(|h| code_hashes.contains(&h)))
         .collect();
-    add("bytecodes.json", &serde_json::to_vec(&kept).expect("serialising JSON"))?;
+    add(
+        "bytecodes.json",
+        &serde_json::to_vec(&kept).expect("serialising JSON"),
+    )?;
     if let Some(hashes) = src.read_optional("block_hashes.json")? {
         add("block_hashes.json", &hashes)?;
     }

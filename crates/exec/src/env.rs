@@ -50,9 +50,7 @@ impl BlockEnvs {
             gas_limit: header.gas_limit,
             basefee: header.base_fee_per_gas.unwrap_or_default(),
             difficulty: header.difficulty,
-            prevrandao: spec
-                .is_enabled_in(SpecId::MERGE)
-                .then_some(header.mix_hash),
+            prevrandao: spec.is_enabled_in(SpecId::MERGE).then_some(header.mix_hash),
             blob_excess_gas_and_price,
             ..Default::default()
         };
@@ -74,12 +72,19 @@ pub fn tx_env(tx: &TxEnvelope, sender: Address) -> TxEnv {
         chain_id: tx.chain_id(),
         access_list: tx.access_list().cloned().unwrap_or_default(),
         gas_priority_fee: tx.max_priority_fee_per_gas(),
-        blob_hashes: tx.blob_versioned_hashes().map(<[_]>::to_vec).unwrap_or_default(),
+        blob_hashes: tx
+            .blob_versioned_hashes()
+            .map(<[_]>::to_vec)
+            .unwrap_or_default(),
         max_fee_per_blob_gas: tx.max_fee_per_blob_gas().unwrap_or_default(),
         authorization_list: tx
             .authorization_list()
-            .map(|list| list.iter().cloned().map(revm::context::either::Either::Left).collect())
+            .map(|list| {
+                list.iter()
+                    .cloned()
+                    .map(revm::context::either::Either::Left)
+                    .collect()
+            })
             .unwrap_or_default(),
-        ..Default::default()
     }
 }

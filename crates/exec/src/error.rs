@@ -76,6 +76,9 @@ impl std::fmt::Display for TxLabel {
 
 impl ExecError {
     pub(crate) fn bal(block: u64, violation: BalViolation) -> Self {
-        Self::Verify(VerifyError::Bal { block, violation })
+        Self::Verify(VerifyError::Bal {
+            block,
+            violation: Box::new(violation),
+        })
     }
 }

@@ -287,7 +287,10 @@ fn commit_and_rebuild(
     if alloy_eip7928::compute_block_access_list_hash(&rebuilt) != plan.expected_hash {
         let what = bal_divergence(&plan.expected, &rebuilt)
             .unwrap_or_else(|| "hash differs (lists compare equal)".into());
-        return Err(ExecError::bal(block.number(), BalViolation::RebuiltDiffers(what)));
+        return Err(ExecError::bal(
+            block.number(),
+            BalViolation::RebuiltDiffers(what),
+        ));
     }
     Ok(())
 }

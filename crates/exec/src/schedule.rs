@@ -66,7 +66,9 @@ impl FromStr for Scheduler {
         Self::ALL
             .into_iter()
             .find(|sch| sch.name() == s)
-            .ok_or_else(|| format!("unknown scheduler {s:?} (expected ordered, gas-used or gas-limit)"))
+            .ok_or_else(|| {
+                format!("unknown scheduler {s:?} (expected ordered, gas-used or gas-limit)")
+            })
     }
 }
 
@@ -112,9 +114,18 @@ mod tests {
     fn orders() {
         let limits = [10, 30, 20, 30];
         let used = [5, 1, 9, 1];
-        assert_eq!(Scheduler::Ordered.order(&limits, None, 0).unwrap(), [0, 1, 2, 3]);
-        assert_eq!(Scheduler::GasLimit.order(&limits, None, 0).unwrap(), [1, 3, 2, 0]);
-        assert_eq!(Scheduler::GasUsed.order(&limits, Some(&used), 0).unwrap(), [2, 0, 1, 3]);
+        assert_eq!(
+            Scheduler::Ordered.order(&limits, None, 0).unwrap(),
+            [0, 1, 2, 3]
+        );
+        assert_eq!(
+            Scheduler::GasLimit.order(&limits, None, 0).unwrap(),
+            [1, 3, 2, 0]
+        );
+        assert_eq!(
+            Scheduler::GasUsed.order(&limits, Some(&used), 0).unwrap(),
+            [2, 0, 1, 3]
+        );
         assert!(Scheduler::GasUsed.order(&limits, None, 0).is_err());
     }
 

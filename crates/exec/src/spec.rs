@@ -81,10 +81,22 @@ mod tests {
         assert_eq!(mainnet_spec(&header(2_675_000, 0)), SpecId::SPURIOUS_DRAGON);
         assert_eq!(mainnet_spec(&header(4_369_999, 0)), SpecId::SPURIOUS_DRAGON);
         assert_eq!(mainnet_spec(&header(4_370_000, 0)), SpecId::BYZANTIUM);
-        assert_eq!(mainnet_spec(&header(15_537_393, 1_663_224_162)), SpecId::LONDON);
-        assert_eq!(mainnet_spec(&header(15_537_394, 1_663_224_179)), SpecId::MERGE);
-        assert_eq!(mainnet_spec(&header(17_034_869, 1_681_338_455)), SpecId::SHANGHAI);
-        assert_eq!(mainnet_spec(&header(19_426_587, 1_710_338_135)), SpecId::CANCUN);
+        assert_eq!(
+            mainnet_spec(&header(15_537_393, 1_663_224_162)),
+            SpecId::LONDON
+        );
+        assert_eq!(
+            mainnet_spec(&header(15_537_394, 1_663_224_179)),
+            SpecId::MERGE
+        );
+        assert_eq!(
+            mainnet_spec(&header(17_034_869, 1_681_338_455)),
+            SpecId::SHANGHAI
+        );
+        assert_eq!(
+            mainnet_spec(&header(19_426_587, 1_710_338_135)),
+            SpecId::CANCUN
+        );
     }
 
     #[test]

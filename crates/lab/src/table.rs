@@ -27,12 +27,16 @@ pub fn runs_table(report: &BenchReport) -> Table {
             Cell::new(&run.mode),
             Cell::new(run.threads).set_alignment(CellAlignment::Right),
             Cell::new(run.scheduler.as_deref().unwrap_or("-")),
-            Cell::new(format!("{:.1}", run.total_gas as f64 / 1e6)).set_alignment(CellAlignment::Right),
+            Cell::new(format!("{:.1}", run.total_gas as f64 / 1e6))
+                .set_alignment(CellAlignment::Right),
             Cell::new(ms(run.median_ns)).set_alignment(CellAlignment::Right),
             Cell::new(format!("{:.0}", run.mgas_per_s)).set_alignment(CellAlignment::Right),
-            Cell::new(format!("{:.2}x", run.speedup_vs_sequential)).set_alignment(CellAlignment::Right),
-            Cell::new(format!("{:.0}%", run.longest_tx_share * 100.0)).set_alignment(CellAlignment::Right),
-            Cell::new(format!("{:.2}x", run.critical_path_bound)).set_alignment(CellAlignment::Right),
+            Cell::new(format!("{:.2}x", run.speedup_vs_sequential))
+                .set_alignment(CellAlignment::Right),
+            Cell::new(format!("{:.0}%", run.longest_tx_share * 100.0))
+                .set_alignment(CellAlignment::Right),
+            Cell::new(format!("{:.2}x", run.critical_path_bound))
+                .set_alignment(CellAlignment::Right),
             Cell::new(
                 run.bound_fraction
                     .map_or_else(|| "-".to_owned(), |f| format!("{:.0}%", f * 100.0)),
@@ -47,9 +51,11 @@ pub fn runs_table(report: &BenchReport) -> Table {
 /// Phases outside the throughput figure.
 pub fn phases_table(report: &BenchReport) -> Table {
     let mut table = Table::new();
-    table
-        .load_preset(UTF8_FULL_CONDENSED)
-        .set_header(vec!["phase (whole data set)", "time ms", "note"]);
+    table.load_preset(UTF8_FULL_CONDENSED).set_header(vec![
+        "phase (whole data set)",
+        "time ms",
+        "note",
+    ]);
     let p = &report.phases;
     table.add_row(vec![
         Cell::new("sender recovery"),

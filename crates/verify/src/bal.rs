@@ -206,17 +206,26 @@ fn extra_write(bal: &Bal, index: BlockAccessIndex, diff: &EvmState) -> BalViolat
         let exec = touched(address);
         let changed_info = exec.map(|a| (a.original_info(), a.info.clone()));
         if let Some(v) = write_at(&account.balance, index) {
-            if changed_info.as_ref().is_none_or(|(o, n)| o.balance == n.balance) {
+            if changed_info
+                .as_ref()
+                .is_none_or(|(o, n)| o.balance == n.balance)
+            {
                 return violation(BalItem::Balance, v.to_string());
             }
         }
         if let Some(v) = write_at(&account.nonce, index) {
-            if changed_info.as_ref().is_none_or(|(o, n)| o.nonce == n.nonce) {
+            if changed_info
+                .as_ref()
+                .is_none_or(|(o, n)| o.nonce == n.nonce)
+            {
                 return violation(BalItem::Nonce, v.to_string());
             }
         }
         if let Some(v) = write_at(&account.code, index) {
-            if changed_info.as_ref().is_none_or(|(o, n)| o.code_hash == n.code_hash) {
+            if changed_info
+                .as_ref()
+                .is_none_or(|(o, n)| o.code_hash == n.code_hash)
+            {
                 return violation(BalItem::Code, v.0.to_string());
             }
         }

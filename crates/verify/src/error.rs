@@ -17,7 +17,9 @@ pub enum VerifyError {
         actual: String,
     },
     /// Parallel and sequential execution disagree on one transaction.
-    #[error("block {block} tx {tx}: {field} differs: sequential {sequential}, parallel {parallel}")]
+    #[error(
+        "block {block} tx {tx}: {field} differs: sequential {sequential}, parallel {parallel}"
+    )]
     TxResult {
         /// Block number.
         block: u64,
@@ -36,6 +38,6 @@ pub enum VerifyError {
         /// Block number.
         block: u64,
         /// What the BAL got wrong.
-        violation: BalViolation,
+        violation: Box<BalViolation>,
     },
 }

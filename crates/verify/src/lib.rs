@@ -9,7 +9,9 @@ mod bal;
 mod error;
 mod receipts;
 
-pub use bal::{bal_divergence, check_tx_against_bal, count_writes_per_index, BalItem, BalViolation};
+pub use bal::{
+    bal_divergence, check_tx_against_bal, count_writes_per_index, BalItem, BalViolation,
+};
 pub use error::VerifyError;
 pub use receipts::{
     check_against_header, compare_receipts, logs_bloom, receipts_root, HeaderCheck, TxReceipt,

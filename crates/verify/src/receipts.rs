@@ -3,8 +3,8 @@
 
 use crate::VerifyError;
 use alloy_consensus::{
-    proofs::calculate_receipt_root, Eip658Value, Header, Receipt, ReceiptEnvelope, ReceiptWithBloom,
-    TxType,
+    proofs::calculate_receipt_root, Eip658Value, Header, Receipt, ReceiptEnvelope,
+    ReceiptWithBloom, TxType,
 };
 use alloy_primitives::{Bloom, Log, B256};
 
@@ -137,10 +137,20 @@ pub fn compare_receipts(
     }
     for (tx, (s, p)) in sequential.iter().zip(parallel).enumerate() {
         if s.success != p.success {
-            return Err(mismatch(tx, "status", s.success.to_string(), p.success.to_string()));
+            return Err(mismatch(
+                tx,
+                "status",
+                s.success.to_string(),
+                p.success.to_string(),
+            ));
         }
         if s.gas_used != p.gas_used {
-            return Err(mismatch(tx, "gas used", s.gas_used.to_string(), p.gas_used.to_string()));
+            return Err(mismatch(
+                tx,
+                "gas used",
+                s.gas_used.to_string(),
+                p.gas_used.to_string(),
+            ));
         }
         if s.cumulative_gas_used != p.cumulative_gas_used {
             return Err(mismatch(

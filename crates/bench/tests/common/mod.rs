@@ -1,4 +1,5 @@
-//! Shared helpers for tests on real data.
+//! Shared helpers for tests on real data (each test binary uses a subset).
+#![allow(dead_code)]
 
 use gigagas_data::{DataSource, Dataset};
 use std::path::PathBuf;
@@ -27,5 +28,8 @@ pub fn shared_mainnet() -> Option<Dataset> {
         eprintln!("\n*** {msg} ***\n");
         return None;
     }
-    Some(gigagas_data::load(&DataSource::open(&dir).expect("open shared data")).expect("load shared data"))
+    Some(
+        gigagas_data::load(&DataSource::open(&dir).expect("open shared data"))
+            .expect("load shared data"),
+    )
 }
