@@ -50,7 +50,7 @@ mod tests {
         assert_eq!(even.bound(1), 80.0);
         assert_eq!(even.bound(4), 20.0);
         assert_eq!(even.bound(16), 10.0); // longest tx dominates
-        assert_eq!(critical_path_bound(&[even.clone()], 4), 4.0);
+        assert_eq!(critical_path_bound(std::slice::from_ref(&even), 4), 4.0);
         assert_eq!(critical_path_bound(&[even], 16), 8.0);
 
         let skewed = BlockTrace {
