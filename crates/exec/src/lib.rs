@@ -18,15 +18,17 @@ mod schedule;
 mod sequential;
 pub mod spec;
 mod system;
+mod worker_db;
 
 pub use env::{tx_env, BlockEnvs};
 pub use error::{ExecError, TxLabel};
-pub use lifecycle::{events_of, Lifecycle, LifecycleEvent, WorkerDb};
+pub use lifecycle::{events_of, Lifecycle, LifecycleEvent};
 pub use parallel::{execute_parallel, ParallelPlan, ParallelRun};
 pub use recover::recover_senders;
 pub use schedule::{Scheduler, WorkerPool};
 pub use sequential::{execute_sequential, BlockAccess, SequentialRun};
 pub use system::{post_execution, pre_execution};
+pub use worker_db::WorkerDb;
 
 use alloy_primitives::Address;
 use gigagas_data::BlockInput;

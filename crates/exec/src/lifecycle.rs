@@ -8,16 +8,11 @@
 //! existing). Neither is visible in the BAL, so a later transaction reading the account from
 //! "pre-state + BAL" would see stale storage or the wrong existence. The sequential run
 //! records these events per block access index; the parallel run applies them through
-//! [`WorkerDb`] and re-derives them from every transaction, so the records are verified, not
+//! [`crate::WorkerDb`] and re-derives them from every transaction, so the records are verified, not
 //! trusted. For Amsterdam-style blocks (Cancun and later) the records are empty in practice.
 
-use alloy_primitives::{map::HashMap, Address, B256, U256};
-use revm::{
-    bytecode::Bytecode,
-    database::{states::State, DBErrorMarker},
-    database_interface::{bal::EvmDatabaseError, Database, DatabaseRef, WrapDatabaseRef},
-    state::{bal::BlockAccessIndex, AccountId, AccountInfo, EvmState},
-};
+use alloy_primitives::{map::HashMap, Address};
+use revm::state::{bal::BlockAccessIndex, EvmState};
 
 /// What happened to an account at one block access index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -114,7 +109,11 @@ impl Lifecycle {
         out
     }
 
-    fn last_before(&self, address: &Address, index: u64) -> Option<(u64, LifecycleEvent)> {
+    pub(crate) fn last_before(
+        &self,
+        address: &Address,
+        index: u64,
+    ) -> Option<(u64, LifecycleEvent)> {
         self.by_account
             .get(address)?
             .iter()
@@ -123,141 +122,12 @@ impl Lifecycle {
             .copied()
     }
 
-    fn last_destroyed_before(&self, address: &Address, index: u64) -> Option<u64> {
+    pub(crate) fn last_destroyed_before(&self, address: &Address, index: u64) -> Option<u64> {
         self.by_account
             .get(address)?
             .iter()
             .rev()
             .find(|(i, e)| *i < index && *e == LifecycleEvent::Destroyed)
             .map(|(i, _)| *i)
-    }
-}
-
-/// The database one worker executes transactions against: revm's BAL-reading [`State`] over
-/// the shared pre-state, positioned at one block access index, with the block's lifecycle
-/// records applied on top. One instance serves many transactions of a block; code stays
-/// cached between them (it is immutable per hash), accounts and storage do not.
-#[derive(Debug)]
-pub struct WorkerDb<'a, DB: DatabaseRef> {
-    state: State<WrapDatabaseRef<&'a DB>>,
-    lifecycle: Option<&'a Lifecycle>,
-}
-
-impl<'a, DB: DatabaseRef> WorkerDb<'a, DB> {
-    /// A worker database over `pre_state` reading earlier writes from `bal`.
-    pub fn new(
-        pre_state: &'a DB,
-        bal: std::sync::Arc<revm::state::bal::Bal>,
-        lifecycle: &'a Lifecycle,
-    ) -> Self {
-        let state = State::builder()
-            .with_database_ref(pre_state)
-            .with_bal(bal)
-            .build();
-        Self {
-            state,
-            lifecycle: (!lifecycle.is_empty()).then_some(lifecycle),
-        }
-    }
-
-    /// Positions the view at `index` (transaction `index - 1`) and forgets cached state.
-    pub fn position(&mut self, index: BlockAccessIndex) {
-        self.state.cache.accounts.clear();
-        self.state.set_bal_index(index);
-    }
-
-    fn index(&self) -> u64 {
-        self.state.bal_state.bal_index.get()
-    }
-
-    fn has_info_write_between(&self, address: &Address, after: u64, before: u64) -> bool {
-        let Some(bal) = self.state.bal_state.bal.as_ref() else {
-            return false;
-        };
-        let Some(account) = bal.accounts.get(address) else {
-            return false;
-        };
-        let within = |i: u64| i > after && i < before;
-        account.nonce.writes.iter().any(|(i, _)| within(i.get()))
-            || account.balance.writes.iter().any(|(i, _)| within(i.get()))
-            || account.code.writes.iter().any(|(i, _)| within(i.get()))
-    }
-
-    fn slot_written_since(&self, address: &Address, slot: U256, since: u64, before: u64) -> bool {
-        let Some(bal) = self.state.bal_state.bal.as_ref() else {
-            return false;
-        };
-        bal.accounts
-            .get(address)
-            .and_then(|a| a.storage.storage.get(&slot))
-            .is_some_and(|w| {
-                w.writes
-                    .iter()
-                    .any(|(i, _)| i.get() >= since && i.get() < before)
-            })
-    }
-
-    fn adjust_basic(&self, address: Address, basic: Option<AccountInfo>) -> Option<AccountInfo> {
-        let Some(lifecycle) = self.lifecycle else {
-            return basic;
-        };
-        let index = self.index();
-        match lifecycle.last_before(&address, index) {
-            Some((at, LifecycleEvent::Destroyed))
-                if !self.has_info_write_between(&address, at, index) =>
-            {
-                None
-            }
-            Some((_, LifecycleEvent::Materialized)) if basic.is_none() => {
-                Some(AccountInfo::default())
-            }
-            _ => basic,
-        }
-    }
-
-    fn adjust_storage(&self, address: Address, slot: U256, value: U256) -> U256 {
-        let Some(lifecycle) = self.lifecycle else {
-            return value;
-        };
-        let index = self.index();
-        match lifecycle.last_destroyed_before(&address, index) {
-            Some(at) if !self.slot_written_since(&address, slot, at, index) => U256::ZERO,
-            _ => value,
-        }
-    }
-}
-
-impl<DB: DatabaseRef> Database for WorkerDb<'_, DB>
-where
-    DB::Error: DBErrorMarker,
-{
-    type Error = EvmDatabaseError<DB::Error>;
-
-    fn basic(&mut self, address: Address) -> Result<Option<AccountInfo>, Self::Error> {
-        let basic = self.state.basic(address)?;
-        Ok(self.adjust_basic(address, basic))
-    }
-
-    fn code_by_hash(&mut self, code_hash: B256) -> Result<Bytecode, Self::Error> {
-        self.state.code_by_hash(code_hash)
-    }
-
-    fn storage(&mut self, address: Address, index: U256) -> Result<U256, Self::Error> {
-        let value = self.state.storage(address, index)?;
-        Ok(self.adjust_storage(address, index, value))
-    }
-
-    fn storage_by_account_id(
-        &mut self,
-        address: Address,
-        account_id: AccountId,
-        key: U256,
-    ) -> Result<U256, Self::Error> {
-        let value = self.state.storage_by_account_id(address, account_id, key)?;
-        Ok(self.adjust_storage(address, key, value))
-    }
-
-    fn block_hash(&mut self, number: u64) -> Result<B256, Self::Error> {
-        self.state.block_hash(number)
     }
 }

@@ -2,9 +2,10 @@
 //! of earlier indices"; results merge in block order and are checked against the BAL.
 
 use crate::{
-    lifecycle::{events_of, LifecycleEvent, WorkerDb},
-    receipt_of, system, BlockAccess, ExecError, Lifecycle, PreparedBlock, Scheduler, TxLabel,
-    WorkerPool,
+    lifecycle::{events_of, LifecycleEvent},
+    receipt_of, system,
+    worker_db::WorkerDb,
+    BlockAccess, ExecError, Lifecycle, PreparedBlock, Scheduler, TxLabel, WorkerPool,
 };
 use alloy_eip7928::{validate_block_access_list, BlockAccessIndex, BlockAccessList};
 use alloy_primitives::{Address, B256};

@@ -3,8 +3,8 @@
 use alloy_eip7928::{AccountChanges, BalDiff};
 use alloy_primitives::{Address, U256};
 use revm::state::{
-    bal::{AccountBal, Bal, BalWrites, BlockAccessIndex},
-    EvmState,
+    bal::{Bal, BalWrites, BlockAccessIndex},
+    AccountInfo, EvmState,
 };
 use std::fmt;
 
@@ -108,35 +108,28 @@ pub fn count_writes_per_index(bal: &Bal, max_index: u64) -> Vec<u32> {
     counts
 }
 
-struct Checker<'a> {
+/// Compares one item's write by the transaction (`actual`, `None` = unchanged) with the BAL's
+/// entry at `index`.
+fn compare<K: PartialEq + fmt::Debug>(
     index: BlockAccessIndex,
-    address: Address,
-    matched: &'a mut u32,
-}
-
-impl Checker<'_> {
-    fn compare<T: PartialEq + Clone, K: PartialEq + fmt::Debug>(
-        &mut self,
-        item: BalItem,
-        done: &BalWrites<T>,
-        listed: &BalWrites<T>,
-        key: impl Fn(&T) -> K,
-    ) -> Result<(), BalViolation> {
-        let actual = write_at(done, self.index).map(&key);
-        let bal = write_at(listed, self.index).map(&key);
-        if actual != bal {
-            let show = |v: Option<K>| v.map_or_else(|| "no write".to_owned(), |v| format!("{v:?}"));
-            return Err(BalViolation::WrongWrite {
-                index: self.index.0,
-                address: self.address,
-                item,
-                bal: show(bal),
-                actual: show(actual),
-            });
-        }
-        *self.matched += u32::from(actual.is_some());
-        Ok(())
+    address: &Address,
+    item: BalItem,
+    actual: Option<K>,
+    bal: Option<K>,
+    matched: &mut u32,
+) -> Result<(), BalViolation> {
+    if actual != bal {
+        let show = |v: Option<K>| v.map_or_else(|| "no write".to_owned(), |v| format!("{v:?}"));
+        return Err(BalViolation::WrongWrite {
+            index: index.0,
+            address: *address,
+            item,
+            bal: show(bal),
+            actual: show(actual),
+        });
     }
+    *matched += u32::from(actual.is_some());
+    Ok(())
 }
 
 /// Checks one transaction's state changes (`diff`, as returned by revm's `transact`) against
@@ -144,9 +137,10 @@ impl Checker<'_> {
 /// the BAL's post-value at `index`, and the BAL lists no write at `index` that it did not make
 /// (`listed_writes` = the BAL's write count at `index`, see [`count_writes_per_index`]).
 ///
-/// The transaction's own changes are turned into a BAL fragment by revm's BAL builder, so
-/// both sides follow exactly the same EIP-7928 rules (no-op writes are reads, self-destruct
-/// zeroes the touched slots).
+/// The rules are revm's BAL builder's (`AccountBal::update`): an item is written when its
+/// post-value differs from its value before the transaction (a no-op write is a read), and a
+/// self-destructed account's info and touched slots are written as empty/zero. The mutation
+/// tests check that both sides agree.
 pub fn check_tx_against_bal(
     bal: &Bal,
     index: BlockAccessIndex,
@@ -154,11 +148,8 @@ pub fn check_tx_against_bal(
     listed_writes: u32,
 ) -> Result<(), BalViolation> {
     let mut matched = 0u32;
-    let mut fragment = AccountBal::default();
+    let empty = AccountInfo::default();
     for (address, account) in diff {
-        fragment.account_info = Default::default();
-        fragment.storage.storage.clear();
-        fragment.update(index, account);
         let Some(listed) = bal.accounts.get(address) else {
             return Err(BalViolation::MissingAccess {
                 index: index.0,
@@ -166,15 +157,35 @@ pub fn check_tx_against_bal(
                 item: BalItem::Account,
             });
         };
-        let mut checker = Checker {
+        let destroyed = account.is_selfdestructed_locally();
+        let original = account.original_info();
+        let present = if destroyed { &empty } else { &account.info };
+        let changed = |differs: bool| differs.then_some(());
+        compare(
             index,
-            address: *address,
-            matched: &mut matched,
-        };
-        checker.compare(BalItem::Balance, &fragment.balance, &listed.balance, |v| *v)?;
-        checker.compare(BalItem::Nonce, &fragment.nonce, &listed.nonce, |v| *v)?;
-        checker.compare(BalItem::Code, &fragment.code, &listed.code, |v| v.0)?;
-        for (slot, writes) in &fragment.storage.storage {
+            address,
+            BalItem::Balance,
+            changed(original.balance != present.balance).map(|()| present.balance),
+            write_at(&listed.balance, index).copied(),
+            &mut matched,
+        )?;
+        compare(
+            index,
+            address,
+            BalItem::Nonce,
+            changed(original.nonce != present.nonce).map(|()| present.nonce),
+            write_at(&listed.nonce, index).copied(),
+            &mut matched,
+        )?;
+        compare(
+            index,
+            address,
+            BalItem::Code,
+            changed(original.code_hash != present.code_hash).map(|()| present.code_hash),
+            write_at(&listed.code, index).map(|(hash, _)| *hash),
+            &mut matched,
+        )?;
+        for (slot, value) in &account.storage {
             let Some(listed_slot) = listed.storage.storage.get(slot) else {
                 return Err(BalViolation::MissingAccess {
                     index: index.0,
@@ -182,7 +193,19 @@ pub fn check_tx_against_bal(
                     item: BalItem::Storage(*slot),
                 });
             };
-            checker.compare(BalItem::Storage(*slot), writes, listed_slot, |v| *v)?;
+            let post = if destroyed {
+                U256::ZERO
+            } else {
+                value.present_value
+            };
+            compare(
+                index,
+                address,
+                BalItem::Storage(*slot),
+                changed(value.original_value != post).map(|()| post),
+                write_at(listed_slot, index).copied(),
+                &mut matched,
+            )?;
         }
     }
     if matched != listed_writes {
