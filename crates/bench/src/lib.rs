@@ -279,7 +279,8 @@ fn assemble(
     };
 
     // 1-thread per-transaction traces: the 1-thread ordered parallel run if measured, else the
-    // sequential run; minimum over repeats per transaction (least disturbed by noise).
+    // sequential run; median over repeats per transaction (a typical run, like the run
+    // medians it is compared with).
     let trace_mode = modes
         .iter()
         .position(|m| {
@@ -298,11 +299,9 @@ fn assemble(
         .map(|b| BlockTrace {
             tx_nanos: (0..cases[b].prepared.txs.len())
                 .map(|t| {
-                    runs[trace_mode]
-                        .iter()
-                        .map(|rep| rep[b].tx_nanos[t])
-                        .min()
-                        .unwrap_or(0)
+                    let samples: Vec<u64> =
+                        runs[trace_mode].iter().map(|rep| rep[b].tx_nanos[t]).collect();
+                    median(&samples).unwrap_or(0)
                 })
                 .collect(),
         })

@@ -72,7 +72,7 @@ pub struct BlockReport {
     pub bal_accounts: usize,
     /// Lifecycle events (pre-Cancun self-destructs, pre-EIP-161 materialisations).
     pub lifecycle_events: usize,
-    /// Sum of 1-thread per-transaction execution times (minimum over repeats), ns.
+    /// Sum of 1-thread per-transaction execution times (median over repeats), ns.
     pub sum_tx_ns: u64,
     /// Longest 1-thread transaction time, ns.
     pub longest_tx_ns: u64,
