@@ -299,8 +299,10 @@ fn assemble(
         .map(|b| BlockTrace {
             tx_nanos: (0..cases[b].prepared.txs.len())
                 .map(|t| {
-                    let samples: Vec<u64> =
-                        runs[trace_mode].iter().map(|rep| rep[b].tx_nanos[t]).collect();
+                    let samples: Vec<u64> = runs[trace_mode]
+                        .iter()
+                        .map(|rep| rep[b].tx_nanos[t])
+                        .collect();
                     median(&samples).unwrap_or(0)
                 })
                 .collect(),
