@@ -14,7 +14,7 @@ use gigagas_lab::{
     critical_path_bound,
     report::{BlockPhases, Machine, Settings},
     stats::{median, percentile},
-    BenchReport, BlockReport, BlockTrace, PhaseTotals, RunReport, SCHEMA,
+    BenchReport, BlockReport, BlockTrace, PhaseTotals, RunReport, TxTrace, SCHEMA,
 };
 use gigagas_verify::{check_against_header, compare_receipts, HeaderCheck, TxReceipt};
 use std::{collections::BTreeMap, time::Instant};
@@ -334,6 +334,10 @@ fn assemble(
             let median_ns = medians[m].max(1);
             let threads = mode.threads();
             let bound = critical_path_bound(&traces, threads);
+            let parallelism_score =
+                (*mode != Mode::Sequential && seq_median > longest_sum).then(|| {
+                    (seq_median as f64 - median_ns as f64) / (seq_median - longest_sum) as f64
+                });
             let (mode_name, scheduler, bound_fraction) = match mode {
                 Mode::Sequential => ("sequential", None, None),
                 Mode::Parallel { scheduler, .. } => (
@@ -355,11 +359,13 @@ fn assemble(
                 longest_tx_share: longest_sum as f64 / median_ns as f64,
                 critical_path_bound: bound,
                 bound_fraction,
+                parallelism_score,
                 commit_ns: median(&repeat_sum(m, |r| r.commit_nanos)).unwrap_or(0),
                 verify_ns: median(&repeat_sum(m, |r| r.verify_nanos)).unwrap_or(0),
                 block_ns: (0..cases.len())
                     .map(|b| block_median(m, b, |r| r.exec_nanos))
                     .collect(),
+                sum_tx_ns: median(&repeat_sum(m, |r| r.tx_nanos.iter().sum())).unwrap_or(0),
             }
         })
         .collect();
@@ -388,6 +394,22 @@ fn assemble(
                 commit_ns: block_median(best, b, |r| r.commit_nanos),
                 verify_ns: block_median(best, b, |r| r.verify_nanos),
             },
+            tx: traces[b]
+                .tx_nanos
+                .iter()
+                .zip(&case.baseline.receipts)
+                .zip(&case.baseline.tx_slots)
+                .zip(&case.prepared.txs)
+                .map(
+                    |(((&ns, receipt), &(slots_read, slots_written)), tx)| TxTrace {
+                        ns,
+                        gas: receipt.gas_used,
+                        gas_limit: tx.gas_limit,
+                        slots_read,
+                        slots_written,
+                    },
+                )
+                .collect(),
         })
         .collect();
     let txs = dataset.total_txs();

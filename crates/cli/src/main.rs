@@ -24,6 +24,9 @@ enum Command {
     Run(RunArgs),
     /// The main job: every configuration over a data set, verified, with warm-up and repeats.
     Bench(BenchArgs),
+    /// Predict time and speedup at any thread count by replaying a bench result's 1-thread
+    /// transaction traces through each scheduler; compares with measured runs where present.
+    Simulate(SimulateArgs),
     /// Pack blocks of a mainnet-layout directory into a compressed sample archive.
     #[command(hide = true)]
     Pack(PackArgs),
@@ -87,6 +90,22 @@ struct BenchArgs {
 }
 
 #[derive(Args)]
+struct SimulateArgs {
+    /// A result file written by `gigagas bench --json`.
+    file: PathBuf,
+    /// Thread counts to predict, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32,64")]
+    threads: Vec<usize>,
+    /// Schedulers to replay, comma-separated.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "ordered,gas-used,gas-limit"
+    )]
+    scheduler: Vec<Scheduler>,
+}
+
+#[derive(Args)]
 struct PackArgs {
     /// Source directory in the mainnet layout.
     #[arg(long)]
@@ -117,6 +136,7 @@ fn real_main() -> Result<()> {
     match Cli::parse().command {
         Command::Run(args) => cmd_run(args),
         Command::Bench(args) => cmd_bench(args),
+        Command::Simulate(args) => cmd_simulate(args),
         Command::Pack(args) => cmd_pack(args),
     }
 }
@@ -272,6 +292,52 @@ fn cmd_bench(args: BenchArgs) -> Result<()> {
         std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
         eprintln!("wrote {}", path.display());
     }
+    Ok(())
+}
+
+fn read_report(path: &std::path::Path) -> Result<gigagas_lab::BenchReport> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let value: serde_json::Value = serde_json::from_slice(&bytes)
+        .with_context(|| format!("{}: not valid JSON", path.display()))?;
+    let schema = value
+        .get("schema")
+        .and_then(|s| s.as_str())
+        .unwrap_or("<none>");
+    if schema != gigagas_lab::SCHEMA {
+        bail!(
+            "{}: schema {schema:?}, expected {:?} (re-run gigagas bench --json)",
+            path.display(),
+            gigagas_lab::SCHEMA
+        );
+    }
+    serde_json::from_value(value).with_context(|| format!("{}: malformed result", path.display()))
+}
+
+fn cmd_simulate(args: SimulateArgs) -> Result<()> {
+    let report = read_report(&args.file)?;
+    if args.threads.contains(&0) {
+        bail!("--threads must be positive");
+    }
+    let order = |name: &str, txs: &[gigagas_lab::TxTrace]| -> Vec<usize> {
+        let scheduler: Scheduler = name.parse().expect("scheduler names come from Scheduler");
+        let limits: Vec<u64> = txs.iter().map(|t| t.gas_limit).collect();
+        let gas: Vec<u64> = txs.iter().map(|t| t.gas).collect();
+        scheduler
+            .order(&limits, Some(&gas), 0)
+            .expect("gas weights are present")
+    };
+    let names: Vec<String> = args.scheduler.iter().map(|s| s.name().to_owned()).collect();
+    let predictions = gigagas_lab::simulate::predict(&report, &names, &args.threads, &order);
+    println!(
+        "{}: {} blocks, {} txs; 1-thread traces calibrated on the measured 1-thread runs",
+        args.file.display(),
+        report.blocks.len(),
+        report.phases.txs
+    );
+    println!(
+        "{}",
+        gigagas_lab::table::simulation_table(&report, &predictions)
+    );
     Ok(())
 }
 

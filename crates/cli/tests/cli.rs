@@ -212,3 +212,49 @@ fn missing_data_directory_is_an_error() {
     assert!(!ok);
     assert!(stderr.contains("/nonexistent/gigagas-data"), "{stderr}");
 }
+
+#[test]
+fn simulate_replays_a_bench_result_and_rejects_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    let json = dir.path().join("out.json");
+    let (ok, _, stderr) = gigagas(&[
+        "bench",
+        "--data",
+        dir.path().to_str().unwrap(),
+        "--threads",
+        "1,2",
+        "--repeats",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    let (ok, stdout, stderr) =
+        gigagas(&["simulate", json.to_str().unwrap(), "--threads", "1,2,16"]);
+    assert!(ok, "{stderr}");
+    // 3 schedulers x 3 thread counts, measured (with an error figure) at 1 and 2 threads.
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("ordered") || l.contains("gas-"))
+        .collect();
+    assert_eq!(rows.len(), 9, "{stdout}");
+    assert_eq!(
+        rows.iter().filter(|r| r.contains('%')).count(),
+        6,
+        "{stdout}"
+    );
+
+    let garbage = dir.path().join("garbage.json");
+    std::fs::write(&garbage, "{not json").unwrap();
+    let (ok, _, stderr) = gigagas(&["simulate", garbage.to_str().unwrap()]);
+    assert!(!ok && stderr.contains("not valid JSON"), "{stderr}");
+    let wrong = dir.path().join("wrong.json");
+    std::fs::write(&wrong, r#"{"schema":"other/9"}"#).unwrap();
+    let (ok, _, stderr) = gigagas(&["simulate", wrong.to_str().unwrap()]);
+    assert!(!ok && stderr.contains("schema"), "{stderr}");
+    let (ok, _, _) = gigagas(&["simulate", "/nonexistent.json"]);
+    assert!(!ok);
+}

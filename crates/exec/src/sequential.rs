@@ -37,6 +37,8 @@ pub struct SequentialRun {
     pub access: BlockAccess,
     /// Wall time of each transaction (execute + commit), nanoseconds.
     pub tx_nanos: Vec<u64>,
+    /// Storage slots each transaction accessed: (read only, written).
+    pub tx_slots: Vec<(u32, u32)>,
     /// Wall time of the whole block: pre-execution, transactions, post-execution, BAL
     /// construction; nanoseconds.
     pub exec_nanos: u64,
@@ -59,6 +61,7 @@ pub fn execute_sequential(
     let mut lifecycle = Lifecycle::default();
     let mut receipts = Vec::with_capacity(block.txs.len());
     let mut tx_nanos = Vec::with_capacity(block.txs.len());
+    let mut tx_slots = Vec::with_capacity(block.txs.len());
     let mut cumulative = 0u64;
     {
         let mut evm = Context::mainnet()
@@ -76,6 +79,7 @@ pub fn execute_sequential(
                 what: e.to_string(),
             })?;
             lifecycle.record(index, &out.state);
+            tx_slots.push(slot_counts(&out.state));
             evm.commit(out.state);
             cumulative += out.result.tx_gas_used();
             receipts.push(receipt_of(tx, &out.result, cumulative));
@@ -90,6 +94,20 @@ pub fn execute_sequential(
         receipts,
         access: BlockAccess { bal, lifecycle },
         tx_nanos,
+        tx_slots,
         exec_nanos,
     })
+}
+
+/// (slots only read, slots written) in one transaction's state changes.
+fn slot_counts(diff: &revm::state::EvmState) -> (u32, u32) {
+    diff.values()
+        .flat_map(|account| account.storage.values())
+        .fold((0, 0), |(read, written), slot| {
+            if slot.is_changed() {
+                (read, written + 1)
+            } else {
+                (read + 1, written)
+            }
+        })
 }

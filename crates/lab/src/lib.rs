@@ -6,8 +6,9 @@
 
 pub mod critical_path;
 pub mod report;
+pub mod simulate;
 pub mod stats;
 pub mod table;
 
 pub use critical_path::{critical_path_bound, BlockTrace};
-pub use report::{BenchReport, BlockReport, PhaseTotals, RunReport, SCHEMA};
+pub use report::{BenchReport, BlockReport, PhaseTotals, RunReport, TxTrace, SCHEMA};

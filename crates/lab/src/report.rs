@@ -78,6 +78,23 @@ pub struct BlockReport {
     pub longest_tx_ns: u64,
     /// Per-phase times of this block, ns.
     pub phases: BlockPhases,
+    /// One entry per transaction, in block order.
+    pub tx: Vec<TxTrace>,
+}
+
+/// One transaction's trace: what the simulator and the cost model replay.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TxTrace {
+    /// 1-thread execution time (median over repeats), ns.
+    pub ns: u64,
+    /// Gas used (after refunds, as in the receipt).
+    pub gas: u64,
+    /// Declared gas limit.
+    pub gas_limit: u64,
+    /// Storage slots only read.
+    pub slots_read: u32,
+    /// Storage slots written (changed).
+    pub slots_written: u32,
 }
 
 /// Phases of one block that are not part of the throughput figure.
@@ -124,12 +141,18 @@ pub struct RunReport {
     pub critical_path_bound: f64,
     /// Achieved speedup over the 1-thread parallel run / the bound (1.0 = at the bound).
     pub bound_fraction: Option<f64>,
+    /// Amdahl-style parallelism score M = (T_seq − T) / (T_seq − Σ longest tx): 0 = no gain
+    /// over sequential, 1 = every block finishes with its longest transaction.
+    pub parallelism_score: Option<f64>,
     /// Median canonical-commit time per repeat (parallel only), ns.
     pub commit_ns: u64,
     /// Median verification time per repeat, ns.
     pub verify_ns: u64,
     /// Median execution time of each block, ns, in the order of `blocks`.
     pub block_ns: Vec<u64>,
+    /// Median over repeats of the summed per-transaction execution times (the work done
+    /// inside transactions; its growth with threads measures contention), ns.
+    pub sum_tx_ns: u64,
 }
 
 /// Once-per-block phases, summed over the data set.

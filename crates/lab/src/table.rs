@@ -21,7 +21,13 @@ pub fn runs_table(report: &BenchReport) -> Table {
         "longest-tx share",
         "CP bound",
         "% of bound",
+        "tx work vs 1t",
     ]);
+    let one_thread_work = report
+        .runs
+        .iter()
+        .find(|r| r.mode == "parallel" && r.threads == 1)
+        .map(|r| r.sum_tx_ns.max(1));
     for run in &report.runs {
         let row = vec![
             Cell::new(&run.mode),
@@ -41,6 +47,11 @@ pub fn runs_table(report: &BenchReport) -> Table {
                 run.bound_fraction
                     .map_or_else(|| "-".to_owned(), |f| format!("{:.0}%", f * 100.0)),
             )
+            .set_alignment(CellAlignment::Right),
+            Cell::new(match (run.mode.as_str(), one_thread_work) {
+                ("parallel", Some(one)) => format!("{:.2}x", run.sum_tx_ns as f64 / one as f64),
+                _ => "-".to_owned(),
+            })
             .set_alignment(CellAlignment::Right),
         ];
         table.add_row(row);
@@ -91,6 +102,51 @@ pub fn phases_table(report: &BenchReport) -> Table {
             Cell::new("verification"),
             Cell::new(ms(best.verify_ns)).set_alignment(CellAlignment::Right),
             Cell::new("header + per-tx comparison with sequential"),
+        ]);
+    }
+    table
+}
+
+/// Simulator predictions, with the measurement and the prediction error where measured.
+pub fn simulation_table(
+    report: &BenchReport,
+    predictions: &[crate::simulate::Prediction],
+) -> Table {
+    let traces: Vec<crate::BlockTrace> = report
+        .blocks
+        .iter()
+        .map(|b| crate::BlockTrace {
+            tx_nanos: b.tx.iter().map(|t| t.ns).collect(),
+        })
+        .collect();
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL_CONDENSED).set_header(vec![
+        "scheduler",
+        "threads",
+        "predicted ms",
+        "predicted speedup",
+        "CP bound",
+        "measured ms",
+        "error",
+    ]);
+    for p in predictions {
+        table.add_row(vec![
+            Cell::new(&p.scheduler),
+            Cell::new(p.threads).set_alignment(CellAlignment::Right),
+            Cell::new(format!("{:.1}", p.predicted_ns / 1e6)).set_alignment(CellAlignment::Right),
+            Cell::new(format!("{:.2}x", p.predicted_speedup)).set_alignment(CellAlignment::Right),
+            Cell::new(format!(
+                "{:.2}x",
+                crate::critical_path_bound(&traces, p.threads)
+            ))
+            .set_alignment(CellAlignment::Right),
+            Cell::new(p.measured_ns.map_or_else(|| "-".into(), ms))
+                .set_alignment(CellAlignment::Right),
+            Cell::new(
+                p.error()
+                    .map_or_else(|| "-".into(), |e| format!("{:+.1}%", e * 100.0)),
+            )
+            .set_alignment(CellAlignment::Right),
         ]);
     }
     table

@@ -1,0 +1,141 @@
+//! The scheduling simulator: replays measured 1-thread transaction times through a list
+//! scheduler for any number of workers, so a small machine can say what a large one would do.
+//!
+//! With a BAL every transaction of a block is independent, so the executor is exactly list
+//! scheduling: each free worker takes the next transaction of one shared order. The simulator
+//! replays that with a min-heap of worker free times. Per-block work outside transactions
+//! (dispatch, BAL checks, merge) is folded in by scaling each block's transaction times so the
+//! 1-worker replay reproduces the measured 1-thread block time.
+
+use crate::{report::TxTrace, BenchReport};
+use std::{cmp::Reverse, collections::BinaryHeap};
+
+/// Makespan of list-scheduling `times` in `order` on `threads` workers.
+pub fn list_schedule(times: &[f64], order: &[usize], threads: usize) -> f64 {
+    let mut free: BinaryHeap<Reverse<OrdF64>> =
+        (0..threads.max(1)).map(|_| Reverse(OrdF64(0.0))).collect();
+    let mut makespan = 0.0f64;
+    for &i in order {
+        let Reverse(OrdF64(start)) = free.pop().expect("at least one worker");
+        let end = start + times[i];
+        makespan = makespan.max(end);
+        free.push(Reverse(OrdF64(end)));
+    }
+    makespan
+}
+
+#[derive(PartialEq, PartialOrd)]
+struct OrdF64(f64);
+impl Eq for OrdF64 {}
+impl Ord for OrdF64 {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// A predicted (and, where measured, observed) time for one scheduler at one thread count.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prediction {
+    /// Scheduler name.
+    pub scheduler: String,
+    /// Worker threads.
+    pub threads: usize,
+    /// Predicted time of the data set (blocks one after another), ns.
+    pub predicted_ns: f64,
+    /// Predicted speedup over the measured 1-thread time of this scheduler.
+    pub predicted_speedup: f64,
+    /// Measured median at this configuration, if the report has it, ns.
+    pub measured_ns: Option<u64>,
+}
+
+impl Prediction {
+    /// Relative error of the prediction against the measurement: (predicted − measured) /
+    /// measured.
+    pub fn error(&self) -> Option<f64> {
+        self.measured_ns
+            .map(|m| (self.predicted_ns - m as f64) / m.max(1) as f64)
+    }
+}
+
+/// Predicts every `(scheduler, threads)` pair. `order` gives a scheduler's dispatch order for
+/// one block's transactions (the executor's own ordering function, so the two cannot drift).
+/// The 1-thread calibration uses the report's 1-thread run of that scheduler (or, failing that,
+/// of any scheduler).
+pub fn predict(
+    report: &BenchReport,
+    schedulers: &[String],
+    threads: &[usize],
+    order: &dyn Fn(&str, &[TxTrace]) -> Vec<usize>,
+) -> Vec<Prediction> {
+    let measured = |scheduler: &str, t: usize| {
+        report.runs.iter().find(|r| {
+            r.mode == "parallel" && r.threads == t && r.scheduler.as_deref() == Some(scheduler)
+        })
+    };
+    let mut out = Vec::new();
+    for scheduler in schedulers {
+        let calibration = measured(scheduler, 1).or_else(|| {
+            report
+                .runs
+                .iter()
+                .find(|r| r.mode == "parallel" && r.threads == 1)
+        });
+        // Per-block scaled transaction times.
+        let blocks: Vec<(Vec<f64>, Vec<usize>)> = report
+            .blocks
+            .iter()
+            .enumerate()
+            .map(|(b, block)| {
+                let sum: u64 = block.tx.iter().map(|t| t.ns).sum();
+                let scale = match calibration {
+                    Some(run) if sum > 0 => run.block_ns[b] as f64 / sum as f64,
+                    _ => 1.0,
+                };
+                let times = block.tx.iter().map(|t| t.ns as f64 * scale).collect();
+                (times, order(scheduler, &block.tx))
+            })
+            .collect();
+        let one: f64 = blocks.iter().map(|(t, _)| t.iter().sum::<f64>()).sum();
+        for &t in threads {
+            let predicted_ns: f64 = blocks
+                .iter()
+                .map(|(times, ord)| list_schedule(times, ord, t))
+                .sum();
+            out.push(Prediction {
+                scheduler: scheduler.clone(),
+                threads: t,
+                predicted_ns,
+                predicted_speedup: one / predicted_ns.max(1.0),
+                measured_ns: measured(scheduler, t).map(|r| r.median_ns),
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_scheduling_matches_hand_computed_schedules() {
+        // One long job first: LPT on 2 workers is optimal here (10 | 4+3+3).
+        let times = [10.0, 4.0, 3.0, 3.0];
+        assert_eq!(list_schedule(&times, &[0, 1, 2, 3], 2), 10.0);
+        // Long job last: 4 | 3+3, then the long job starts at 4 on the first free worker: 14.
+        assert_eq!(list_schedule(&times, &[1, 2, 3, 0], 2), 14.0);
+        // One worker: the sum. Many workers: the longest job.
+        assert_eq!(list_schedule(&times, &[0, 1, 2, 3], 1), 20.0);
+        assert_eq!(list_schedule(&times, &[3, 2, 1, 0], 64), 10.0);
+        // Classic LPT worst case for 2 machines: 3,3,2,2,2 → LPT 7, optimum 6.
+        let lpt = [3.0, 3.0, 2.0, 2.0, 2.0];
+        assert_eq!(list_schedule(&lpt, &[0, 1, 2, 3, 4], 2), 7.0);
+        assert_eq!(list_schedule(&lpt, &[0, 2, 1, 3, 4], 2), 7.0);
+        assert_eq!(list_schedule(&lpt, &[2, 3, 4, 0, 1], 2), 7.0);
+    }
+
+    #[test]
+    fn empty_block_takes_no_time() {
+        assert_eq!(list_schedule(&[], &[], 4), 0.0);
+    }
+}
