@@ -24,9 +24,14 @@ pub fn list_schedule(times: &[f64], order: &[usize], threads: usize) -> f64 {
     makespan
 }
 
-#[derive(PartialEq, PartialOrd)]
+#[derive(PartialEq)]
 struct OrdF64(f64);
 impl Eq for OrdF64 {}
+impl PartialOrd for OrdF64 {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
 impl Ord for OrdF64 {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.0.total_cmp(&other.0)
