@@ -27,6 +27,9 @@ enum Command {
     /// Predict time and speedup at any thread count by replaying a bench result's 1-thread
     /// transaction traces through each scheduler; compares with measured runs where present.
     Simulate(SimulateArgs),
+    /// Compare two bench results (B against A): throughput change per configuration with a
+    /// bootstrap 95% interval and a verdict that counts only beyond --floor.
+    Compare(CompareArgs),
     /// Pack blocks of a mainnet-layout directory into a compressed sample archive.
     #[command(hide = true)]
     Pack(PackArgs),
@@ -106,6 +109,36 @@ struct SimulateArgs {
 }
 
 #[derive(Args)]
+struct CompareArgs {
+    /// Baseline result (`gigagas bench --json`).
+    a: PathBuf,
+    /// Candidate result.
+    b: PathBuf,
+    /// Smallest change that counts, e.g. `2%` or `0.02`.
+    #[arg(long, default_value = "2%", value_parser = parse_floor)]
+    floor: f64,
+    /// Print a markdown table (for PR comments) instead of the terminal table.
+    #[arg(long)]
+    markdown: bool,
+}
+
+fn parse_floor(s: &str) -> Result<f64, String> {
+    let (number, scale) = match s.strip_suffix('%') {
+        Some(p) => (p, 100.0),
+        None => (s, 1.0),
+    };
+    let value: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("not a number: {s:?}"))?;
+    let value = value / scale;
+    if !(0.0..1.0).contains(&value) {
+        return Err(format!("floor {s:?} out of range (0%..100%)"));
+    }
+    Ok(value)
+}
+
+#[derive(Args)]
 struct PackArgs {
     /// Source directory in the mainnet layout.
     #[arg(long)]
@@ -137,6 +170,7 @@ fn real_main() -> Result<()> {
         Command::Run(args) => cmd_run(args),
         Command::Bench(args) => cmd_bench(args),
         Command::Simulate(args) => cmd_simulate(args),
+        Command::Compare(args) => cmd_compare(args),
         Command::Pack(args) => cmd_pack(args),
     }
 }
@@ -338,6 +372,41 @@ fn cmd_simulate(args: SimulateArgs) -> Result<()> {
         "{}",
         gigagas_lab::table::simulation_table(&report, &predictions)
     );
+    Ok(())
+}
+
+fn cmd_compare(args: CompareArgs) -> Result<()> {
+    let a = read_report(&args.a)?;
+    let b = read_report(&args.b)?;
+    let blocks =
+        |r: &gigagas_lab::BenchReport| r.blocks.iter().map(|b| b.number).collect::<Vec<_>>();
+    if blocks(&a) != blocks(&b) {
+        bail!(
+            "{} and {} measured different blocks; comparing them would be meaningless",
+            args.a.display(),
+            args.b.display()
+        );
+    }
+    let comparisons = gigagas_lab::compare::compare(&a, &b, args.floor);
+    if comparisons.is_empty() {
+        bail!("the two results share no configuration");
+    }
+    if args.markdown {
+        print!(
+            "{}",
+            gigagas_lab::table::comparison_markdown(&comparisons, args.floor)
+        );
+    } else {
+        println!(
+            "B = {} vs A = {} ({} repeats vs {}); floor {:.1}%",
+            args.b.display(),
+            args.a.display(),
+            b.settings.repeats,
+            a.settings.repeats,
+            args.floor * 100.0
+        );
+        println!("{}", gigagas_lab::table::comparison_table(&comparisons));
+    }
     Ok(())
 }
 

@@ -258,3 +258,51 @@ fn simulate_replays_a_bench_result_and_rejects_bad_input() {
     let (ok, _, _) = gigagas(&["simulate", "/nonexistent.json"]);
     assert!(!ok);
 }
+
+#[test]
+fn compare_gives_a_verdict_per_configuration() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    let mut files = Vec::new();
+    for name in ["a.json", "b.json"] {
+        let json = dir.path().join(name);
+        let (ok, _, stderr) = gigagas(&[
+            "bench",
+            "--data",
+            dir.path().to_str().unwrap(),
+            "--threads",
+            "1",
+            "--scheduler",
+            "ordered",
+            "--repeats",
+            "3",
+            "--warmup",
+            "0",
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        assert!(ok, "{stderr}");
+        files.push(json.to_str().unwrap().to_owned());
+    }
+    let (ok, stdout, stderr) = gigagas(&[
+        "compare",
+        &files[0],
+        &files[1],
+        "--markdown",
+        "--floor",
+        "2%",
+    ]);
+    assert!(ok, "{stderr}");
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("| sequential") || l.starts_with("| parallel"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{stdout}");
+    assert!(rows
+        .iter()
+        .all(|r| r.contains("faster") || r.contains("slower") || r.contains("no change")));
+    let (ok, _, stderr) = gigagas(&["compare", &files[0], &files[1], "--floor", "abc"]);
+    assert!(!ok && stderr.contains("abc"), "{stderr}");
+    let (ok, _, _) = gigagas(&["compare", &files[0], "/nonexistent.json"]);
+    assert!(!ok);
+}

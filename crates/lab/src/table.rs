@@ -151,3 +151,52 @@ pub fn simulation_table(
     }
     table
 }
+
+fn pct(x: f64) -> String {
+    format!("{:+.1}%", x * 100.0)
+}
+
+/// A/B comparison, terminal table.
+pub fn comparison_table(rows: &[crate::compare::Comparison]) -> Table {
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL_CONDENSED).set_header(vec![
+        "configuration",
+        "A Mgas/s",
+        "B Mgas/s",
+        "change",
+        "95% CI",
+        "verdict",
+    ]);
+    for r in rows {
+        table.add_row(vec![
+            Cell::new(&r.config),
+            Cell::new(format!("{:.0}", r.mgas_a)).set_alignment(CellAlignment::Right),
+            Cell::new(format!("{:.0}", r.mgas_b)).set_alignment(CellAlignment::Right),
+            Cell::new(pct(r.change)).set_alignment(CellAlignment::Right),
+            Cell::new(format!("[{}, {}]", pct(r.ci.0), pct(r.ci.1))),
+            Cell::new(r.verdict),
+        ]);
+    }
+    table
+}
+
+/// A/B comparison as a markdown table (for pull-request comments).
+pub fn comparison_markdown(rows: &[crate::compare::Comparison], floor: f64) -> String {
+    let mut out = format!(
+        "| configuration | A Mgas/s | B Mgas/s | change | 95% CI | verdict (floor {:.1}%) |\n|---|---:|---:|---:|---|---|\n",
+        floor * 100.0
+    );
+    for r in rows {
+        out.push_str(&format!(
+            "| {} | {:.0} | {:.0} | {} | [{}, {}] | {} |\n",
+            r.config,
+            r.mgas_a,
+            r.mgas_b,
+            pct(r.change),
+            pct(r.ci.0),
+            pct(r.ci.1),
+            r.verdict
+        ));
+    }
+    out
+}

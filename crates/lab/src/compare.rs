@@ -1,0 +1,155 @@
+//! A/B comparison of two bench results: per configuration, the change in throughput with a
+//! bootstrap 95% confidence interval over whole repeats, and a verdict that counts only when
+//! the interval clears a practical floor.
+
+use crate::{stats::median, BenchReport, RunReport};
+use rand::{rngs::StdRng, Rng, SeedableRng};
+
+/// Verdict for one configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// B is faster: the whole interval is above +floor.
+    Faster,
+    /// B is slower: the whole interval is below −floor.
+    Slower,
+    /// The interval reaches inside ±floor.
+    NoChange,
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Faster => "faster",
+            Self::Slower => "slower",
+            Self::NoChange => "no change",
+        })
+    }
+}
+
+/// Comparison of one configuration present in both results.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    /// `sequential` or `parallel/<threads>t/<scheduler>`.
+    pub config: String,
+    /// Mgas/s in A and in B (medians).
+    pub mgas_a: f64,
+    /// See `mgas_a`.
+    pub mgas_b: f64,
+    /// Relative throughput change B vs A (0.05 = B 5% faster), from the medians.
+    pub change: f64,
+    /// Bootstrap 95% interval of `change`.
+    pub ci: (f64, f64),
+    /// Verdict against the floor.
+    pub verdict: Verdict,
+}
+
+/// Bootstrap 95% interval of the relative throughput change between two sets of repeat
+/// times (same work): resample each set with replacement, take medians, and use
+/// median(a)/median(b) − 1. Deterministic for a given `seed`.
+pub fn bootstrap_change(a: &[u64], b: &[u64], iterations: usize, seed: u64) -> (f64, f64) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let resample = |xs: &[u64], rng: &mut StdRng| -> f64 {
+        let pick: Vec<u64> = (0..xs.len())
+            .map(|_| xs[rng.random_range(0..xs.len())])
+            .collect();
+        median(&pick).unwrap_or(0) as f64
+    };
+    let mut changes: Vec<f64> = (0..iterations.max(1))
+        .map(|_| {
+            let (ma, mb) = (resample(a, &mut rng), resample(b, &mut rng));
+            ma / mb.max(1.0) - 1.0
+        })
+        .collect();
+    changes.sort_by(f64::total_cmp);
+    let at = |q: f64| changes[((changes.len() - 1) as f64 * q).round() as usize];
+    (at(0.025), at(0.975))
+}
+
+/// Verdict of an interval against a floor (0.02 = 2%).
+pub fn verdict((lo, hi): (f64, f64), floor: f64) -> Verdict {
+    if lo > floor {
+        Verdict::Faster
+    } else if hi < -floor {
+        Verdict::Slower
+    } else {
+        Verdict::NoChange
+    }
+}
+
+fn config(run: &RunReport) -> String {
+    match &run.scheduler {
+        Some(s) => format!("{}/{}t/{s}", run.mode, run.threads),
+        None => run.mode.clone(),
+    }
+}
+
+/// Compares every configuration present in both `a` and `b` (B relative to A).
+pub fn compare(a: &BenchReport, b: &BenchReport, floor: f64) -> Vec<Comparison> {
+    a.runs
+        .iter()
+        .filter_map(|ra| {
+            let rb = b.runs.iter().find(|rb| config(rb) == config(ra))?;
+            let change = ra.median_ns as f64 / rb.median_ns.max(1) as f64 - 1.0;
+            let ci = bootstrap_change(&ra.repeat_ns, &rb.repeat_ns, 2000, 0x6761_7367);
+            Some(Comparison {
+                config: config(ra),
+                mgas_a: ra.mgas_per_s,
+                mgas_b: rb.mgas_per_s,
+                change,
+                ci,
+                verdict: verdict(ci, floor),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identical_samples_are_no_change() {
+        let a = [100, 102, 98, 101, 99, 100, 103];
+        let ci = bootstrap_change(&a, &a, 2000, 1);
+        assert!(ci.0 <= 0.0 && ci.1 >= 0.0, "{ci:?}");
+        assert_eq!(verdict(ci, 0.02), Verdict::NoChange);
+    }
+
+    #[test]
+    fn clearly_faster_and_slower_are_detected() {
+        let slow = [200, 204, 198, 202, 199, 201];
+        let fast = [100, 101, 99, 102, 100, 98];
+        let ci = bootstrap_change(&slow, &fast, 2000, 2);
+        // Times halved: throughput doubled, the interval sits around +100%.
+        assert!(ci.0 > 0.9 && ci.1 < 1.1, "{ci:?}");
+        assert_eq!(verdict(ci, 0.02), Verdict::Faster);
+        assert_eq!(
+            verdict(bootstrap_change(&fast, &slow, 2000, 3), 0.02),
+            Verdict::Slower
+        );
+    }
+
+    #[test]
+    fn small_change_below_floor_is_no_change() {
+        let a = [1000, 1001, 999, 1000, 1002];
+        let b = [990, 991, 989, 990, 992]; // ~1% faster, tight
+        let ci = bootstrap_change(&a, &b, 2000, 4);
+        assert!(ci.0 > 0.0, "a tight 1% change is real: {ci:?}");
+        assert_eq!(
+            verdict(ci, 0.02),
+            Verdict::NoChange,
+            "but below the 2% floor"
+        );
+        assert_eq!(verdict(ci, 0.005), Verdict::Faster);
+    }
+
+    #[test]
+    fn bootstrap_is_deterministic() {
+        let a = [5, 9, 7, 6, 8];
+        let b = [4, 8, 6, 5, 9];
+        assert_eq!(
+            bootstrap_change(&a, &b, 500, 7),
+            bootstrap_change(&a, &b, 500, 7)
+        );
+    }
+}
