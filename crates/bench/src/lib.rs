@@ -11,6 +11,7 @@ use gigagas_exec::{
     PreparedBlock, Scheduler, SequentialRun, WorkerPool,
 };
 use gigagas_lab::{
+    cost_model::{BlockSample, CostModel},
     critical_path_bound,
     report::{BlockPhases, Machine, Settings},
     stats::{median, percentile},
@@ -371,7 +372,7 @@ fn assemble(
         .collect();
 
     let best = (1..modes.len()).min_by_key(|&m| medians[m]).unwrap_or(0);
-    let blocks = cases
+    let blocks: Vec<BlockReport> = cases
         .iter()
         .enumerate()
         .map(|(b, case)| BlockReport {
@@ -400,18 +401,30 @@ fn assemble(
                 .zip(&case.baseline.receipts)
                 .zip(&case.baseline.tx_slots)
                 .zip(&case.prepared.txs)
+                .zip(&case.baseline.tx_gas_spent)
                 .map(
-                    |(((&ns, receipt), &(slots_read, slots_written)), tx)| TxTrace {
+                    |((((&ns, receipt), &(slots_read, slots_written)), tx), &gas_spent)| TxTrace {
                         ns,
                         gas: receipt.gas_used,
                         gas_limit: tx.gas_limit,
                         slots_read,
                         slots_written,
+                        gas_spent,
                     },
                 )
                 .collect(),
         })
         .collect();
+    let samples: Vec<BlockSample> = blocks
+        .iter()
+        .map(|b: &BlockReport| BlockSample {
+            gas: b.tx.iter().map(|t| t.gas_spent).sum::<u64>() as f64,
+            slots_changed: b.tx.iter().map(|t| t.slots_written as u64).sum::<u64>() as f64,
+            txs: b.txs as f64,
+            time_ns: b.phases.sequential_ns as f64,
+        })
+        .collect();
+    let cost_model = CostModel::fit(&samples, 1000, 0x636f_7374);
     let txs = dataset.total_txs();
     let recover_ns: u64 = cases.iter().map(|c| c.recover_nanos).sum();
     BenchReport {
@@ -436,5 +449,6 @@ fn assemble(
             recover_ns_per_tx: recover_ns as f64 / txs.max(1) as f64,
             bal_prepare_ns: cases.iter().map(|c| c.bal_prepare_nanos).sum(),
         },
+        cost_model,
     }
 }

@@ -319,6 +319,9 @@ fn cmd_bench(args: BenchArgs) -> Result<()> {
     );
     println!("{}", gigagas_lab::table::runs_table(&report));
     println!("{}", gigagas_lab::table::phases_table(&report));
+    if let Some(table) = gigagas_lab::table::cost_model_table(&report) {
+        println!("{table}");
+    }
     if let Some(path) = &args.json {
         let json = serde_json::to_vec_pretty(&report)?;
         let tmp = path.with_extension("json.partial");

@@ -39,6 +39,8 @@ pub struct SequentialRun {
     pub tx_nanos: Vec<u64>,
     /// Storage slots each transaction accessed: (read only, written).
     pub tx_slots: Vec<(u32, u32)>,
+    /// Gas each transaction spent before refunds.
+    pub tx_gas_spent: Vec<u64>,
     /// Wall time of the whole block: pre-execution, transactions, post-execution, BAL
     /// construction; nanoseconds.
     pub exec_nanos: u64,
@@ -62,6 +64,7 @@ pub fn execute_sequential(
     let mut receipts = Vec::with_capacity(block.txs.len());
     let mut tx_nanos = Vec::with_capacity(block.txs.len());
     let mut tx_slots = Vec::with_capacity(block.txs.len());
+    let mut tx_gas_spent = Vec::with_capacity(block.txs.len());
     let mut cumulative = 0u64;
     {
         let mut evm = Context::mainnet()
@@ -82,6 +85,7 @@ pub fn execute_sequential(
             tx_slots.push(slot_counts(&out.state));
             evm.commit(out.state);
             cumulative += out.result.tx_gas_used();
+            tx_gas_spent.push(out.result.gas().total_gas_spent());
             receipts.push(receipt_of(tx, &out.result, cumulative));
             tx_nanos.push(t0.elapsed().as_nanos() as u64);
         }
@@ -95,6 +99,7 @@ pub fn execute_sequential(
         access: BlockAccess { bal, lifecycle },
         tx_nanos,
         tx_slots,
+        tx_gas_spent,
         exec_nanos,
     })
 }

@@ -5,6 +5,7 @@
 //! Architecture invariant: the lab reads measurements; it never executes a block.
 
 pub mod compare;
+pub mod cost_model;
 pub mod critical_path;
 pub mod report;
 pub mod simulate;

@@ -27,6 +27,8 @@ pub struct BenchReport {
     pub runs: Vec<RunReport>,
     /// Phases measured once per block, summed.
     pub phases: PhaseTotals,
+    /// Block time ≈ a·gas + b·slots_changed + c·txs + d, fitted on the sequential block times.
+    pub cost_model: Option<crate::cost_model::CostModel>,
 }
 
 /// The machine a report was measured on.
@@ -95,6 +97,8 @@ pub struct TxTrace {
     pub slots_read: u32,
     /// Storage slots written (changed).
     pub slots_written: u32,
+    /// Gas spent before refunds (the cost model's gas).
+    pub gas_spent: u64,
 }
 
 /// Phases of one block that are not part of the throughput figure.

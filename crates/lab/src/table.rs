@@ -200,3 +200,55 @@ pub fn comparison_markdown(rows: &[crate::compare::Comparison], floor: f64) -> S
     }
     out
 }
+
+/// The cost model and, per fork, nanoseconds per gas of the sequential run.
+pub fn cost_model_table(report: &BenchReport) -> Option<Table> {
+    let m = report.cost_model.as_ref()?;
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL_CONDENSED).set_header(vec![
+        "cost model (sequential block time)",
+        "value",
+        "95% CI (bootstrap over blocks)",
+    ]);
+    let rows = [
+        ("ns per gas (before refunds)", m.ns_per_gas, m.ci95[0], 1.0),
+        ("µs per changed slot", m.ns_per_slot, m.ci95[1], 1e3),
+        ("µs per transaction", m.ns_per_tx, m.ci95[2], 1e3),
+        ("µs per block", m.ns_per_block, m.ci95[3], 1e3),
+    ];
+    for (name, value, (lo, hi), unit) in rows {
+        table.add_row(vec![
+            Cell::new(name),
+            Cell::new(format!("{:.3}", value / unit)).set_alignment(CellAlignment::Right),
+            Cell::new(format!("[{:.3}, {:.3}]", lo / unit, hi / unit)),
+        ]);
+    }
+    table.add_row(vec![
+        Cell::new("R²"),
+        Cell::new(format!("{:.3}", m.r2)).set_alignment(CellAlignment::Right),
+        Cell::new(if m.is_poor() {
+            format!("POOR FIT (R² < 0.5) over {} blocks", m.blocks)
+        } else {
+            format!("{} blocks", m.blocks)
+        }),
+    ]);
+    let mut forks: Vec<(String, f64, f64)> = Vec::new();
+    for b in &report.blocks {
+        let gas: u64 = b.tx.iter().map(|t| t.gas_spent).sum();
+        match forks.iter_mut().find(|(f, _, _)| *f == b.fork) {
+            Some(entry) => {
+                entry.1 += b.phases.sequential_ns as f64;
+                entry.2 += gas as f64;
+            }
+            None => forks.push((b.fork.clone(), b.phases.sequential_ns as f64, gas as f64)),
+        }
+    }
+    for (fork, ns, gas) in forks.into_iter().filter(|(_, _, gas)| *gas > 0.0) {
+        table.add_row(vec![
+            Cell::new(format!("ns per gas, {fork} blocks")),
+            Cell::new(format!("{:.3}", ns / gas)).set_alignment(CellAlignment::Right),
+            Cell::new(""),
+        ]);
+    }
+    Some(table)
+}
