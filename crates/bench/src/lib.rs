@@ -224,7 +224,8 @@ impl BenchOptions {
 }
 
 /// Runs every configuration over all `cases` (warm-up, then interleaved repeats: repeat r of
-/// every configuration before repeat r+1 of any) and assembles the report. `on_step` is called
+/// every configuration before repeat r+1 of any, in a rotating order) and assembles the
+/// report. `on_step` is called
 /// after every block run.
 pub fn bench(
     dataset: &Dataset,
@@ -256,9 +257,12 @@ pub fn bench(
     }
     // runs[mode][repeat][block]
     let mut runs: Vec<Vec<Vec<BlockRun>>> = vec![Vec::new(); modes.len()];
-    for _ in 0..options.repeats.max(1) {
-        for (m, &mode) in modes.iter().enumerate() {
-            runs[m].push(pass(mode)?);
+    // Repeat r runs every configuration once, starting at configuration r (mod count), so no
+    // configuration always runs right after the same neighbour or first in a round.
+    for r in 0..options.repeats.max(1) {
+        for k in 0..modes.len() {
+            let m = (r + k) % modes.len();
+            runs[m].push(pass(modes[m])?);
         }
     }
     Ok(assemble(dataset, cases, options, &modes, &runs))
