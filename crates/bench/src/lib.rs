@@ -17,7 +17,10 @@ use gigagas_lab::{
     stats::{median, percentile},
     BenchReport, BlockReport, BlockTrace, PhaseTotals, RunReport, TxTrace, SCHEMA,
 };
-use gigagas_verify::{check_against_header, compare_receipts, HeaderCheck, TxReceipt};
+use gigagas_verify::{
+    bal_divergence, check_against_header, compare_receipts, BalViolation, HeaderCheck, TxReceipt,
+    VerifyError,
+};
 use std::{collections::BTreeMap, time::Instant};
 
 /// How Mgas/s is defined everywhere in gigagas.
@@ -153,11 +156,14 @@ pub fn run_block(
             let mut verify_nanos = verify(&run.receipts)?;
             let t0 = Instant::now();
             if run.access != case.baseline.access {
-                return Err(ExecError::Unsupported {
+                let what = bal_divergence(&case.baseline.access.bal, &run.access.bal)
+                    .unwrap_or_else(|| "lifecycle records differ".into());
+                return Err(ExecError::Verify(VerifyError::Bal {
                     block: input.number(),
-                    what: "sequential execution is not deterministic: the rebuilt BAL differs"
-                        .into(),
-                });
+                    violation: Box::new(BalViolation::RebuiltDiffers(format!(
+                        "sequential re-run is not deterministic: {what}"
+                    ))),
+                }));
             }
             verify_nanos += t0.elapsed().as_nanos() as u64;
             Ok(BlockRun {

@@ -35,6 +35,18 @@ fn gigagas(args: &[&str]) -> (bool, String, String) {
     )
 }
 
+/// Runs `gigagas bench` on the fixture in `dir` with `extra` flags (no warm-up), writing
+/// `dir/<name>`; returns (stdout, path). Panics with stderr when it fails.
+fn bench_fixture(dir: &Path, name: &str, extra: &[&str]) -> (String, std::path::PathBuf) {
+    let json = dir.join(name);
+    let mut args = vec!["bench", "--data", dir.to_str().unwrap(), "--warmup", "0"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--json", json.to_str().unwrap()]);
+    let (ok, stdout, stderr) = gigagas(&args);
+    assert!(ok, "{stderr}");
+    (stdout, json)
+}
+
 fn edit(path: &Path, f: impl FnOnce(String) -> String) {
     let text = std::fs::read_to_string(path).unwrap();
     std::fs::write(path, f(text)).unwrap();
@@ -79,21 +91,11 @@ fn run_verifies_each_block_and_prints_a_total() {
 fn bench_writes_json_with_verified_blocks_and_throughput() {
     let dir = tempfile::tempdir().unwrap();
     fixture(dir.path());
-    let json = dir.path().join("out.json");
-    let (ok, stdout, stderr) = gigagas(&[
-        "bench",
-        "--data",
-        dir.path().to_str().unwrap(),
-        "--threads",
-        "1,2",
-        "--repeats",
-        "2",
-        "--warmup",
-        "0",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert!(ok, "{stderr}");
+    let (stdout, json) = bench_fixture(
+        dir.path(),
+        "out.json",
+        &["--threads", "1,2", "--repeats", "2"],
+    );
     assert!(stdout.contains("Mgas/s"), "{stdout}");
     let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(report["schema"], "gigagas.bench/1");
@@ -217,21 +219,11 @@ fn missing_data_directory_is_an_error() {
 fn simulate_replays_a_bench_result_and_rejects_bad_input() {
     let dir = tempfile::tempdir().unwrap();
     fixture(dir.path());
-    let json = dir.path().join("out.json");
-    let (ok, _, stderr) = gigagas(&[
-        "bench",
-        "--data",
-        dir.path().to_str().unwrap(),
-        "--threads",
-        "1,2",
-        "--repeats",
-        "1",
-        "--warmup",
-        "0",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert!(ok, "{stderr}");
+    let (_, json) = bench_fixture(
+        dir.path(),
+        "out.json",
+        &["--threads", "1,2", "--repeats", "1"],
+    );
     let (ok, stdout, stderr) =
         gigagas(&["simulate", json.to_str().unwrap(), "--threads", "1,2,16"]);
     assert!(ok, "{stderr}");
@@ -265,23 +257,11 @@ fn compare_gives_a_verdict_per_configuration() {
     fixture(dir.path());
     let mut files = Vec::new();
     for name in ["a.json", "b.json"] {
-        let json = dir.path().join(name);
-        let (ok, _, stderr) = gigagas(&[
-            "bench",
-            "--data",
-            dir.path().to_str().unwrap(),
-            "--threads",
-            "1",
-            "--scheduler",
-            "ordered",
-            "--repeats",
-            "3",
-            "--warmup",
-            "0",
-            "--json",
-            json.to_str().unwrap(),
-        ]);
-        assert!(ok, "{stderr}");
+        let (_, json) = bench_fixture(
+            dir.path(),
+            name,
+            &["--threads", "1", "--scheduler", "ordered", "--repeats", "3"],
+        );
         files.push(json.to_str().unwrap().to_owned());
     }
     let (ok, stdout, stderr) = gigagas(&[
