@@ -27,6 +27,8 @@ enum Command {
     /// Predict time and speedup at any thread count by replaying a bench result's 1-thread
     /// transaction traces through each scheduler; compares with measured runs where present.
     Simulate(SimulateArgs),
+    /// Write one self-contained HTML report with SVG plots of a bench result.
+    Report(ReportArgs),
     /// Compare two bench results (B against A): throughput change per configuration with a
     /// bootstrap 95% interval and a verdict that counts only beyond --floor.
     Compare(CompareArgs),
@@ -109,6 +111,15 @@ struct SimulateArgs {
 }
 
 #[derive(Args)]
+struct ReportArgs {
+    /// A result file written by `gigagas bench --json`.
+    file: PathBuf,
+    /// Output HTML file.
+    #[arg(long, default_value = "report.html")]
+    out: PathBuf,
+}
+
+#[derive(Args)]
 struct CompareArgs {
     /// Baseline result (`gigagas bench --json`).
     a: PathBuf,
@@ -171,6 +182,7 @@ fn real_main() -> Result<()> {
         Command::Bench(args) => cmd_bench(args),
         Command::Simulate(args) => cmd_simulate(args),
         Command::Compare(args) => cmd_compare(args),
+        Command::Report(args) => cmd_report(args),
         Command::Pack(args) => cmd_pack(args),
     }
 }
@@ -350,21 +362,37 @@ fn read_report(path: &std::path::Path) -> Result<gigagas_lab::BenchReport> {
     serde_json::from_value(value).with_context(|| format!("{}: malformed result", path.display()))
 }
 
+/// The executor's dispatch order for a scheduler, applied to recorded traces.
+fn scheduler_order(name: &str, txs: &[gigagas_lab::TxTrace]) -> Vec<usize> {
+    let scheduler: Scheduler = name.parse().expect("scheduler names come from Scheduler");
+    let limits: Vec<u64> = txs.iter().map(|t| t.gas_limit).collect();
+    let gas: Vec<u64> = txs.iter().map(|t| t.gas).collect();
+    scheduler
+        .order(&limits, Some(&gas), 0)
+        .expect("gas weights are present")
+}
+
+fn cmd_report(args: ReportArgs) -> Result<()> {
+    let report = read_report(&args.file)?;
+    let names: Vec<String> = Scheduler::ALL.iter().map(|s| s.name().to_owned()).collect();
+    let threads = [1, 2, 4, 8, 16, 32, 64];
+    let predictions = gigagas_lab::simulate::predict(&report, &names, &threads, &scheduler_order);
+    let html = gigagas_lab::html::render(&report, &predictions);
+    let tmp = args.out.with_extension("html.partial");
+    std::fs::write(&tmp, html).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, &args.out).with_context(|| format!("writing {}", args.out.display()))?;
+    eprintln!("wrote {}", args.out.display());
+    Ok(())
+}
+
 fn cmd_simulate(args: SimulateArgs) -> Result<()> {
     let report = read_report(&args.file)?;
     if args.threads.contains(&0) {
         bail!("--threads must be positive");
     }
-    let order = |name: &str, txs: &[gigagas_lab::TxTrace]| -> Vec<usize> {
-        let scheduler: Scheduler = name.parse().expect("scheduler names come from Scheduler");
-        let limits: Vec<u64> = txs.iter().map(|t| t.gas_limit).collect();
-        let gas: Vec<u64> = txs.iter().map(|t| t.gas).collect();
-        scheduler
-            .order(&limits, Some(&gas), 0)
-            .expect("gas weights are present")
-    };
     let names: Vec<String> = args.scheduler.iter().map(|s| s.name().to_owned()).collect();
-    let predictions = gigagas_lab::simulate::predict(&report, &names, &args.threads, &order);
+    let predictions =
+        gigagas_lab::simulate::predict(&report, &names, &args.threads, &scheduler_order);
     println!(
         "{}: {} blocks, {} txs; 1-thread traces calibrated on the measured 1-thread runs",
         args.file.display(),

@@ -286,3 +286,41 @@ fn compare_gives_a_verdict_per_configuration() {
     let (ok, _, _) = gigagas(&["compare", &files[0], "/nonexistent.json"]);
     assert!(!ok);
 }
+
+#[test]
+fn report_writes_one_self_contained_html_with_every_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    let (_, json) = bench_fixture(
+        dir.path(),
+        "out.json",
+        &["--threads", "1,2", "--repeats", "2"],
+    );
+    let html = dir.path().join("report.html");
+    let (ok, _, stderr) = gigagas(&[
+        "report",
+        json.to_str().unwrap(),
+        "--out",
+        html.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    let text = std::fs::read_to_string(&html).unwrap();
+    // Six figures; with only two blocks the cost model is declined (it needs five).
+    assert_eq!(text.matches("<figure>").count(), 6);
+    assert_eq!(text.matches("<svg").count(), 5);
+    assert!(text.contains("No cost model (fewer than 5 blocks)"));
+    assert!(!text.contains("plot failed"));
+    // Self-contained: no scripts, no external resources (SVG namespaces are not fetched).
+    assert!(!text.contains("<script"));
+    assert!(
+        !text.contains("src=") && !text.contains("href="),
+        "no external resources"
+    );
+    let (ok, _, _) = gigagas(&[
+        "report",
+        "/nonexistent.json",
+        "--out",
+        html.to_str().unwrap(),
+    ]);
+    assert!(!ok);
+}

@@ -7,6 +7,7 @@
 pub mod compare;
 pub mod cost_model;
 pub mod critical_path;
+pub mod html;
 pub mod report;
 pub mod simulate;
 pub mod stats;

@@ -1,0 +1,521 @@
+//! `gigagas report`: one self-contained HTML file with SVG plots (plotters) of a bench result.
+
+use crate::{critical_path_bound, simulate::Prediction, BenchReport, BlockTrace};
+use plotters::prelude::*;
+use std::fmt::Write as _;
+
+const W: u32 = 760;
+const H: u32 = 420;
+const PALETTE: [RGBColor; 4] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+];
+
+type PlotResult = Result<(), Box<dyn std::error::Error>>;
+
+fn svg(
+    draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, plotters::coord::Shift>) -> PlotResult,
+) -> String {
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (W, H)).into_drawing_area();
+        let result = root
+            .fill(&WHITE)
+            .map_err(Into::into)
+            .and_then(|()| draw(&root));
+        if let Err(e) = result.and_then(|()| root.present().map_err(Into::into)) {
+            return format!("<p>plot failed: {}</p>", escape(&e.to_string()));
+        }
+    }
+    out
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+fn traces(report: &BenchReport) -> Vec<BlockTrace> {
+    report
+        .blocks
+        .iter()
+        .map(|b| BlockTrace {
+            tx_nanos: b.tx.iter().map(|t| t.ns).collect(),
+        })
+        .collect()
+}
+
+fn schedulers(report: &BenchReport) -> Vec<String> {
+    let mut names: Vec<String> = report
+        .runs
+        .iter()
+        .filter_map(|r| r.scheduler.clone())
+        .collect();
+    names.dedup();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Throughput against threads: measured per scheduler, sequential, ideal scaling and the
+/// critical-path bound.
+fn throughput_vs_threads(report: &BenchReport) -> String {
+    let max_t = report
+        .runs
+        .iter()
+        .map(|r| r.threads)
+        .max()
+        .unwrap_or(1)
+        .max(2);
+    let seq = report
+        .runs
+        .iter()
+        .find(|r| r.mode == "sequential")
+        .map(|r| r.mgas_per_s);
+    let one = report
+        .runs
+        .iter()
+        .filter(|r| r.mode == "parallel" && r.threads == 1)
+        .map(|r| r.mgas_per_s)
+        .fold(0.0, f64::max);
+    let tr = traces(report);
+    let top = report
+        .runs
+        .iter()
+        .map(|r| r.mgas_per_s)
+        .fold(one * max_t as f64, f64::max)
+        * 1.1;
+    svg(|root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption("Throughput vs threads", ("sans-serif", 20))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(1f64..max_t as f64, 0f64..top.max(1.0))?;
+        chart
+            .configure_mesh()
+            .x_desc("worker threads")
+            .y_desc("Mgas/s")
+            .draw()?;
+        let ts: Vec<f64> = (1..=max_t).map(|t| t as f64).collect();
+        chart
+            .draw_series(LineSeries::new(
+                ts.iter().map(|&t| (t, one * t)),
+                BLACK.mix(0.3),
+            ))?
+            .label("ideal (1-thread × T)")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.mix(0.3)));
+        chart
+            .draw_series(LineSeries::new(
+                ts.iter()
+                    .map(|&t| (t, one * critical_path_bound(&tr, t as usize))),
+                RGBColor(148, 103, 189).stroke_width(2),
+            ))?
+            .label("critical-path bound")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RGBColor(148, 103, 189)));
+        if let Some(seq) = seq {
+            chart
+                .draw_series(LineSeries::new(
+                    ts.iter().map(|&t| (t, seq)),
+                    BLACK.stroke_width(1),
+                ))?
+                .label("sequential")
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
+        }
+        for (k, name) in schedulers(report).iter().enumerate() {
+            let color = PALETTE[k % PALETTE.len()];
+            let mut pts: Vec<(f64, f64)> = report
+                .runs
+                .iter()
+                .filter(|r| r.scheduler.as_deref() == Some(name))
+                .map(|r| (r.threads as f64, r.mgas_per_s))
+                .collect();
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            chart
+                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
+                .label(name.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+            chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 4, color.filled())))?;
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperLeft)
+            .draw()?;
+        Ok(())
+    })
+}
+
+/// Per-block throughput against block gas, sequential and fastest parallel configuration.
+fn throughput_vs_gas(report: &BenchReport) -> String {
+    let best = report
+        .runs
+        .iter()
+        .filter(|r| r.mode == "parallel")
+        .max_by(|a, b| a.mgas_per_s.total_cmp(&b.mgas_per_s));
+    let seq = report.runs.iter().find(|r| r.mode == "sequential");
+    let points = |run: &crate::RunReport| -> Vec<(f64, f64)> {
+        report
+            .blocks
+            .iter()
+            .zip(&run.block_ns)
+            .filter(|(b, ns)| b.gas_used > 0 && **ns > 0)
+            .map(|(b, ns)| {
+                (
+                    b.gas_used as f64 / 1e6,
+                    b.gas_used as f64 / *ns as f64 * 1e3,
+                )
+            })
+            .collect()
+    };
+    let all: Vec<(f64, f64)> = seq.into_iter().chain(best).flat_map(points).collect();
+    let max_x = all.iter().map(|p| p.0).fold(1.0, f64::max) * 1.05;
+    let max_y = all.iter().map(|p| p.1).fold(1.0, f64::max) * 1.1;
+    svg(|root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption("Per-block throughput vs block gas", ("sans-serif", 20))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0f64..max_x, 0f64..max_y)?;
+        chart
+            .configure_mesh()
+            .x_desc("block gas (M)")
+            .y_desc("Mgas/s")
+            .draw()?;
+        for (k, run) in seq.into_iter().chain(best).enumerate() {
+            let color = PALETTE[k];
+            let label = match &run.scheduler {
+                Some(s) => format!("parallel {}t {s}", run.threads),
+                None => "sequential".into(),
+            };
+            chart
+                .draw_series(
+                    points(run)
+                        .into_iter()
+                        .map(|p| Circle::new(p, 3, color.filled())),
+                )?
+                .label(label)
+                .legend(move |(x, y)| Circle::new((x + 10, y), 4, color.filled()));
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()?;
+        Ok(())
+    })
+}
+
+/// Stacked bars of the phases: sender recovery, execution, commit, verification.
+fn phases(report: &BenchReport) -> String {
+    let mut rows: Vec<(String, [f64; 4])> = Vec::new();
+    let recover = report.phases.recover_ns as f64 / 1e6;
+    for run in &report.runs {
+        let label = match &run.scheduler {
+            Some(s) => format!("{}t {s}", run.threads),
+            None => "seq".into(),
+        };
+        rows.push((
+            label,
+            [
+                recover,
+                run.median_ns as f64 / 1e6,
+                run.commit_ns as f64 / 1e6,
+                run.verify_ns as f64 / 1e6,
+            ],
+        ));
+    }
+    let max = rows
+        .iter()
+        .map(|(_, v)| v.iter().sum::<f64>())
+        .fold(1.0, f64::max)
+        * 1.1;
+    let names = [
+        "sender recovery",
+        "execution",
+        "commit + BAL rebuild",
+        "verification",
+    ];
+    svg(|root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(
+                "Phases per configuration (whole data set)",
+                ("sans-serif", 20),
+            )
+            .margin(12)
+            .x_label_area_size(50)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0f64..rows.len() as f64, 0f64..max)?;
+        let labels: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(rows.len() * 2 + 1)
+            .x_label_formatter(&|x| {
+                let i = x.floor() as usize;
+                if (x - x.floor() - 0.5).abs() < 0.26 && i < labels.len() {
+                    labels[i].clone()
+                } else {
+                    String::new()
+                }
+            })
+            .y_desc("ms")
+            .draw()?;
+        for (k, name) in names.iter().enumerate() {
+            let color = PALETTE[k];
+            chart
+                .draw_series(rows.iter().enumerate().map(|(i, (_, v))| {
+                    let base: f64 = v[..k].iter().sum();
+                    Rectangle::new(
+                        [(i as f64 + 0.15, base), (i as f64 + 0.85, base + v[k])],
+                        color.filled(),
+                    )
+                }))?
+                .label(*name)
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 15, y + 5)], color.filled())
+                });
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()?;
+        Ok(())
+    })
+}
+
+/// Distribution of 1-thread transaction times (log scale) with the longest transaction marked.
+fn latency(report: &BenchReport) -> String {
+    let times: Vec<f64> = report
+        .blocks
+        .iter()
+        .flat_map(|b| b.tx.iter().map(|t| (t.ns.max(1) as f64).log10()))
+        .collect();
+    let (lo, hi) = (
+        times.iter().copied().fold(f64::INFINITY, f64::min).floor(),
+        times.iter().copied().fold(0.0, f64::max).ceil().max(1.0),
+    );
+    let bins = 40usize;
+    let width = ((hi - lo) / bins as f64).max(1e-9);
+    let mut counts = vec![0u32; bins];
+    for t in &times {
+        counts[(((t - lo) / width) as usize).min(bins - 1)] += 1;
+    }
+    let top = counts.iter().copied().max().unwrap_or(1) as f64 * 1.1;
+    let longest = times.iter().copied().fold(0.0, f64::max);
+    svg(|root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(
+                "Per-transaction execution time (1 thread)",
+                ("sans-serif", 20),
+            )
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(lo..hi, 0f64..top.max(1.0))?;
+        chart
+            .configure_mesh()
+            .x_desc("time (log10 ns: 3 = 1 µs, 6 = 1 ms)")
+            .y_desc("transactions")
+            .draw()?;
+        chart.draw_series(counts.iter().enumerate().map(|(i, &c)| {
+            let x0 = lo + i as f64 * width;
+            Rectangle::new(
+                [(x0, 0.0), (x0 + width * 0.9, c as f64)],
+                PALETTE[0].filled(),
+            )
+        }))?;
+        chart
+            .draw_series(LineSeries::new(
+                vec![(longest, 0.0), (longest, top)],
+                PALETTE[3].stroke_width(2),
+            ))?
+            .label(format!("longest tx: {:.2} ms", 10f64.powf(longest) / 1e6))
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], PALETTE[3]));
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()?;
+        Ok(())
+    })
+}
+
+/// Cost model: predicted against measured sequential block time.
+fn cost_model(report: &BenchReport) -> String {
+    let Some(m) = &report.cost_model else {
+        return "<p>No cost model (fewer than 5 blocks).</p>".into();
+    };
+    let pts: Vec<(f64, f64)> = report
+        .blocks
+        .iter()
+        .map(|b| {
+            let gas: u64 = b.tx.iter().map(|t| t.gas_spent).sum();
+            let slots: u64 = b.tx.iter().map(|t| t.slots_written as u64).sum();
+            let predicted = m.ns_per_gas * gas as f64
+                + m.ns_per_slot * slots as f64
+                + m.ns_per_tx * b.txs as f64
+                + m.ns_per_block;
+            (b.phases.sequential_ns as f64 / 1e6, predicted / 1e6)
+        })
+        .collect();
+    let max = pts.iter().flat_map(|p| [p.0, p.1]).fold(0.1, f64::max) * 1.1;
+    svg(|root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(
+                format!("Cost model: predicted vs measured (R² = {:.2})", m.r2),
+                ("sans-serif", 20),
+            )
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0f64..max, 0f64..max)?;
+        chart
+            .configure_mesh()
+            .x_desc("measured block time (ms)")
+            .y_desc("predicted (ms)")
+            .draw()?;
+        chart.draw_series(LineSeries::new(
+            vec![(0.0, 0.0), (max, max)],
+            BLACK.mix(0.3),
+        ))?;
+        chart.draw_series(
+            pts.into_iter()
+                .map(|p| Circle::new(p, 4, PALETTE[0].filled())),
+        )?;
+        Ok(())
+    })
+}
+
+/// Simulator: predicted speedup against threads per scheduler, measured points overlaid.
+fn simulator(predictions: &[Prediction]) -> String {
+    let max_t = predictions
+        .iter()
+        .map(|p| p.threads)
+        .max()
+        .unwrap_or(1)
+        .max(2);
+    let max_y = predictions
+        .iter()
+        .map(|p| p.predicted_speedup)
+        .fold(1.0, f64::max)
+        * 1.15;
+    let mut names: Vec<&str> = predictions.iter().map(|p| p.scheduler.as_str()).collect();
+    names.dedup();
+    svg(|root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(
+                "Simulator: predicted speedup (lines) vs measured (crosses)",
+                ("sans-serif", 20),
+            )
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d((1f64..max_t as f64).log_scale(), 0f64..max_y)?;
+        chart
+            .configure_mesh()
+            .x_desc("worker threads (log)")
+            .y_desc("speedup over 1 thread")
+            .draw()?;
+        for (k, name) in names.iter().enumerate() {
+            let color = PALETTE[k % PALETTE.len()];
+            let mine: Vec<&Prediction> = predictions
+                .iter()
+                .filter(|p| p.scheduler == *name)
+                .collect();
+            let one = mine
+                .iter()
+                .find(|p| p.threads == 1)
+                .and_then(|p| p.measured_ns);
+            chart
+                .draw_series(LineSeries::new(
+                    mine.iter().map(|p| (p.threads as f64, p.predicted_speedup)),
+                    color.stroke_width(2),
+                ))?
+                .label(name.to_string())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+            if let Some(one) = one {
+                chart.draw_series(mine.iter().filter_map(|p| {
+                    p.measured_ns.map(|m| {
+                        Cross::new(
+                            (p.threads as f64, one as f64 / m as f64),
+                            6,
+                            color.stroke_width(2),
+                        )
+                    })
+                }))?;
+            }
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperLeft)
+            .draw()?;
+        Ok(())
+    })
+}
+
+/// Renders the whole report. `predictions` come from [`crate::simulate::predict`].
+pub fn render(report: &BenchReport, predictions: &[Prediction]) -> String {
+    let mut html = String::new();
+    let _ = write!(
+        html,
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>gigagas report</title>\
+         <style>body{{font-family:sans-serif;max-width:980px;margin:2em auto;color:#222}}\
+         table{{border-collapse:collapse;margin:1em 0}}td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}\
+         th{{background:#f3f3f3}}td:first-child,th:first-child{{text-align:left}}figure{{margin:1.5em 0}}</style>\
+         </head><body><h1>gigagas benchmark report</h1>\
+         <p>Data: <b>{}</b> — {} blocks, {} transactions, {:.1} Mgas; {} repeats after {} warm-up pass(es) on {} cores ({}/{}); gigagas {}. \
+         Every run was verified before it was timed.</p><p><i>{}</i></p>",
+        escape(&report.data),
+        report.blocks.len(),
+        report.phases.txs,
+        report.blocks.iter().map(|b| b.gas_used).sum::<u64>() as f64 / 1e6,
+        report.settings.repeats,
+        report.settings.warmup,
+        report.machine.cores,
+        report.machine.os,
+        report.machine.arch,
+        escape(&report.gigagas_version),
+        escape(&report.throughput_definition),
+    );
+    html.push_str("<table><tr><th>mode</th><th>threads</th><th>scheduler</th><th>median ms</th><th>p90 ms</th><th>Mgas/s</th><th>vs seq</th><th>CP bound</th><th>% of bound</th></tr>");
+    for r in &report.runs {
+        let _ = write!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.0}</td><td>{:.2}x</td><td>{:.2}x</td><td>{}</td></tr>",
+            r.mode,
+            r.threads,
+            r.scheduler.as_deref().unwrap_or("-"),
+            r.median_ns as f64 / 1e6,
+            r.p90_ns as f64 / 1e6,
+            r.mgas_per_s,
+            r.speedup_vs_sequential,
+            r.critical_path_bound,
+            r.bound_fraction.map_or_else(|| "-".into(), |f| format!("{:.0}%", f * 100.0)),
+        );
+    }
+    html.push_str("</table>");
+    for (title, plot) in [
+        ("Throughput vs threads", throughput_vs_threads(report)),
+        ("Throughput vs block gas", throughput_vs_gas(report)),
+        ("Phases", phases(report)),
+        ("Transaction latency", latency(report)),
+        ("Cost model", cost_model(report)),
+        ("Scheduling simulator", simulator(predictions)),
+    ] {
+        let _ = write!(
+            html,
+            "<figure><figcaption><b>{title}</b></figcaption>{plot}</figure>"
+        );
+    }
+    html.push_str("</body></html>\n");
+    html
+}
