@@ -123,6 +123,48 @@ impl std::fmt::Display for Mode {
     }
 }
 
+/// Where sender recovery happens in a measured run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Recovery {
+    /// Senders recovered in advance; not part of the timed execution (the research setting).
+    Pre,
+    /// Each sender recovered inside execution, by the thread that runs the transaction.
+    Inline,
+}
+
+impl Recovery {
+    /// Name as used on the command line and in the JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Pre => "pre",
+            Self::Inline => "inline",
+        }
+    }
+}
+
+impl std::str::FromStr for Recovery {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "pre" => Ok(Self::Pre),
+            "inline" => Ok(Self::Inline),
+            _ => Err(format!(
+                "unknown sender recovery {s:?} (expected pre or inline)"
+            )),
+        }
+    }
+}
+
+/// One measured configuration: an execution mode and where sender recovery happens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Config {
+    /// Execution mode.
+    pub mode: Mode,
+    /// Sender recovery placement.
+    pub recovery: Recovery,
+}
+
 /// Timings of one verified run of one block.
 #[derive(Debug, Clone)]
 pub struct BlockRun {
@@ -143,7 +185,28 @@ pub fn run_block(
     mode: Mode,
     pool: Option<&WorkerPool>,
 ) -> Result<BlockRun, ExecError> {
+    run_block_with(case, mode, Recovery::Pre, pool)
+}
+
+/// [`run_block`] with a choice of where sender recovery happens.
+pub fn run_block_with(
+    case: &BlockCase<'_>,
+    mode: Mode,
+    recovery: Recovery,
+    pool: Option<&WorkerPool>,
+) -> Result<BlockRun, ExecError> {
     let input = case.prepared.input;
+    let inline;
+    let prepared = match recovery {
+        Recovery::Pre => &case.prepared,
+        Recovery::Inline => {
+            inline = PreparedBlock {
+                inline_recovery: true,
+                ..case.prepared.clone()
+            };
+            &inline
+        }
+    };
     let verify = |receipts: &[TxReceipt]| -> Result<u64, ExecError> {
         let t0 = Instant::now();
         compare_receipts(input.number(), &case.baseline.receipts, receipts)?;
@@ -152,7 +215,7 @@ pub fn run_block(
     };
     match mode {
         Mode::Sequential => {
-            let run = execute_sequential(&case.prepared, &input.pre_state)?;
+            let run = execute_sequential(prepared, &input.pre_state)?;
             let mut verify_nanos = verify(&run.receipts)?;
             let t0 = Instant::now();
             if run.access != case.baseline.access {
@@ -180,13 +243,7 @@ pub fn run_block(
                         block: input.number(),
                         what: format!("no worker pool with {threads} threads"),
                     })?;
-            let run = execute_parallel(
-                &case.prepared,
-                &input.pre_state,
-                &case.plan,
-                pool,
-                scheduler,
-            )?;
+            let run = execute_parallel(prepared, &input.pre_state, &case.plan, pool, scheduler)?;
             let verify_nanos = verify(&run.receipts)?;
             Ok(BlockRun {
                 exec_nanos: run.exec_nanos,
@@ -209,23 +266,35 @@ pub struct BenchOptions {
     pub warmup: usize,
     /// Timed passes per configuration, interleaved across configurations.
     pub repeats: usize,
+    /// Sender-recovery placements to measure (each with every mode).
+    pub recovery: Vec<Recovery>,
 }
 
 impl BenchOptions {
-    /// Every configuration: sequential first, then threads × schedulers.
-    pub fn modes(&self) -> Vec<Mode> {
-        let mut modes = vec![Mode::Sequential];
-        for &threads in &self.threads {
-            for &scheduler in &self.schedulers {
-                modes.push(Mode::Parallel { threads, scheduler });
+    /// Every configuration: per recovery placement, sequential first, then threads ×
+    /// schedulers.
+    pub fn configs(&self) -> Vec<Config> {
+        let mut configs = Vec::new();
+        for &recovery in &self.recovery {
+            configs.push(Config {
+                mode: Mode::Sequential,
+                recovery,
+            });
+            for &threads in &self.threads {
+                for &scheduler in &self.schedulers {
+                    configs.push(Config {
+                        mode: Mode::Parallel { threads, scheduler },
+                        recovery,
+                    });
+                }
             }
         }
-        modes
+        configs
     }
 
     /// Number of block runs `bench` performs on `blocks` blocks (for progress bars).
     pub fn steps(&self, blocks: usize) -> u64 {
-        (self.modes().len() * (self.warmup + self.repeats) * blocks) as u64
+        (self.configs().len() * (self.warmup + self.repeats) * blocks) as u64
     }
 }
 
@@ -239,18 +308,24 @@ pub fn bench(
     options: &BenchOptions,
     on_step: &(dyn Fn() + Sync),
 ) -> Result<BenchReport, ExecError> {
-    let modes = options.modes();
+    let modes = options.configs();
+    if modes.is_empty() {
+        return Err(ExecError::Unsupported {
+            block: 0,
+            what: "no configuration to measure (empty --recover-senders)".into(),
+        });
+    }
     let pools: BTreeMap<usize, WorkerPool> = options
         .threads
         .iter()
         .map(|&t| (t, WorkerPool::new(t)))
         .collect();
-    let pass = |mode: Mode| -> Result<Vec<BlockRun>, ExecError> {
-        let pool = pools.get(&mode.threads());
+    let pass = |config: Config| -> Result<Vec<BlockRun>, ExecError> {
+        let pool = pools.get(&config.mode.threads());
         cases
             .iter()
             .map(|case| {
-                let run = run_block(case, mode, pool);
+                let run = run_block_with(case, config.mode, config.recovery, pool);
                 on_step();
                 run
             })
@@ -278,7 +353,7 @@ fn assemble(
     dataset: &Dataset,
     cases: &[BlockCase<'_>],
     options: &BenchOptions,
-    modes: &[Mode],
+    modes: &[Config],
     runs: &[Vec<Vec<BlockRun>>],
 ) -> BenchReport {
     let total_gas: u64 = cases.iter().map(|c| c.prepared.input.gas_used()).sum();
@@ -292,20 +367,27 @@ fn assemble(
     // 1-thread per-transaction traces: the 1-thread ordered parallel run if measured, else the
     // sequential run; median over repeats per transaction (a typical run, like the run
     // medians it is compared with).
+    let pre = |m: &Config| m.recovery == Recovery::Pre;
+    let seq_index = modes
+        .iter()
+        .position(|m| m.mode == Mode::Sequential && pre(m))
+        .unwrap_or(0);
     let trace_mode = modes
         .iter()
         .position(|m| {
-            *m == Mode::Parallel {
-                threads: 1,
-                scheduler: Scheduler::Ordered,
-            }
+            pre(m)
+                && m.mode
+                    == Mode::Parallel {
+                        threads: 1,
+                        scheduler: Scheduler::Ordered,
+                    }
         })
         .or_else(|| {
             modes
                 .iter()
-                .position(|m| m.threads() == 1 && *m != Mode::Sequential)
+                .position(|m| pre(m) && m.mode.threads() == 1 && m.mode != Mode::Sequential)
         })
-        .unwrap_or(0);
+        .unwrap_or(seq_index);
     let traces: Vec<BlockTrace> = (0..cases.len())
         .map(|b| BlockTrace {
             tx_nanos: (0..cases[b].prepared.txs.len())
@@ -324,15 +406,17 @@ fn assemble(
     let medians: Vec<u64> = (0..modes.len())
         .map(|m| median(&repeat_sum(m, |r| r.exec_nanos)).unwrap_or(0))
         .collect();
-    let seq_median = medians[0].max(1);
-    let one_thread_median = |scheduler: Scheduler| {
+    let seq_median = medians[seq_index].max(1);
+    let one_thread_median = |scheduler: Scheduler, recovery: Recovery| {
         modes
             .iter()
             .position(|m| {
-                *m == Mode::Parallel {
-                    threads: 1,
-                    scheduler,
-                }
+                m.recovery == recovery
+                    && m.mode
+                        == Mode::Parallel {
+                            threads: 1,
+                            scheduler,
+                        }
             })
             .map(|m| medians[m])
     };
@@ -340,7 +424,8 @@ fn assemble(
     let run_reports: Vec<RunReport> = modes
         .iter()
         .enumerate()
-        .map(|(m, mode)| {
+        .map(|(m, config)| {
+            let mode = &config.mode;
             let repeat_ns = repeat_sum(m, |r| r.exec_nanos);
             let median_ns = medians[m].max(1);
             let threads = mode.threads();
@@ -354,11 +439,13 @@ fn assemble(
                 Mode::Parallel { scheduler, .. } => (
                     "parallel",
                     Some(scheduler.name().to_owned()),
-                    one_thread_median(*scheduler).map(|one| one as f64 / median_ns as f64 / bound),
+                    one_thread_median(*scheduler, config.recovery)
+                        .map(|one| one as f64 / median_ns as f64 / bound),
                 ),
             };
             RunReport {
                 mode: mode_name.into(),
+                recover_senders: config.recovery.name().into(),
                 threads,
                 scheduler,
                 total_gas,
@@ -381,7 +468,10 @@ fn assemble(
         })
         .collect();
 
-    let best = (1..modes.len()).min_by_key(|&m| medians[m]).unwrap_or(0);
+    let best = (0..modes.len())
+        .filter(|&m| pre(&modes[m]) && modes[m].mode != Mode::Sequential)
+        .min_by_key(|&m| medians[m])
+        .unwrap_or(seq_index);
     let blocks: Vec<BlockReport> = cases
         .iter()
         .enumerate()
@@ -400,7 +490,7 @@ fn assemble(
             phases: BlockPhases {
                 recover_ns: case.recover_nanos,
                 bal_prepare_ns: case.bal_prepare_nanos,
-                sequential_ns: block_median(0, b, |r| r.exec_nanos),
+                sequential_ns: block_median(seq_index, b, |r| r.exec_nanos),
                 parallel_ns: block_median(best, b, |r| r.exec_nanos),
                 commit_ns: block_median(best, b, |r| r.commit_nanos),
                 verify_ns: block_median(best, b, |r| r.verify_nanos),

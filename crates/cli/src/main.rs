@@ -3,7 +3,7 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use gigagas_bench::{bench, prepare, run_block, BenchOptions, BlockCase, Mode};
+use gigagas_bench::{bench, prepare, run_block, BenchOptions, BlockCase, Mode, Recovery};
 use gigagas_data::{DataSource, Dataset};
 use gigagas_exec::{Scheduler, WorkerPool};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -92,6 +92,10 @@ struct BenchArgs {
     /// Untimed, verified passes per configuration before timing.
     #[arg(long, default_value_t = 1)]
     warmup: usize,
+    /// Where senders are recovered, comma-separated: `pre` (in advance, not timed — the
+    /// throughput definition) and/or `inline` (by the executing thread, inside the timed run).
+    #[arg(long, value_delimiter = ',', default_value = "pre")]
+    recover_senders: Vec<Recovery>,
 }
 
 #[derive(Args)]
@@ -314,6 +318,11 @@ fn cmd_bench(args: BenchArgs) -> Result<()> {
         schedulers,
         warmup: args.warmup,
         repeats: args.repeats,
+        recovery: {
+            let mut r = args.recover_senders;
+            r.dedup();
+            r
+        },
     };
     let bar = progress(options.steps(cases.len()), "benchmarking");
     let report = bench(&dataset, &cases, &options, &|| bar.inc(1))?;

@@ -324,3 +324,32 @@ fn report_writes_one_self_contained_html_with_every_plot() {
     ]);
     assert!(!ok);
 }
+
+#[test]
+fn inline_sender_recovery_is_measured_as_its_own_configuration() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    let (_, json) = bench_fixture(
+        dir.path(),
+        "out.json",
+        &[
+            "--threads",
+            "2",
+            "--scheduler",
+            "ordered",
+            "--repeats",
+            "1",
+            "--recover-senders",
+            "pre,inline",
+        ],
+    );
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let runs = report["runs"].as_array().unwrap();
+    let placements: Vec<&str> = runs
+        .iter()
+        .map(|r| r["recover_senders"].as_str().unwrap())
+        .collect();
+    assert_eq!(placements, ["pre", "pre", "inline", "inline"]);
+    let (ok, _, stderr) = gigagas(&["bench", "--recover-senders", "later"]);
+    assert!(!ok && stderr.contains("later"), "{stderr}");
+}

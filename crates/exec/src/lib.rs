@@ -24,7 +24,7 @@ pub use env::{tx_env, BlockEnvs};
 pub use error::{ExecError, TxLabel};
 pub use lifecycle::{events_of, Lifecycle, LifecycleEvent};
 pub use parallel::{execute_parallel, ParallelPlan, ParallelRun};
-pub use recover::recover_senders;
+pub use recover::{recover_sender, recover_senders};
 pub use schedule::{Scheduler, WorkerPool};
 pub use sequential::{execute_sequential, BlockAccess, SequentialRun};
 pub use system::{post_execution, pre_execution};
@@ -44,6 +44,9 @@ pub struct PreparedBlock<'a> {
     pub envs: BlockEnvs,
     /// Transaction environments in block order.
     pub txs: Vec<TxEnv>,
+    /// Recover each sender inside execution (timed with it) instead of using the senders
+    /// recovered in advance.
+    pub inline_recovery: bool,
 }
 
 impl<'a> PreparedBlock<'a> {
@@ -56,7 +59,26 @@ impl<'a> PreparedBlock<'a> {
             .zip(senders)
             .map(|(tx, sender)| tx_env(&tx.envelope, *sender))
             .collect();
-        Ok(Self { input, envs, txs })
+        Ok(Self {
+            input,
+            envs,
+            txs,
+            inline_recovery: false,
+        })
+    }
+
+    /// The environment of transaction `i`. With inline recovery its sender is recovered from
+    /// the signature here, as part of execution.
+    pub fn tx_env(&self, i: usize) -> Result<TxEnv, ExecError> {
+        let mut tx = self.txs[i].clone();
+        if self.inline_recovery {
+            let homestead = self
+                .envs
+                .spec
+                .is_enabled_in(revm::primitives::hardfork::SpecId::HOMESTEAD);
+            tx.caller = recover::recover_sender(self.input, i, homestead)?;
+        }
+        Ok(tx)
     }
 
     /// Block number.

@@ -163,19 +163,19 @@ pub fn execute_parallel(
             let index = BlockAccessIndex::from_tx_index(i as u64);
             let t0 = Instant::now();
             evm.ctx.db_mut().position(index);
-            let outcome = evm.transact(block.txs[i].clone());
+            let outcome = block
+                .tx_env(i)
+                .and_then(|tx| evm.transact(tx).map_err(|e| evm_error(number, i, index, e)));
             let nanos = t0.elapsed().as_nanos() as u64;
-            let done = outcome
-                .map_err(|e| evm_error(number, i, index, e))
-                .and_then(|out| {
-                    check_tx(plan, number, i, index, &out.state)?;
-                    Ok(TxDone {
-                        result: out.result,
-                        diff: out.state,
-                        nanos,
-                        worker: worker as u32,
-                    })
-                });
+            let done = outcome.and_then(|out| {
+                check_tx(plan, number, i, index, &out.state)?;
+                Ok(TxDone {
+                    result: out.result,
+                    diff: out.state,
+                    nanos,
+                    worker: worker as u32,
+                })
+            });
             if done.is_err() {
                 abort.store(true, Ordering::Relaxed);
             }

@@ -12,32 +12,39 @@ use revm::primitives::hardfork::SpecId;
 /// value are accepted only before Homestead (EIP-2).
 pub fn recover_senders(block: &BlockInput) -> Result<Vec<Address>, ExecError> {
     let homestead = crate::spec::mainnet_spec(&block.header).is_enabled_in(SpecId::HOMESTEAD);
-    block
-        .transactions
-        .par_iter()
-        .enumerate()
-        .map(|(tx, t)| {
-            let recovered = if homestead {
-                t.envelope.recover_signer()
-            } else {
-                t.envelope.recover_signer_unchecked()
-            };
-            let sender = recovered.map_err(|e| ExecError::Sender {
-                block: block.number(),
-                tx,
-                what: e.to_string(),
-            })?;
-            if sender != t.claimed_sender {
-                return Err(ExecError::Sender {
-                    block: block.number(),
-                    tx,
-                    what: format!(
-                        "signature recovers to {sender}, the block file says {}",
-                        t.claimed_sender
-                    ),
-                });
-            }
-            Ok(sender)
-        })
+    (0..block.transactions.len())
+        .into_par_iter()
+        .map(|tx| recover_sender(block, tx, homestead))
         .collect()
+}
+
+/// Recovers the sender of transaction `tx` of `block` and checks it against the file's `from`.
+/// `homestead`: reject high-`s` signatures (EIP-2).
+pub fn recover_sender(
+    block: &BlockInput,
+    tx: usize,
+    homestead: bool,
+) -> Result<Address, ExecError> {
+    let t = &block.transactions[tx];
+    let recovered = if homestead {
+        t.envelope.recover_signer()
+    } else {
+        t.envelope.recover_signer_unchecked()
+    };
+    let sender = recovered.map_err(|e| ExecError::Sender {
+        block: block.number(),
+        tx,
+        what: e.to_string(),
+    })?;
+    if sender != t.claimed_sender {
+        return Err(ExecError::Sender {
+            block: block.number(),
+            tx,
+            what: format!(
+                "signature recovers to {sender}, the block file says {}",
+                t.claimed_sender
+            ),
+        });
+    }
+    Ok(sender)
 }

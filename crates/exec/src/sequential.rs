@@ -76,7 +76,7 @@ pub fn execute_sequential(
             let t0 = Instant::now();
             let index = BlockAccessIndex::from_tx_index(i as u64);
             evm.ctx.db_mut().set_bal_index(index);
-            let out = evm.transact(tx.clone()).map_err(|e| ExecError::Evm {
+            let out = evm.transact(block.tx_env(i)?).map_err(|e| ExecError::Evm {
                 block: number,
                 tx: TxLabel::Tx(i),
                 what: e.to_string(),

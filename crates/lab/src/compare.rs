@@ -77,9 +77,14 @@ pub fn verdict((lo, hi): (f64, f64), floor: f64) -> Verdict {
 }
 
 fn config(run: &RunReport) -> String {
+    let recovery = if run.recover_senders == "inline" {
+        "+recovery"
+    } else {
+        ""
+    };
     match &run.scheduler {
-        Some(s) => format!("{}/{}t/{s}", run.mode, run.threads),
-        None => run.mode.clone(),
+        Some(s) => format!("{}/{}t/{s}{recovery}", run.mode, run.threads),
+        None => format!("{}{recovery}", run.mode),
     }
 }
 

@@ -130,7 +130,7 @@ fn throughput_vs_threads(report: &BenchReport) -> String {
             let mut pts: Vec<(f64, f64)> = report
                 .runs
                 .iter()
-                .filter(|r| r.scheduler.as_deref() == Some(name))
+                .filter(|r| r.scheduler.as_deref() == Some(name) && r.recover_senders == "pre")
                 .map(|r| (r.threads as f64, r.mgas_per_s))
                 .collect();
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -155,9 +155,12 @@ fn throughput_vs_gas(report: &BenchReport) -> String {
     let best = report
         .runs
         .iter()
-        .filter(|r| r.mode == "parallel")
+        .filter(|r| r.mode == "parallel" && r.recover_senders == "pre")
         .max_by(|a, b| a.mgas_per_s.total_cmp(&b.mgas_per_s));
-    let seq = report.runs.iter().find(|r| r.mode == "sequential");
+    let seq = report
+        .runs
+        .iter()
+        .find(|r| r.mode == "sequential" && r.recover_senders == "pre");
     let points = |run: &crate::RunReport| -> Vec<(f64, f64)> {
         report
             .blocks
@@ -216,9 +219,18 @@ fn phases(report: &BenchReport) -> String {
     let mut rows: Vec<(String, [f64; 4])> = Vec::new();
     let recover = report.phases.recover_ns as f64 / 1e6;
     for run in &report.runs {
-        let label = match &run.scheduler {
+        let mut label = match &run.scheduler {
             Some(s) => format!("{}t {s}", run.threads),
             None => "seq".into(),
+        };
+        if run.recover_senders == "inline" {
+            label.push_str(" +rec");
+        }
+        // Inline runs already contain recovery in their execution time.
+        let recover = if run.recover_senders == "inline" {
+            0.0
+        } else {
+            recover
         };
         rows.push((
             label,
@@ -486,12 +498,13 @@ pub fn render(report: &BenchReport, predictions: &[Prediction]) -> String {
         escape(&report.gigagas_version),
         escape(&report.throughput_definition),
     );
-    html.push_str("<table><tr><th>mode</th><th>threads</th><th>scheduler</th><th>median ms</th><th>p90 ms</th><th>Mgas/s</th><th>vs seq</th><th>CP bound</th><th>% of bound</th></tr>");
+    html.push_str("<table><tr><th>mode</th><th>senders</th><th>threads</th><th>scheduler</th><th>median ms</th><th>p90 ms</th><th>Mgas/s</th><th>vs seq</th><th>CP bound</th><th>% of bound</th></tr>");
     for r in &report.runs {
         let _ = write!(
             html,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.0}</td><td>{:.2}x</td><td>{:.2}x</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.0}</td><td>{:.2}x</td><td>{:.2}x</td><td>{}</td></tr>",
             r.mode,
+            r.recover_senders,
             r.threads,
             r.scheduler.as_deref().unwrap_or("-"),
             r.median_ns as f64 / 1e6,

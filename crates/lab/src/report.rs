@@ -123,6 +123,9 @@ pub struct BlockPhases {
 pub struct RunReport {
     /// `sequential` or `parallel`.
     pub mode: String,
+    /// Where senders were recovered: `pre` (in advance, not timed) or `inline` (inside the
+    /// timed execution).
+    pub recover_senders: String,
     /// Worker threads (1 for sequential).
     pub threads: usize,
     /// Scheduler (`null` for sequential).

@@ -83,7 +83,7 @@ pub fn predict(
             report
                 .runs
                 .iter()
-                .find(|r| r.mode == "parallel" && r.threads == 1)
+                .find(|r| r.mode == "parallel" && r.recover_senders == "pre" && r.threads == 1)
         });
         // Per-block scaled transaction times.
         let blocks: Vec<(Vec<f64>, Vec<usize>)> = report

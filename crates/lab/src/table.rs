@@ -26,11 +26,15 @@ pub fn runs_table(report: &BenchReport) -> Table {
     let one_thread_work = report
         .runs
         .iter()
-        .find(|r| r.mode == "parallel" && r.threads == 1)
+        .find(|r| r.mode == "parallel" && r.threads == 1 && r.recover_senders == "pre")
         .map(|r| r.sum_tx_ns.max(1));
     for run in &report.runs {
         let row = vec![
-            Cell::new(&run.mode),
+            Cell::new(if run.recover_senders == "inline" {
+                format!("{} +recovery", run.mode)
+            } else {
+                run.mode.clone()
+            }),
             Cell::new(run.threads).set_alignment(CellAlignment::Right),
             Cell::new(run.scheduler.as_deref().unwrap_or("-")),
             Cell::new(format!("{:.1}", run.total_gas as f64 / 1e6))
@@ -86,7 +90,7 @@ pub fn phases_table(report: &BenchReport) -> Table {
     if let Some(best) = report
         .runs
         .iter()
-        .filter(|r| r.mode == "parallel")
+        .filter(|r| r.mode == "parallel" && r.recover_senders == "pre")
         .max_by(|a, b| a.mgas_per_s.total_cmp(&b.mgas_per_s))
     {
         table.add_row(vec![
