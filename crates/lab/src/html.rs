@@ -14,6 +14,32 @@ const PALETTE: [RGBColor; 4] = [
 ];
 
 type PlotResult = Result<(), Box<dyn std::error::Error>>;
+type Area<'s> = DrawingArea<SVGBackend<'s>, plotters::coord::Shift>;
+
+/// The common frame of every plot: title, margin and axis label areas.
+fn frame<'a, 'b, 's>(root: &'a Area<'s>, title: &str) -> ChartBuilder<'a, 'b, SVGBackend<'s>> {
+    let mut builder = ChartBuilder::on(root);
+    builder
+        .caption(title, ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60);
+    builder
+}
+
+/// Draws the series legend in the common style.
+fn legend<'a, 's: 'a, CT: plotters::coord::CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'s>, CT>,
+    position: SeriesLabelPosition,
+) -> PlotResult {
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .position(position)
+        .draw()?;
+    Ok(())
+}
 
 fn svg(
     draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, plotters::coord::Shift>) -> PlotResult,
@@ -89,11 +115,7 @@ fn throughput_vs_threads(report: &BenchReport) -> String {
         .fold(one * max_t as f64, f64::max)
         * 1.1;
     svg(|root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption("Throughput vs threads", ("sans-serif", 20))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
+        let mut chart = frame(root, "Throughput vs threads")
             .build_cartesian_2d(1f64..max_t as f64, 0f64..top.max(1.0))?;
         chart
             .configure_mesh()
@@ -140,12 +162,7 @@ fn throughput_vs_threads(report: &BenchReport) -> String {
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
             chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 4, color.filled())))?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperLeft)
-            .draw()?;
+        legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         Ok(())
     })
 }
@@ -179,11 +196,7 @@ fn throughput_vs_gas(report: &BenchReport) -> String {
     let max_x = all.iter().map(|p| p.0).fold(1.0, f64::max) * 1.05;
     let max_y = all.iter().map(|p| p.1).fold(1.0, f64::max) * 1.1;
     svg(|root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption("Per-block throughput vs block gas", ("sans-serif", 20))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
+        let mut chart = frame(root, "Per-block throughput vs block gas")
             .build_cartesian_2d(0f64..max_x, 0f64..max_y)?;
         chart
             .configure_mesh()
@@ -205,11 +218,7 @@ fn throughput_vs_gas(report: &BenchReport) -> String {
                 .label(label)
                 .legend(move |(x, y)| Circle::new((x + 10, y), 4, color.filled()));
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()?;
+        legend(&mut chart, SeriesLabelPosition::MiddleRight)?;
         Ok(())
     })
 }
@@ -254,14 +263,8 @@ fn phases(report: &BenchReport) -> String {
         "verification",
     ];
     svg(|root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(
-                "Phases per configuration (whole data set)",
-                ("sans-serif", 20),
-            )
-            .margin(12)
+        let mut chart = frame(root, "Phases per configuration (whole data set)")
             .x_label_area_size(50)
-            .y_label_area_size(60)
             .build_cartesian_2d(0f64..rows.len() as f64, 0f64..max)?;
         let labels: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
         chart
@@ -293,11 +296,7 @@ fn phases(report: &BenchReport) -> String {
                     Rectangle::new([(x, y - 5), (x + 15, y + 5)], color.filled())
                 });
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()?;
+        legend(&mut chart, SeriesLabelPosition::MiddleRight)?;
         Ok(())
     })
 }
@@ -322,14 +321,7 @@ fn latency(report: &BenchReport) -> String {
     let top = counts.iter().copied().max().unwrap_or(1) as f64 * 1.1;
     let longest = times.iter().copied().fold(0.0, f64::max);
     svg(|root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(
-                "Per-transaction execution time (1 thread)",
-                ("sans-serif", 20),
-            )
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
+        let mut chart = frame(root, "Per-transaction execution time (1 thread)")
             .build_cartesian_2d(lo..hi, 0f64..top.max(1.0))?;
         chart
             .configure_mesh()
@@ -350,11 +342,7 @@ fn latency(report: &BenchReport) -> String {
             ))?
             .label(format!("longest tx: {:.2} ms", 10f64.powf(longest) / 1e6))
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], PALETTE[3]));
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()?;
+        legend(&mut chart, SeriesLabelPosition::MiddleRight)?;
         Ok(())
     })
 }
@@ -379,15 +367,11 @@ fn cost_model(report: &BenchReport) -> String {
         .collect();
     let max = pts.iter().flat_map(|p| [p.0, p.1]).fold(0.1, f64::max) * 1.1;
     svg(|root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(
-                format!("Cost model: predicted vs measured (R² = {:.2})", m.r2),
-                ("sans-serif", 20),
-            )
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
-            .build_cartesian_2d(0f64..max, 0f64..max)?;
+        let mut chart = frame(
+            root,
+            &format!("Cost model: predicted vs measured (R² = {:.2})", m.r2),
+        )
+        .build_cartesian_2d(0f64..max, 0f64..max)?;
         chart
             .configure_mesh()
             .x_desc("measured block time (ms)")
@@ -421,15 +405,11 @@ fn simulator(predictions: &[Prediction]) -> String {
     let mut names: Vec<&str> = predictions.iter().map(|p| p.scheduler.as_str()).collect();
     names.dedup();
     svg(|root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(
-                "Simulator: predicted speedup (lines) vs measured (crosses)",
-                ("sans-serif", 20),
-            )
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
-            .build_cartesian_2d((1f64..max_t as f64).log_scale(), 0f64..max_y)?;
+        let mut chart = frame(
+            root,
+            "Simulator: predicted speedup (lines) vs measured (crosses)",
+        )
+        .build_cartesian_2d((1f64..max_t as f64).log_scale(), 0f64..max_y)?;
         chart
             .configure_mesh()
             .x_desc("worker threads (log)")
@@ -464,12 +444,7 @@ fn simulator(predictions: &[Prediction]) -> String {
                 }))?;
             }
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperLeft)
-            .draw()?;
+        legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         Ok(())
     })
 }
