@@ -9,12 +9,14 @@ mod mainnet;
 mod model;
 mod pack;
 mod prestate;
+mod shared;
 mod source;
 
 pub use error::DataError;
 pub use model::{BlockInput, Dataset, Transaction};
 pub use pack::pack_sample;
-pub use prestate::{PreState, PreStateError};
+pub use prestate::{PreAccount, PreState, PreStateError};
+pub use shared::shared_data_dir;
 pub use source::{DataSource, EMBEDDED_SAMPLE};
 
 /// Loads every block of a data set in the mainnet layout

@@ -170,6 +170,7 @@ fn load_block(
         transactions,
         withdrawals: raw.withdrawals.unwrap_or_default(),
         ommers: raw.uncles,
+        ommer_headers: Vec::new(),
         pre_state: Arc::new(pre_state),
         source: block_path,
     })

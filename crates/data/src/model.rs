@@ -33,8 +33,11 @@ pub struct BlockInput {
     pub transactions: Vec<Transaction>,
     /// Withdrawals (Shanghai and later), credited after the transactions.
     pub withdrawals: Vec<Withdrawal>,
-    /// Hashes of the included ommers (uncles); only their count is known to the data set.
+    /// Hashes of the included ommers (uncles).
     pub ommers: Vec<B256>,
+    /// Full ommer headers where the input carries them (blockchain tests), so that ommer
+    /// miners are rewarded; empty for the mainnet data, which has only the hashes.
+    pub ommer_headers: Vec<Header>,
     /// The state the block executes against, shared read-only by every worker.
     pub pre_state: Arc<PreState>,
     /// Where the block came from, for messages.

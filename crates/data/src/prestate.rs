@@ -68,6 +68,17 @@ impl PreState {
         self.accounts.iter()
     }
 
+    /// The block hashes `BLOCKHASH` may ask for.
+    pub fn block_hashes(&self) -> &Arc<HashMap<u64, B256>> {
+        &self.block_hashes
+    }
+
+    /// The same state with other block hashes (the ancestors of the next block).
+    pub fn with_block_hashes(mut self, block_hashes: Arc<HashMap<u64, B256>>) -> Self {
+        self.block_hashes = block_hashes;
+        self
+    }
+
     /// Number of accounts.
     pub fn len(&self) -> usize {
         self.accounts.len()

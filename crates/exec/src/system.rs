@@ -86,9 +86,9 @@ where
 /// block and ommer-inclusion rewards to the coinbase, withdrawals (Shanghai on) and the
 /// EIP-7002/7251 request sweeps (Prague on).
 ///
-/// The data sets carry ommer hashes but not ommer headers, so ommer miners' own rewards are
-/// not credited; they change neither receipts nor gas and no transaction of the block can
-/// observe them.
+/// Ommer miners are rewarded where the input carries the ommer headers (blockchain tests);
+/// the mainnet data has only ommer hashes, so there only the inclusion bonus is credited (the
+/// miners' own rewards change neither receipts nor gas, and no transaction can observe them).
 pub fn post_execution<DB: Database>(
     state: &mut State<DB>,
     input: &BlockInput,
@@ -109,6 +109,11 @@ where
     if reward > 0 {
         let ommer_bonus = reward / 32 * input.ommers.len() as u128;
         credits.push((input.header.beneficiary, reward + ommer_bonus));
+        // Ommer miners: (8 + ommer number - block number) / 8 of the block reward.
+        credits.extend(input.ommer_headers.iter().map(|ommer| {
+            let age = input.number().saturating_sub(ommer.number).min(8) as u128;
+            (ommer.beneficiary, reward * (8 - age) / 8)
+        }));
     }
     credits.extend(
         input
@@ -117,7 +122,17 @@ where
             .map(|w| (w.address, u128::from(w.amount) * 1_000_000_000)),
     );
     if !credits.is_empty() {
-        state.increment_balances(credits).map_err(err)?;
+        // One credit per address: `increment_balances` reads every balance before it commits
+        // any, so a repeated address (two withdrawals, a miner of block and ommer) would keep
+        // only its last credit.
+        let mut merged: Vec<(Address, u128)> = Vec::with_capacity(credits.len());
+        for (address, amount) in credits {
+            match merged.iter_mut().find(|(a, _)| *a == address) {
+                Some((_, total)) => *total += amount,
+                None => merged.push((address, amount)),
+            }
+        }
+        state.increment_balances(merged).map_err(err)?;
     }
     if cfg.spec.is_enabled_in(SpecId::PRAGUE) {
         for contract in [
