@@ -82,7 +82,7 @@ fn every_trie_test_root_matches() {
             }
         }
     }
-    assert!(checked > 20, "only {checked} TrieTests found");
+    assert!(checked >= 15, "only {checked} TrieTests found");
     assert!(prefixed <= 10, "{prefixed} tests with prefix keys");
     eprintln!("TrieTests: {checked} roots match, {prefixed} with prefix keys not built");
 }
