@@ -32,6 +32,9 @@ enum Command {
     /// Compare two bench results (B against A): throughput change per configuration with a
     /// bootstrap 95% interval and a verdict that counts only beyond --floor.
     Compare(CompareArgs),
+    /// Run Ethereum blockchain tests (files or directories) through the sequential and the
+    /// BAL-parallel path: state root, receipts root, bloom, gas, expected rejections.
+    Conformance(ConformanceArgs),
     /// Pack blocks of a mainnet-layout directory into a compressed sample archive.
     #[command(hide = true)]
     Pack(PackArgs),
@@ -153,6 +156,35 @@ fn parse_floor(s: &str) -> Result<f64, String> {
     Ok(value)
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum ConformanceMode {
+    /// Sequential path only.
+    Sequential,
+    /// BAL-parallel path only (the BAL is still built by a sequential run).
+    Parallel,
+    /// Both paths, each checked.
+    Both,
+}
+
+#[derive(Args)]
+struct ConformanceArgs {
+    /// Blockchain-test JSON files or directories (searched recursively).
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// Write the summary (schema gigagas.conformance/1) to FILE.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Execution paths to import every block through.
+    #[arg(long, value_enum, default_value = "both")]
+    mode: ConformanceMode,
+    /// Worker threads of the parallel path.
+    #[arg(long, default_value_t = 4)]
+    threads: usize,
+    /// Print every failure (default: the first 20).
+    #[arg(long)]
+    all_failures: bool,
+}
+
 #[derive(Args)]
 struct PackArgs {
     /// Source directory in the mainnet layout.
@@ -187,8 +219,106 @@ fn real_main() -> Result<()> {
         Command::Simulate(args) => cmd_simulate(args),
         Command::Compare(args) => cmd_compare(args),
         Command::Report(args) => cmd_report(args),
+        Command::Conformance(args) => cmd_conformance(args),
         Command::Pack(args) => cmd_pack(args),
     }
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename, so an interrupted run never
+/// leaves a partial file under the final name.
+fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
+    let tmp = path.with_extension("partial");
+    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
+    eprintln!("wrote {}", path.display());
+    Ok(())
+}
+
+fn cmd_conformance(args: ConformanceArgs) -> Result<()> {
+    use gigagas_conformance::{collect_files, run_files, Mode as CMode, RunOptions};
+    let files = collect_files(&args.paths)?;
+    if files.is_empty() {
+        bail!("no .json fixture files under the given paths");
+    }
+    let mode = match args.mode {
+        ConformanceMode::Sequential => CMode::Sequential,
+        ConformanceMode::Parallel => CMode::Parallel,
+        ConformanceMode::Both => CMode::Both,
+    };
+    let bar = progress(files.len() as u64, "files");
+    let summary = run_files(
+        &files,
+        RunOptions {
+            mode,
+            threads: args.threads.max(1),
+        },
+        &|| bar.inc(1),
+    );
+    bar.finish_and_clear();
+
+    let mut table = comfy_table::Table::new();
+    table.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
+    table.set_header(["directory", "passed", "failed", "skipped"]);
+    for (dir, c) in &summary.by_dir {
+        table.add_row([
+            dir.clone(),
+            c.passed.to_string(),
+            c.failed.to_string(),
+            c.skipped.to_string(),
+        ]);
+    }
+    println!("{table}");
+    let mut forks = comfy_table::Table::new();
+    forks.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
+    forks.set_header(["network", "passed", "failed", "skipped"]);
+    for (fork, c) in &summary.by_fork {
+        forks.add_row([
+            fork.clone(),
+            c.passed.to_string(),
+            c.failed.to_string(),
+            c.skipped.to_string(),
+        ]);
+    }
+    println!("{forks}");
+    for (reason, n) in &summary.skip_reasons {
+        println!("skipped {n:>5}: {reason}");
+    }
+    for (reason, n) in &summary.failure_reasons {
+        println!("failed  {n:>5}: {reason}");
+    }
+    let shown = if args.all_failures { usize::MAX } else { 20 };
+    for f in summary.failures.iter().take(shown) {
+        println!(
+            "FAIL {} :: {} [{}] {}: {}",
+            f.file, f.test, f.fork, f.reason, f.detail
+        );
+    }
+    if summary.failures.len() > shown {
+        println!(
+            "... {} more failures (--all-failures or --json)",
+            summary.failures.len() - shown
+        );
+    }
+    println!(
+        "{} tests ({} mode): {} passed, {} failed, {} skipped in {:.1} s",
+        summary.total(),
+        summary.mode,
+        summary.passed,
+        summary.failed,
+        summary.skipped,
+        summary.wall_seconds
+    );
+    if let Some(path) = &args.json {
+        write_atomic(path, &serde_json::to_vec_pretty(&summary)?)?;
+    }
+    if summary.failed > 0 {
+        bail!(
+            "{} of {} conformance tests failed",
+            summary.failed,
+            summary.total()
+        );
+    }
+    Ok(())
 }
 
 fn load(data: &DataArg) -> Result<Dataset> {
@@ -344,11 +474,7 @@ fn cmd_bench(args: BenchArgs) -> Result<()> {
         println!("{table}");
     }
     if let Some(path) = &args.json {
-        let json = serde_json::to_vec_pretty(&report)?;
-        let tmp = path.with_extension("json.partial");
-        std::fs::write(&tmp, json).with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
-        eprintln!("wrote {}", path.display());
+        write_atomic(path, &serde_json::to_vec_pretty(&report)?)?;
     }
     Ok(())
 }

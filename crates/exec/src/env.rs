@@ -32,7 +32,12 @@ impl BlockEnvs {
                 what: "the DAO fork's irregular state change".into(),
             });
         }
-        let spec = spec::mainnet_spec(header);
+        Ok(Self::with_spec(input, spec::mainnet_spec(header)))
+    }
+
+    /// Derives the environment of `input` under the fork rules `spec` (chain id 1).
+    pub fn with_spec(input: &BlockInput, spec: SpecId) -> Self {
+        let header = &input.header;
         let mut cfg = CfgEnv::<SpecId>::default().with_spec_and_mainnet_gas_params(spec);
         cfg.chain_id = 1;
         let blob_excess_gas_and_price = header.excess_blob_gas.map(|excess| {
@@ -54,7 +59,7 @@ impl BlockEnvs {
             blob_excess_gas_and_price,
             ..Default::default()
         };
-        Ok(Self { spec, cfg, block })
+        Self { spec, cfg, block }
     }
 }
 

@@ -23,7 +23,18 @@ pub enum ExecError {
         /// What went wrong.
         what: String,
     },
-    /// revm rejected a transaction or a state read failed (including reads the BAL does not
+    /// The transaction is invalid in this block (nonce, balance, intrinsic gas, fee caps,
+    /// blob rules, gas above what the block has left, ...): the block must be rejected.
+    #[error("block {block} tx {tx}: invalid transaction: {what}")]
+    InvalidTx {
+        /// Block number.
+        block: u64,
+        /// Transaction index.
+        tx: usize,
+        /// The rule it breaks.
+        what: String,
+    },
+    /// revm failed on a transaction or a state read failed (including reads the BAL does not
     /// cover, which mean the BAL is lying).
     #[error("block {block} tx {tx}: {what}")]
     Evm {
@@ -75,6 +86,53 @@ impl std::fmt::Display for TxLabel {
 }
 
 impl ExecError {
+    /// Maps a revm error for transaction `tx`: validation failures become
+    /// [`ExecError::InvalidTx`], everything else [`ExecError::Evm`].
+    pub(crate) fn from_evm<E: std::fmt::Display>(
+        block: u64,
+        tx: usize,
+        err: revm::context::result::EVMError<E>,
+    ) -> Self {
+        use revm::context::result::EVMError;
+        match err {
+            EVMError::Transaction(e) => Self::InvalidTx {
+                block,
+                tx,
+                what: e.to_string(),
+            },
+            EVMError::Header(e) => Self::InvalidTx {
+                block,
+                tx,
+                what: e.to_string(),
+            },
+            other => Self::Evm {
+                block,
+                tx: TxLabel::Tx(tx),
+                what: other.to_string(),
+            },
+        }
+    }
+
+    /// The EIP-1559/yellow-paper block gas check: a transaction may not ask for more gas
+    /// than the block has left after the transactions before it.
+    pub(crate) fn check_gas_allowance(
+        block: u64,
+        tx: usize,
+        tx_gas_limit: u64,
+        block_gas_limit: u64,
+        cumulative_before: u64,
+    ) -> Result<(), Self> {
+        let left = block_gas_limit.saturating_sub(cumulative_before);
+        if tx_gas_limit > left {
+            return Err(Self::InvalidTx {
+                block,
+                tx,
+                what: format!("gas limit {tx_gas_limit} exceeds the {left} gas the block has left"),
+            });
+        }
+        Ok(())
+    }
+
     pub(crate) fn bal(block: u64, violation: BalViolation) -> Self {
         Self::Verify(VerifyError::Bal {
             block,

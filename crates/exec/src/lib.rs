@@ -25,7 +25,7 @@ pub use error::{ExecError, TxLabel};
 pub use lifecycle::{events_of, Lifecycle, LifecycleEvent};
 pub use parallel::{execute_parallel, ParallelPlan, ParallelRun};
 pub use recover::{recover_sender, recover_senders};
-pub use schedule::{Scheduler, WorkerPool};
+pub use schedule::{Scheduler, WorkerPool, WORKER_STACK_BYTES};
 pub use sequential::{execute_sequential, BlockAccess, SequentialRun};
 pub use system::{post_execution, pre_execution};
 pub use worker_db::WorkerDb;
@@ -52,19 +52,23 @@ pub struct PreparedBlock<'a> {
 impl<'a> PreparedBlock<'a> {
     /// Prepares `input` for execution with the given recovered `senders`.
     pub fn new(input: &'a BlockInput, senders: &[Address]) -> Result<Self, ExecError> {
-        let envs = BlockEnvs::mainnet(input)?;
+        Ok(Self::with_envs(input, senders, BlockEnvs::mainnet(input)?))
+    }
+
+    /// Prepares `input` for execution in the environment `envs` (e.g. a test chain's fork).
+    pub fn with_envs(input: &'a BlockInput, senders: &[Address], envs: BlockEnvs) -> Self {
         let txs = input
             .transactions
             .iter()
             .zip(senders)
             .map(|(tx, sender)| tx_env(&tx.envelope, *sender))
             .collect();
-        Ok(Self {
+        Self {
             input,
             envs,
             txs,
             inline_recovery: false,
-        })
+        }
     }
 
     /// The environment of transaction `i`. With inline recovery its sender is recovered from

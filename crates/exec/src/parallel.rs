@@ -5,7 +5,7 @@ use crate::{
     lifecycle::{events_of, LifecycleEvent},
     receipt_of, system,
     worker_db::WorkerDb,
-    BlockAccess, ExecError, Lifecycle, PreparedBlock, Scheduler, TxLabel, WorkerPool,
+    BlockAccess, ExecError, Lifecycle, PreparedBlock, Scheduler, WorkerPool,
 };
 use alloy_eip7928::{validate_block_access_list, BlockAccessIndex, BlockAccessList};
 use alloy_primitives::{Address, B256};
@@ -15,7 +15,7 @@ use gigagas_verify::{
 };
 use revm::{
     context::{result::EVMError, ContextTr},
-    database::State,
+    database::{CacheState, State},
     database_interface::{bal::EvmDatabaseError, DatabaseCommit},
     handler::{MainBuilder, MainContext},
     state::{
@@ -86,6 +86,9 @@ pub struct ParallelRun {
     /// Wall time of the canonical commit: pre/post-execution, the transactions' state
     /// changes applied in block order and the BAL rebuilt and compared; nanoseconds.
     pub commit_nanos: u64,
+    /// Every account the block touched, in its final state after the canonical commit (the
+    /// input of `gigagas_state::apply_changes`).
+    pub post: CacheState,
 }
 
 struct TxDone {
@@ -118,11 +121,7 @@ fn evm_error(
         EVMError::Database(EvmDatabaseError::Bal(BalError::SlotNotFound { address, slot })) => {
             missing(address, BalItem::Storage(slot))
         }
-        other => ExecError::Evm {
-            block,
-            tx: TxLabel::Tx(tx),
-            what: other.to_string(),
-        },
+        other => ExecError::from_evm(block, tx, other),
     }
 }
 
@@ -199,26 +198,31 @@ pub fn execute_parallel(
     }
     debug_assert_eq!(done.len(), n);
     let mut cumulative = 0u64;
-    let receipts: Vec<TxReceipt> = done
-        .iter()
-        .zip(&block.txs)
-        .map(|(d, tx)| {
-            cumulative += d.result.tx_gas_used();
-            receipt_of(tx, &d.result, cumulative)
-        })
-        .collect();
+    let mut receipts: Vec<TxReceipt> = Vec::with_capacity(n);
+    for (i, (d, tx)) in done.iter().zip(&block.txs).enumerate() {
+        ExecError::check_gas_allowance(
+            number,
+            i,
+            tx.gas_limit,
+            block.envs.block.gas_limit,
+            cumulative,
+        )?;
+        cumulative += d.result.tx_gas_used();
+        receipts.push(receipt_of(tx, &d.result, cumulative));
+    }
     let exec_nanos = start.elapsed().as_nanos() as u64;
 
     let tx_nanos = done.iter().map(|d| d.nanos).collect();
     let tx_worker = done.iter().map(|d| d.worker).collect();
     let commit_start = Instant::now();
-    commit_and_rebuild(block, pre_state, plan, done.into_iter().map(|d| d.diff))?;
+    let post = commit_and_rebuild(block, pre_state, plan, done.into_iter().map(|d| d.diff))?;
     Ok(ParallelRun {
         receipts,
         tx_nanos,
         tx_worker,
         exec_nanos,
         commit_nanos: commit_start.elapsed().as_nanos() as u64,
+        post,
     })
 }
 
@@ -265,13 +269,13 @@ fn first_event_difference(
 
 /// Applies the transactions' state changes in block order on a canonical state with the BAL
 /// builder (pre- and post-execution included) and requires the rebuilt BAL to equal the
-/// given one.
+/// given one. Returns the final accounts.
 fn commit_and_rebuild(
     block: &PreparedBlock<'_>,
     pre_state: &PreState,
     plan: &ParallelPlan,
     diffs: impl Iterator<Item = EvmState>,
-) -> Result<(), ExecError> {
+) -> Result<CacheState, ExecError> {
     let mut state = State::builder()
         .with_database_ref(pre_state)
         .with_bal_builder()
@@ -293,5 +297,5 @@ fn commit_and_rebuild(
             BalViolation::RebuiltDiffers(what),
         ));
     }
-    Ok(())
+    Ok(std::mem::take(&mut state.cache))
 }

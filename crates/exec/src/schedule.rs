@@ -79,6 +79,10 @@ pub struct WorkerPool {
     threads: usize,
 }
 
+/// Stack of every worker thread: deep call chains in the EVM need more than the 2 MiB
+/// default (virtual memory; only touched pages are committed).
+pub const WORKER_STACK_BYTES: usize = 64 << 20;
+
 impl WorkerPool {
     /// A pool of `threads` workers (at least one).
     pub fn new(threads: usize) -> Self {
@@ -86,6 +90,7 @@ impl WorkerPool {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("gigagas-worker-{i}"))
+            .stack_size(WORKER_STACK_BYTES)
             .build()
             .expect("spawning worker threads");
         Self { pool, threads }

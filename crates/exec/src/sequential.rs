@@ -1,13 +1,16 @@
 //! The sequential baseline: one transaction after another on one state, building the BAL.
 
-use crate::{lifecycle::Lifecycle, receipt_of, system, ExecError, PreparedBlock, TxLabel};
+use crate::{lifecycle::Lifecycle, receipt_of, system, ExecError, PreparedBlock};
 use alloy_eip7928::{compute_block_access_list_hash, BlockAccessIndex, BlockAccessList};
 use alloy_primitives::B256;
 use gigagas_data::PreState;
 use gigagas_verify::TxReceipt;
 use revm::{
-    context::ContextTr, database::State, handler::MainBuilder, handler::MainContext, Context,
-    ExecuteCommitEvm, ExecuteEvm,
+    context::ContextTr,
+    database::{CacheState, State},
+    handler::MainBuilder,
+    handler::MainContext,
+    Context, ExecuteCommitEvm, ExecuteEvm,
 };
 use std::time::Instant;
 
@@ -44,6 +47,9 @@ pub struct SequentialRun {
     /// Wall time of the whole block: pre-execution, transactions, post-execution, BAL
     /// construction; nanoseconds.
     pub exec_nanos: u64,
+    /// Every account the block touched, in its final state (the input of
+    /// `gigagas_state::apply_changes`).
+    pub post: CacheState,
 }
 
 /// Executes `block` sequentially on `pre_state` with revm's BAL builder.
@@ -76,11 +82,16 @@ pub fn execute_sequential(
             let t0 = Instant::now();
             let index = BlockAccessIndex::from_tx_index(i as u64);
             evm.ctx.db_mut().set_bal_index(index);
-            let out = evm.transact(block.tx_env(i)?).map_err(|e| ExecError::Evm {
-                block: number,
-                tx: TxLabel::Tx(i),
-                what: e.to_string(),
-            })?;
+            ExecError::check_gas_allowance(
+                number,
+                i,
+                tx.gas_limit,
+                block.envs.block.gas_limit,
+                cumulative,
+            )?;
+            let out = evm
+                .transact(block.tx_env(i)?)
+                .map_err(|e| ExecError::from_evm(number, i, e))?;
             lifecycle.record(index, &out.state);
             tx_slots.push(slot_counts(&out.state));
             evm.commit(out.state);
@@ -101,6 +112,7 @@ pub fn execute_sequential(
         tx_slots,
         tx_gas_spent,
         exec_nanos,
+        post: std::mem::take(&mut state.cache),
     })
 }
 

@@ -53,7 +53,7 @@ pub fn block_reward(spec: SpecId) -> u128 {
     const ETH: u128 = 1_000_000_000_000_000_000;
     if spec.is_enabled_in(SpecId::MERGE) {
         0
-    } else if spec.is_enabled_in(SpecId::CONSTANTINOPLE) {
+    } else if spec.is_enabled_in(SpecId::PETERSBURG) {
         2 * ETH
     } else if spec.is_enabled_in(SpecId::BYZANTIUM) {
         3 * ETH

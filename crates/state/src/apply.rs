@@ -8,8 +8,8 @@ use revm::database::CacheState;
 /// every transaction and the post-execution operations were committed) to `pre`.
 ///
 /// Accounts that no longer exist (self-destructed, or touched while empty after EIP-161) are
-/// removed; an account whose storage revm knows completely (created or destroyed in the
-/// block) replaces its storage, others overlay it; zero-valued slots are dropped. Block hashes
+/// removed; a self-destructed account's storage is wiped before its new slots are written,
+/// others overlay theirs; zero-valued slots are dropped. Block hashes
 /// are carried over unchanged.
 pub fn apply_changes(pre: &PreState, cache: &CacheState) -> PreState {
     let mut accounts: HashMap<_, _> = pre
@@ -25,7 +25,9 @@ pub fn apply_changes(pre: &PreState, cache: &CacheState) -> PreState {
             continue;
         };
         let entry = accounts.entry(*address).or_insert_with(PreAccount::default);
-        if cached.status.is_storage_known() {
+        // Only a self-destruct wipes storage. (`is_storage_known` is also true for an
+        // account revm first saw without nonce and code, which may still hold storage.)
+        if cached.status.was_destroyed() {
             entry.storage.clear();
         }
         for (slot, value) in &plain.storage {
@@ -37,11 +39,13 @@ pub fn apply_changes(pre: &PreState, cache: &CacheState) -> PreState {
         }
         let mut info = plain.info.clone();
         if info.code.is_none() {
-            info.code = cache
-                .contracts
-                .get(&info.code_hash)
-                .cloned()
-                .or_else(|| entry.info.code.clone().filter(|_| entry.info.code_hash == info.code_hash));
+            info.code = cache.contracts.get(&info.code_hash).cloned().or_else(|| {
+                entry
+                    .info
+                    .code
+                    .clone()
+                    .filter(|_| entry.info.code_hash == info.code_hash)
+            });
         }
         entry.info = info;
     }

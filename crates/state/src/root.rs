@@ -107,8 +107,11 @@ mod tests {
 
     #[test]
     fn prefix_keys_are_an_error_not_a_panic() {
-        let err = trie_root(vec![(b"do".to_vec(), b"verb".to_vec()), (b"dog".to_vec(), b"puppy".to_vec())])
-            .unwrap_err();
+        let err = trie_root(vec![
+            (b"do".to_vec(), b"verb".to_vec()),
+            (b"dog".to_vec(), b"puppy".to_vec()),
+        ])
+        .unwrap_err();
         assert_eq!(err.shorter, "646f");
     }
 

@@ -1,0 +1,493 @@
+//! Imports one blockchain test: genesis, then every block through the selected paths.
+
+use crate::{
+    fixture::{genesis_state, to_pre_account, BlockchainTest},
+    fork::{parse_network, NetworkError, Schedule},
+    header::{self, Body, RuleError},
+};
+use alloy_consensus::{transaction::SignerRecoverable, Block, Header, TxEnvelope};
+use alloy_primitives::{hex, map::HashMap, Address, B256, U256};
+use alloy_rlp::Decodable;
+use gigagas_data::{BlockInput, PreState, Transaction};
+use gigagas_exec::{
+    execute_parallel, execute_sequential, BlockEnvs, ExecError, ParallelPlan, PreparedBlock,
+    Scheduler, WorkerPool,
+};
+use gigagas_verify::{check_against_header, compare_receipts, VerifyError};
+use revm::primitives::hardfork::SpecId;
+use std::{path::Path, sync::Arc};
+
+/// Which execution paths import each block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Sequential execution only (it also builds the BAL, unchecked by a second path).
+    Sequential,
+    /// The BAL-parallel path only (the BAL still comes from a sequential run, whose results
+    /// are not checked).
+    Parallel,
+    /// Both paths, each checked against the fixture.
+    Both,
+}
+
+impl Mode {
+    fn checks_sequential(self) -> bool {
+        matches!(self, Self::Sequential | Self::Both)
+    }
+    fn runs_parallel(self) -> bool {
+        matches!(self, Self::Parallel | Self::Both)
+    }
+}
+
+/// Why a block was not imported.
+#[derive(Debug, thiserror::Error)]
+pub enum Rejection {
+    /// The block RLP does not decode (or has trailing bytes).
+    #[error("block RLP does not decode: {0}")]
+    Decode(String),
+    /// The parent is not a block this test imported.
+    #[error("unknown parent {0}")]
+    UnknownParent(B256),
+    /// A header or body rule is broken.
+    #[error("header/body rule {0}")]
+    Rule(#[from] RuleError),
+    /// A transaction's signature does not recover.
+    #[error("tx {tx}: signature: {what}")]
+    Signature {
+        /// Transaction index.
+        tx: usize,
+        /// Recovery error.
+        what: String,
+    },
+    /// Execution in `path` rejected the block or its results differ from the header.
+    #[error("{path}: {error}")]
+    Execution {
+        /// `sequential` or `parallel`.
+        path: &'static str,
+        /// The engine's error (names block, transaction, account, slot).
+        error: Box<ExecError>,
+    },
+    /// The post-state root of `path` differs from the header's.
+    #[error("{path}: state root mismatch: header has {expected}, execution produced {actual}")]
+    StateRoot {
+        /// `sequential` or `parallel`.
+        path: &'static str,
+        /// Header value.
+        expected: B256,
+        /// Computed value.
+        actual: B256,
+    },
+}
+
+impl Rejection {
+    /// Short category for grouping failures.
+    pub fn category(&self) -> String {
+        match self {
+            Self::Decode(_) => "rlp decode".into(),
+            Self::UnknownParent(_) => "unknown parent".into(),
+            Self::Rule(r) => format!("rule {}", r.rule),
+            Self::Signature { .. } => "signature".into(),
+            Self::Execution { path, error } => match error.as_ref() {
+                ExecError::InvalidTx { .. } => format!("{path}: invalid tx"),
+                ExecError::Verify(VerifyError::Header { field, .. }) => format!("{path}: {field}"),
+                ExecError::Verify(VerifyError::TxResult { field, .. }) => {
+                    format!("{path}: parallel != sequential {field}")
+                }
+                ExecError::Verify(VerifyError::Bal { .. }) => format!("{path}: BAL check"),
+                ExecError::Lifecycle { .. } => format!("{path}: lifecycle"),
+                ExecError::Evm { .. } => format!("{path}: evm error"),
+                ExecError::Sender { .. } => format!("{path}: sender"),
+                ExecError::Unsupported { .. } => format!("{path}: unsupported"),
+            },
+            Self::StateRoot { path, .. } => format!("{path}: state root"),
+        }
+    }
+}
+
+/// A test's result before it is labelled with file and name.
+#[derive(Debug, Clone)]
+pub enum TestResult {
+    /// Every block behaved as the fixture says, in every selected path.
+    Passed {
+        /// Blocks imported.
+        imported: usize,
+        /// Blocks rejected as expected.
+        rejected: usize,
+    },
+    /// Something differs; `category` groups failures, `detail` names block/tx/account/slot.
+    Failed {
+        /// Short reason.
+        category: String,
+        /// Full message.
+        detail: String,
+    },
+    /// Not run, with the reason.
+    Skipped(String),
+}
+
+fn failed(category: impl Into<String>, detail: impl Into<String>) -> TestResult {
+    TestResult::Failed {
+        category: category.into(),
+        detail: detail.into(),
+    }
+}
+
+/// A block of the test chain after import.
+struct Imported {
+    header: Header,
+    spec: SpecId,
+    state: Arc<PreState>,
+    total_difficulty: U256,
+}
+
+/// Tests revm 43 cannot pass, by fixture file name, with the reason (skipped, not failed).
+const KNOWN_ENGINE_GAPS: &[(&str, &str)] = &[(
+    "InitCollisionParis.json",
+    "EIP-7610 (CREATE onto an address with non-empty storage must collide) is not implemented by revm 43",
+)];
+
+/// Expected-exception names that need checks this runner does not make (ommer header
+/// validation); a test expecting one is skipped with this reason.
+fn unchecked_exception(expected: &str) -> Option<&'static str> {
+    let all_unchecked = expected.split('|').all(|e| {
+        let e = e.trim();
+        (e.contains("UNCLE") && !e.contains("UNCLES_OVER_PARIS")) || e.contains("OMMER")
+    });
+    all_unchecked
+        .then_some("expects an ommer (uncle) header rejection; ommer headers are not validated")
+}
+
+/// Runs one test through `mode` on `pool`. `source` labels error messages.
+pub fn run_test(test: &BlockchainTest, mode: Mode, pool: &WorkerPool, source: &Path) -> TestResult {
+    let schedule = match parse_network(&test.network) {
+        Ok(s) => s,
+        Err(NetworkError::Unknown(name)) => {
+            return failed("unknown fork", format!("unknown network {name:?}"))
+        }
+        Err(NetworkError::Unsupported(why)) => return TestResult::Skipped(why.to_owned()),
+    };
+    if let Some((_, why)) = KNOWN_ENGINE_GAPS
+        .iter()
+        .find(|(file, _)| source.file_name().is_some_and(|f| f == *file))
+    {
+        return TestResult::Skipped((*why).to_owned());
+    }
+    if let Some(why) = test
+        .blocks
+        .iter()
+        .filter_map(|b| b.expect_exception.as_deref())
+        .find_map(unchecked_exception)
+    {
+        return TestResult::Skipped(why.to_owned());
+    }
+
+    // Genesis.
+    let genesis_state = genesis_state(&test.pre);
+    let root = gigagas_state::state_root(&genesis_state);
+    if root != test.genesis_block_header.state_root {
+        return failed(
+            "genesis state root",
+            format!(
+                "genesis: pre-state root {root}, header has {}",
+                test.genesis_block_header.state_root
+            ),
+        );
+    }
+    let Some(genesis_rlp) = &test.genesis_rlp else {
+        return failed("fixture", "no genesisRLP");
+    };
+    let genesis = match Header::decode(&mut &genesis_rlp[..])
+        .or_else(|_| Block::<TxEnvelope>::decode(&mut &genesis_rlp[..]).map(|b| b.header))
+    {
+        Ok(h) => h,
+        Err(e) => return failed("fixture", format!("genesis RLP: {e}")),
+    };
+    let genesis_hash = genesis.hash_slow();
+    if genesis_hash != test.genesis_block_header.hash {
+        return failed(
+            "fixture",
+            format!(
+                "genesis hash {genesis_hash}, fixture says {}",
+                test.genesis_block_header.hash
+            ),
+        );
+    }
+    let mut chain: HashMap<B256, Imported> = HashMap::default();
+    chain.insert(
+        genesis_hash,
+        Imported {
+            spec: schedule.spec(0, genesis.timestamp, U256::ZERO),
+            total_difficulty: genesis.difficulty,
+            header: genesis,
+            state: Arc::new(genesis_state),
+        },
+    );
+
+    let (mut imported, mut rejected) = (0, 0);
+    for (k, block) in test.blocks.iter().enumerate() {
+        let outcome = import_block(&block.rlp, &chain, &schedule, mode, pool, source, k);
+        match (outcome, &block.expect_exception) {
+            (Ok((hash, block)), None) => {
+                chain.insert(hash, block);
+                imported += 1;
+            }
+            (Ok((hash, _)), Some(expected)) => {
+                return failed(
+                    "accepted an invalid block",
+                    format!("block #{k} ({hash}) imported, but the fixture expects {expected}"),
+                )
+            }
+            (Err(_), Some(_)) => rejected += 1,
+            (Err(rejection), None) => {
+                return failed(rejection.category(), format!("block #{k}: {rejection}"));
+            }
+        }
+    }
+
+    // End state at the head.
+    let Some(head) = chain.get(&test.lastblockhash) else {
+        return failed(
+            "head",
+            format!("lastblockhash {} was not imported", test.lastblockhash),
+        );
+    };
+    if let Some(expected) = &test.post_state {
+        if let Some(diff) = first_state_difference(expected, &head.state) {
+            return failed("post state", diff);
+        }
+    }
+    if let Some(expected) = test.post_state_hash {
+        let root = gigagas_state::state_root(&head.state);
+        if root != expected {
+            return failed(
+                "post state",
+                format!("head state root {root}, postStateHash {expected}"),
+            );
+        }
+    }
+    TestResult::Passed { imported, rejected }
+}
+
+/// Hashes of the up to 256 ancestors of a block whose parent is `parent`.
+fn ancestor_hashes(chain: &HashMap<B256, Imported>, parent: B256) -> HashMap<u64, B256> {
+    let mut hashes = HashMap::default();
+    let mut cursor = parent;
+    while let Some(block) = chain.get(&cursor) {
+        hashes.insert(block.header.number, cursor);
+        if hashes.len() == 256 || block.header.number == 0 {
+            break;
+        }
+        cursor = block.header.parent_hash;
+    }
+    hashes
+}
+
+fn import_block(
+    rlp_hex: &str,
+    chain: &HashMap<B256, Imported>,
+    schedule: &Schedule,
+    mode: Mode,
+    pool: &WorkerPool,
+    source: &Path,
+    position: usize,
+) -> Result<(B256, Imported), Rejection> {
+    let bytes = hex::decode(rlp_hex).map_err(|e| Rejection::Decode(e.to_string()))?;
+    let mut slice = &bytes[..];
+    let block =
+        Block::<TxEnvelope>::decode(&mut slice).map_err(|e| Rejection::Decode(e.to_string()))?;
+    if !slice.is_empty() {
+        return Err(Rejection::Decode(format!("{} trailing bytes", slice.len())));
+    }
+    let hash = block.header.hash_slow();
+    let parent = chain
+        .get(&block.header.parent_hash)
+        .ok_or(Rejection::UnknownParent(block.header.parent_hash))?;
+    let spec = schedule.spec(
+        block.header.number,
+        block.header.timestamp,
+        parent.total_difficulty,
+    );
+    let body = Body {
+        transactions: &block.body.transactions,
+        ommers: &block.body.ommers,
+        withdrawals: block.body.withdrawals.as_ref().map(|w| w.0.as_slice()),
+    };
+    header::check(&block.header, &body, spec, &parent.header, parent.spec)?;
+    header::check_transactions_form(&block.body.transactions)?;
+
+    let homestead = spec.is_enabled_in(SpecId::HOMESTEAD);
+    let senders = block
+        .body
+        .transactions
+        .iter()
+        .enumerate()
+        .map(|(tx, envelope)| {
+            let recovered = if homestead {
+                envelope.recover_signer()
+            } else {
+                envelope.recover_signer_unchecked()
+            };
+            recovered.map_err(|e| Rejection::Signature {
+                tx,
+                what: e.to_string(),
+            })
+        })
+        .collect::<Result<Vec<Address>, _>>()?;
+
+    let pre = Arc::new(
+        (*parent.state)
+            .clone()
+            .with_block_hashes(Arc::new(ancestor_hashes(chain, block.header.parent_hash))),
+    );
+    let input = BlockInput {
+        hash,
+        transactions: block
+            .body
+            .transactions
+            .iter()
+            .zip(&senders)
+            .map(|(envelope, sender)| Transaction {
+                envelope: envelope.clone(),
+                claimed_sender: *sender,
+            })
+            .collect(),
+        withdrawals: block
+            .body
+            .withdrawals
+            .clone()
+            .map(|w| w.0)
+            .unwrap_or_default(),
+        ommers: block.body.ommers.iter().map(Header::hash_slow).collect(),
+        ommer_headers: block.body.ommers.clone(),
+        pre_state: pre.clone(),
+        source: source.to_path_buf(),
+        header: block.header,
+    };
+    let prepared = PreparedBlock::with_envs(&input, &senders, BlockEnvs::with_spec(&input, spec));
+    let check_receipts_root = prepared.has_status_receipts();
+    let exec = |path: &'static str| {
+        move |e: ExecError| Rejection::Execution {
+            path,
+            error: Box::new(e),
+        }
+    };
+
+    // Sequential: builds the BAL (and, in sequential/both mode, is checked itself).
+    let sequential = execute_sequential(&prepared, &pre).map_err(exec("sequential"))?;
+    let mut post = None;
+    if mode.checks_sequential() {
+        check_against_header(&input.header, &sequential.receipts, check_receipts_root)
+            .map_err(|e| exec("sequential")(e.into()))?;
+        post = Some(checked_post_state(
+            &pre,
+            &sequential.post,
+            &input.header,
+            "sequential",
+        )?);
+    }
+
+    if mode.runs_parallel() {
+        let gas: Vec<u64> = sequential.receipts.iter().map(|r| r.gas_used).collect();
+        let plan = ParallelPlan::new(
+            input.number(),
+            &sequential.access,
+            input.transactions.len(),
+            Some(gas),
+        )
+        .map_err(exec("parallel"))?;
+        // Rotate schedulers over the blocks so every dispatch order is exercised.
+        let scheduler = Scheduler::ALL[position % Scheduler::ALL.len()];
+        let parallel =
+            execute_parallel(&prepared, &pre, &plan, pool, scheduler).map_err(exec("parallel"))?;
+        check_against_header(&input.header, &parallel.receipts, check_receipts_root)
+            .map_err(|e| exec("parallel")(e.into()))?;
+        if mode.checks_sequential() {
+            compare_receipts(input.number(), &sequential.receipts, &parallel.receipts)
+                .map_err(|e| exec("parallel")(e.into()))?;
+        }
+        post = Some(checked_post_state(
+            &pre,
+            &parallel.post,
+            &input.header,
+            "parallel",
+        )?);
+    }
+    let state = post.expect("a mode checks at least one path");
+    let total_difficulty = parent.total_difficulty + input.header.difficulty;
+    Ok((
+        hash,
+        Imported {
+            header: input.header,
+            spec,
+            state: Arc::new(state),
+            total_difficulty,
+        },
+    ))
+}
+
+/// Post-state of one path, its root checked against the header.
+fn checked_post_state(
+    pre: &PreState,
+    cache: &revm::database::CacheState,
+    header: &Header,
+    path: &'static str,
+) -> Result<PreState, Rejection> {
+    let post = gigagas_state::apply_changes(pre, cache);
+    let root = gigagas_state::state_root(&post);
+    if root != header.state_root {
+        return Err(Rejection::StateRoot {
+            path,
+            expected: header.state_root,
+            actual: root,
+        });
+    }
+    Ok(post)
+}
+
+/// First account where `state` differs from the fixture's expected state, described.
+fn first_state_difference(
+    expected: &std::collections::BTreeMap<Address, crate::fixture::FixtureAccount>,
+    state: &PreState,
+) -> Option<String> {
+    for (address, fixture) in expected {
+        let want = to_pre_account(fixture);
+        let Some(have) = state.account(address) else {
+            return Some(format!("account {address} missing from the head state"));
+        };
+        if want.info.balance != have.info.balance {
+            return Some(format!(
+                "account {address}: balance {} expected {}",
+                have.info.balance, want.info.balance
+            ));
+        }
+        if want.info.nonce != have.info.nonce {
+            return Some(format!(
+                "account {address}: nonce {} expected {}",
+                have.info.nonce, want.info.nonce
+            ));
+        }
+        if want.info.code_hash != have.info.code_hash {
+            return Some(format!(
+                "account {address}: code hash {} expected {}",
+                have.info.code_hash, want.info.code_hash
+            ));
+        }
+        for (slot, value) in want.storage.iter().chain(have.storage.iter()) {
+            let (w, h) = (
+                want.storage.get(slot).copied().unwrap_or_default(),
+                have.storage.get(slot).copied().unwrap_or_default(),
+            );
+            if w != h {
+                let _ = value;
+                return Some(format!(
+                    "account {address} slot {slot:#x}: {h:#x} expected {w:#x}"
+                ));
+            }
+        }
+    }
+    let extra = state
+        .accounts()
+        .map(|(a, _)| a)
+        .find(|a| !expected.contains_key(*a));
+    extra.map(|a| format!("account {a} exists in the head state but not in postState"))
+}

@@ -1,0 +1,175 @@
+//! Pass / fail / skip counts per directory, fork and reason.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Outcome of one test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Every selected path agreed with the fixture.
+    Passed,
+    /// Something differs (or the fixture could not be read).
+    Failed,
+    /// Not run; `reason` says why.
+    Skipped,
+}
+
+/// One test's labelled outcome.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    /// Fixture file.
+    pub file: String,
+    /// Directory label (path below `BlockchainTests/`).
+    pub dir: String,
+    /// Test name (`<file>` when the whole file failed to load).
+    pub test: String,
+    /// Network as the fixture names it.
+    pub fork: String,
+    /// Result.
+    pub status: Status,
+    /// Failure category or skip reason (empty when passed).
+    pub reason: String,
+    /// Full message for failures (names block, tx, account, slot).
+    pub detail: String,
+}
+
+/// Counts of one group.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    /// Tests passed.
+    pub passed: usize,
+    /// Tests failed.
+    pub failed: usize,
+    /// Tests skipped.
+    pub skipped: usize,
+}
+
+impl Counts {
+    fn add(&mut self, status: Status) {
+        match status {
+            Status::Passed => self.passed += 1,
+            Status::Failed => self.failed += 1,
+            Status::Skipped => self.skipped += 1,
+        }
+    }
+
+    /// Tests counted.
+    pub fn total(&self) -> usize {
+        self.passed + self.failed + self.skipped
+    }
+}
+
+/// The summary of a conformance run (`--json` writes exactly this).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Summary {
+    /// Schema identifier.
+    pub schema: &'static str,
+    /// Paths run: `sequential`, `parallel` or `both`.
+    pub mode: String,
+    /// Tests passed in every selected path.
+    pub passed: usize,
+    /// Tests failed.
+    pub failed: usize,
+    /// Tests skipped (each with a reason).
+    pub skipped: usize,
+    /// Counts per directory.
+    pub by_dir: BTreeMap<String, Counts>,
+    /// Counts per network.
+    pub by_fork: BTreeMap<String, Counts>,
+    /// Failures per category.
+    pub failure_reasons: BTreeMap<String, usize>,
+    /// Skips per reason.
+    pub skip_reasons: BTreeMap<String, usize>,
+    /// Every failure.
+    pub failures: Vec<Outcome>,
+    /// Every skip.
+    pub skips: Vec<Outcome>,
+    /// Wall time of the run, seconds.
+    pub wall_seconds: f64,
+}
+
+/// Schema identifier of [`Summary`].
+pub const SCHEMA: &str = "gigagas.conformance/1";
+
+impl Summary {
+    /// Builds the summary of `outcomes`.
+    pub fn new(mode: &str, outcomes: Vec<Outcome>, wall_seconds: f64) -> Self {
+        let mut s = Summary {
+            schema: SCHEMA,
+            mode: mode.to_owned(),
+            wall_seconds,
+            ..Default::default()
+        };
+        for o in outcomes {
+            s.by_dir.entry(o.dir.clone()).or_default().add(o.status);
+            s.by_fork.entry(o.fork.clone()).or_default().add(o.status);
+            match o.status {
+                Status::Passed => s.passed += 1,
+                Status::Failed => {
+                    s.failed += 1;
+                    *s.failure_reasons.entry(o.reason.clone()).or_default() += 1;
+                    s.failures.push(o);
+                }
+                Status::Skipped => {
+                    s.skipped += 1;
+                    *s.skip_reasons.entry(o.reason.clone()).or_default() += 1;
+                    s.skips.push(o);
+                }
+            }
+        }
+        s
+    }
+
+    /// Tests counted.
+    pub fn total(&self) -> usize {
+        self.passed + self.failed + self.skipped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(dir: &str, status: Status, reason: &str) -> Outcome {
+        Outcome {
+            file: format!("{dir}/a.json"),
+            dir: dir.into(),
+            test: "t".into(),
+            fork: "Cancun".into(),
+            status,
+            reason: reason.into(),
+            detail: String::new(),
+        }
+    }
+
+    #[test]
+    fn counts_group_by_dir_fork_and_reason() {
+        let s = Summary::new(
+            "both",
+            vec![
+                outcome("A", Status::Passed, ""),
+                outcome("A", Status::Failed, "state root"),
+                outcome("B", Status::Failed, "state root"),
+                outcome("B", Status::Skipped, "why"),
+            ],
+            1.0,
+        );
+        assert_eq!((s.passed, s.failed, s.skipped), (1, 2, 1));
+        assert_eq!(
+            s.by_dir["A"],
+            Counts {
+                passed: 1,
+                failed: 1,
+                skipped: 0
+            }
+        );
+        assert_eq!(s.by_fork["Cancun"].total(), 4);
+        assert_eq!(s.failure_reasons["state root"], 2);
+        assert_eq!(s.skips.len(), 1);
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(json["passed"], 1);
+        assert_eq!(json["failed"], 2);
+        assert_eq!(json["skipped"], 1);
+    }
+}
