@@ -1,0 +1,173 @@
+//! The blockchain-test runner on the bundled fixtures (always), on tampered copies of them
+//! (each tamper must fail, naming what differs), and on a representative subset of the
+//! shared ethereum/tests set (both paths, no failure allowed).
+
+use gigagas_conformance::{
+    chain::TestResult, collect_files, fixture, run_files, run_test, Mode, RunOptions,
+};
+use gigagas_exec::WorkerPool;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// The first test of a bundled fixture file, as JSON.
+fn first_test(file: &str) -> Value {
+    let text = std::fs::read_to_string(fixtures_dir().join(file)).unwrap();
+    fixture::parse_file(&text)
+        .unwrap()
+        .into_values()
+        .next()
+        .unwrap()
+}
+
+fn run(value: Value, mode: Mode) -> TestResult {
+    let test = fixture::parse_test(value).expect("test parses");
+    run_test(&test, mode, &WorkerPool::new(3), Path::new("tampered.json"))
+}
+
+fn failure(result: TestResult) -> (String, String) {
+    match result {
+        TestResult::Failed { category, detail } => (category, detail),
+        other => panic!("expected a failure, got {other:?}"),
+    }
+}
+
+#[test]
+fn bundled_fixtures_pass_in_every_mode() {
+    let files = collect_files(&[fixtures_dir()]).unwrap();
+    assert_eq!(files.len(), 4);
+    for mode in [Mode::Sequential, Mode::Parallel, Mode::Both] {
+        let summary = run_files(&files, RunOptions { mode, threads: 3 }, &|| {});
+        assert_eq!(summary.failed, 0, "{mode:?}: {:#?}", summary.failures);
+        assert_eq!(summary.skipped, 0);
+        assert_eq!(summary.passed, 6, "{mode:?}");
+        // Two fixtures expect rejections; their directory counts must be there.
+        assert_eq!(summary.by_fork["FrontierToHomesteadAt5"].passed, 1);
+    }
+}
+
+#[test]
+fn a_wrong_state_root_in_a_header_is_caught_by_both_paths() {
+    let mut value = first_test("balance_within_block.json");
+    let header_root = value["blocks"][0]["blockHeader"]["stateRoot"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("0x")
+        .to_owned();
+    let rlp = value["blocks"][0]["rlp"].as_str().unwrap().to_owned();
+    assert!(rlp.contains(&header_root));
+    let wrong = format!("{:064x}", 0xdead_beefu64);
+    value["blocks"][0]["rlp"] = Value::String(rlp.replace(&header_root, &wrong));
+    for (mode, path) in [
+        (Mode::Sequential, "sequential"),
+        (Mode::Parallel, "parallel"),
+    ] {
+        let (category, detail) = failure(run(value.clone(), mode));
+        assert_eq!(category, format!("{path}: state root"), "{detail}");
+        assert!(detail.contains("deadbeef"), "{detail}");
+    }
+}
+
+#[test]
+fn a_wrong_expected_post_state_names_the_account() {
+    let mut value = first_test("balance_within_block.json");
+    let post = value["postState"].as_object_mut().unwrap();
+    let (address, account) = post.iter_mut().next().unwrap();
+    let address = address.clone();
+    account["balance"] = Value::String("0x1234".into());
+    let (category, detail) = failure(run(value, Mode::Both));
+    assert_eq!(category, "post state");
+    assert!(detail.contains(&address[2..]), "{detail}");
+}
+
+#[test]
+fn an_invalid_block_that_is_accepted_fails_the_test() {
+    // Drop the expectation from a block the fixture says must be rejected.
+    let mut value = first_test("baseFee.json");
+    let blocks = value["blocks"].as_array_mut().unwrap();
+    let invalid = blocks
+        .iter_mut()
+        .find(|b| b.get("expectException").is_some())
+        .unwrap();
+    invalid.as_object_mut().unwrap().remove("expectException");
+    let (category, detail) = failure(run(value, Mode::Both));
+    assert!(
+        category.starts_with("rule") || category.contains("invalid tx"),
+        "{category}: {detail}"
+    );
+}
+
+#[test]
+fn bad_input_fails_the_test_and_the_run_goes_on() {
+    let mut unknown_fork = first_test("balance_within_block.json");
+    unknown_fork["network"] = Value::String("Atlantis".into());
+    let (category, _) = failure(run(unknown_fork, Mode::Both));
+    assert_eq!(category, "unknown fork");
+
+    let mut bad_rlp = first_test("balance_within_block.json");
+    bad_rlp["blocks"][0]["rlp"] = Value::String("0xf9ffff01".into());
+    let (category, _) = failure(run(bad_rlp, Mode::Both));
+    assert_eq!(category, "rlp decode");
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("broken.json"), "{ not json").unwrap();
+    std::fs::copy(
+        fixtures_dir().join("double_kill.json"),
+        dir.path().join("double_kill.json"),
+    )
+    .unwrap();
+    let files = collect_files(&[dir.path().to_path_buf()]).unwrap();
+    let summary = run_files(
+        &files,
+        RunOptions {
+            mode: Mode::Both,
+            threads: 2,
+        },
+        &|| {},
+    );
+    assert_eq!((summary.passed, summary.failed), (2, 1));
+    assert_eq!(summary.failures[0].reason, "invalid JSON");
+    assert!(summary.failures[0].file.ends_with("broken.json"));
+}
+
+/// A representative subset of the shared ethereum/tests set, both paths.
+#[test]
+fn shared_subset_passes_in_both_paths() {
+    let Some(root) = gigagas_data::shared_data_dir("ethereum-tests/BlockchainTests") else {
+        return;
+    };
+    let dirs: Vec<PathBuf> = [
+        "ValidBlocks",
+        "InvalidBlocks",
+        "TransitionTests",
+        "GeneralStateTests/stSStoreTest",
+        "GeneralStateTests/stSelfBalance",
+        "GeneralStateTests/Pyspecs/cancun",
+    ]
+    .iter()
+    .map(|d| root.join(d))
+    .collect();
+    let files = collect_files(&dirs).unwrap();
+    let summary = run_files(
+        &files,
+        RunOptions {
+            mode: Mode::Both,
+            threads: 4,
+        },
+        &|| {},
+    );
+    assert_eq!(summary.failed, 0, "{:#?}", summary.failures);
+    assert!(summary.passed > 1000, "only {} passed", summary.passed);
+    assert!(
+        summary.skipped * 50 < summary.total(),
+        "{:?}",
+        summary.skip_reasons
+    );
+    eprintln!(
+        "shared subset: {} passed, {} skipped ({:?})",
+        summary.passed, summary.skipped, summary.skip_reasons
+    );
+}
