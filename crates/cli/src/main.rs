@@ -183,6 +183,11 @@ struct ConformanceArgs {
     /// Print every failure (default: the first 20).
     #[arg(long)]
     all_failures: bool,
+    /// Also run up to N BAL mutants of each kind (wrong value, missing/extra write, write at
+    /// the wrong index, missing read/account, unordered, duplicate) on every valid block; the
+    /// parallel path must reject each, naming the defect.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    mutations: usize,
 }
 
 #[derive(Args)]
@@ -251,6 +256,7 @@ fn cmd_conformance(args: ConformanceArgs) -> Result<()> {
         RunOptions {
             mode,
             threads: args.threads.max(1),
+            mutations: args.mutations,
         },
         &|| bar.inc(1),
     );
@@ -280,6 +286,18 @@ fn cmd_conformance(args: ConformanceArgs) -> Result<()> {
         ]);
     }
     println!("{forks}");
+    if !summary.mutants_rejected.is_empty() {
+        let total: usize = summary.mutants_rejected.values().sum();
+        let kinds: Vec<String> = summary
+            .mutants_rejected
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        println!(
+            "BAL mutants rejected (each naming its defect): {total} — {}",
+            kinds.join(", ")
+        );
+    }
     for (reason, n) in &summary.skip_reasons {
         println!("skipped {n:>5}: {reason}");
     }

@@ -10,12 +10,16 @@ use alloy_primitives::{hex, map::HashMap, Address, B256, U256};
 use alloy_rlp::Decodable;
 use gigagas_data::{BlockInput, PreState, Transaction};
 use gigagas_exec::{
-    execute_parallel, execute_sequential, BlockEnvs, ExecError, ParallelPlan, PreparedBlock,
-    Scheduler, WorkerPool,
+    execute_parallel, execute_sequential, BlockAccess, BlockEnvs, ExecError, ParallelPlan,
+    PreparedBlock, Scheduler, WorkerPool,
 };
-use gigagas_verify::{check_against_header, compare_receipts, VerifyError};
+use gigagas_verify::{
+    check_against_header, compare_receipts,
+    mutation::{mutants, MutationKind},
+    VerifyError,
+};
 use revm::primitives::hardfork::SpecId;
-use std::{path::Path, sync::Arc};
+use std::{collections::BTreeMap, path::Path, sync::Arc};
 
 /// Which execution paths import each block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -67,6 +71,24 @@ pub enum Rejection {
         /// The engine's error (names block, transaction, account, slot).
         error: Box<ExecError>,
     },
+    /// The parallel path accepted a BAL with one lie in it.
+    #[error("BAL mutant accepted ({}): {description}", kind.name())]
+    MutantAccepted {
+        /// The lie.
+        kind: MutationKind,
+        /// Where.
+        description: String,
+    },
+    /// The parallel path rejected a lying BAL, but not with an error naming the BAL defect.
+    #[error("BAL mutant ({}) {description} rejected without naming the defect: {error}", kind.name())]
+    MutantMisreported {
+        /// The lie.
+        kind: MutationKind,
+        /// Where.
+        description: String,
+        /// The error it gave.
+        error: Box<ExecError>,
+    },
     /// The post-state root of `path` differs from the header's.
     #[error("{path}: state root mismatch: header has {expected}, execution produced {actual}")]
     StateRoot {
@@ -100,6 +122,10 @@ impl Rejection {
                 ExecError::Unsupported { .. } => format!("{path}: unsupported"),
             },
             Self::StateRoot { path, .. } => format!("{path}: state root"),
+            Self::MutantAccepted { kind, .. } => format!("BAL mutant accepted: {}", kind.name()),
+            Self::MutantMisreported { kind, .. } => {
+                format!("BAL mutant misreported: {}", kind.name())
+            }
         }
     }
 }
@@ -113,6 +139,8 @@ pub enum TestResult {
         imported: usize,
         /// Blocks rejected as expected.
         rejected: usize,
+        /// BAL mutants generated (and rejected) per kind.
+        mutants: BTreeMap<MutationKind, usize>,
     },
     /// Something differs; `category` groups failures, `detail` names block/tx/account/slot.
     Failed {
@@ -157,8 +185,16 @@ fn unchecked_exception(expected: &str) -> Option<&'static str> {
         .then_some("expects an ommer (uncle) header rejection; ommer headers are not validated")
 }
 
-/// Runs one test through `mode` on `pool`. `source` labels error messages.
-pub fn run_test(test: &BlockchainTest, mode: Mode, pool: &WorkerPool, source: &Path) -> TestResult {
+/// Runs one test through `mode` on `pool`; with `mutations > 0`, also that many BAL mutants
+/// of each kind per valid block, each of which the parallel path must reject naming the
+/// defect. `source` labels error messages.
+pub fn run_test(
+    test: &BlockchainTest,
+    mode: Mode,
+    mutations: usize,
+    pool: &WorkerPool,
+    source: &Path,
+) -> TestResult {
     let schedule = match parse_network(&test.network) {
         Ok(s) => s,
         Err(NetworkError::Unknown(name)) => {
@@ -224,14 +260,27 @@ pub fn run_test(test: &BlockchainTest, mode: Mode, pool: &WorkerPool, source: &P
     );
 
     let (mut imported, mut rejected) = (0, 0);
+    let mut mutants = BTreeMap::new();
     for (k, block) in test.blocks.iter().enumerate() {
-        let outcome = import_block(&block.rlp, &chain, &schedule, mode, pool, source, k);
+        let settings = ImportSettings {
+            mode,
+            mutations: if block.expect_exception.is_none() && mode.runs_parallel() {
+                mutations
+            } else {
+                0
+            },
+            position: k,
+        };
+        let outcome = import_block(&block.rlp, &chain, &schedule, settings, pool, source);
         match (outcome, &block.expect_exception) {
-            (Ok((hash, block)), None) => {
+            (Ok((hash, block, killed)), None) => {
                 chain.insert(hash, block);
                 imported += 1;
+                for (kind, n) in killed {
+                    *mutants.entry(kind).or_default() += n;
+                }
             }
-            (Ok((hash, _)), Some(expected)) => {
+            (Ok((hash, ..)), Some(expected)) => {
                 return failed(
                     "accepted an invalid block",
                     format!("block #{k} ({hash}) imported, but the fixture expects {expected}"),
@@ -265,7 +314,21 @@ pub fn run_test(test: &BlockchainTest, mode: Mode, pool: &WorkerPool, source: &P
             );
         }
     }
-    TestResult::Passed { imported, rejected }
+    TestResult::Passed {
+        imported,
+        rejected,
+        mutants,
+    }
+}
+
+/// Per-block settings of an import.
+#[derive(Clone, Copy)]
+struct ImportSettings {
+    mode: Mode,
+    /// BAL mutants per kind to try (0: none).
+    mutations: usize,
+    /// Position of the block in the fixture (rotates the scheduler).
+    position: usize,
 }
 
 /// Hashes of the up to 256 ancestors of a block whose parent is `parent`.
@@ -286,11 +349,15 @@ fn import_block(
     rlp_hex: &str,
     chain: &HashMap<B256, Imported>,
     schedule: &Schedule,
-    mode: Mode,
+    settings: ImportSettings,
     pool: &WorkerPool,
     source: &Path,
-    position: usize,
-) -> Result<(B256, Imported), Rejection> {
+) -> Result<(B256, Imported, BTreeMap<MutationKind, usize>), Rejection> {
+    let ImportSettings {
+        mode,
+        mutations,
+        position,
+    } = settings;
     let bytes = hex::decode(rlp_hex).map_err(|e| Rejection::Decode(e.to_string()))?;
     let mut slice = &bytes[..];
     let block =
@@ -412,6 +479,11 @@ fn import_block(
             "parallel",
         )?);
     }
+    let killed = if mutations > 0 {
+        reject_mutants(&prepared, &pre, &sequential.access, mutations, pool)?
+    } else {
+        BTreeMap::new()
+    };
     let state = post.expect("a mode checks at least one path");
     let total_difficulty = parent.total_difficulty + input.header.difficulty;
     Ok((
@@ -422,7 +494,49 @@ fn import_block(
             state: Arc::new(state),
             total_difficulty,
         },
+        killed,
     ))
+}
+
+/// Runs the parallel path on `per_kind` mutants of each kind of the block's (correct) BAL;
+/// every one must be rejected with a BAL or lifecycle error. Returns the count per kind.
+fn reject_mutants(
+    prepared: &PreparedBlock<'_>,
+    pre: &PreState,
+    access: &BlockAccess,
+    per_kind: usize,
+    pool: &WorkerPool,
+) -> Result<BTreeMap<MutationKind, usize>, Rejection> {
+    let n = prepared.txs.len();
+    let mut killed = BTreeMap::new();
+    for mutant in mutants(&access.bal, n, per_kind) {
+        let lying = BlockAccess {
+            bal: mutant.bal,
+            lifecycle: access.lifecycle.clone(),
+        };
+        // Ordered dispatch: the lowest-index defect is always the one reported.
+        let result = ParallelPlan::new(prepared.number(), &lying, n, None)
+            .and_then(|plan| execute_parallel(prepared, pre, &plan, pool, Scheduler::Ordered));
+        match result {
+            Ok(_) => {
+                return Err(Rejection::MutantAccepted {
+                    kind: mutant.kind,
+                    description: mutant.description,
+                })
+            }
+            Err(ExecError::Verify(VerifyError::Bal { .. }) | ExecError::Lifecycle { .. }) => {
+                *killed.entry(mutant.kind).or_default() += 1;
+            }
+            Err(other) => {
+                return Err(Rejection::MutantMisreported {
+                    kind: mutant.kind,
+                    description: mutant.description,
+                    error: Box::new(other),
+                })
+            }
+        }
+    }
+    Ok(killed)
 }
 
 /// Post-state of one path, its root checked against the header.

@@ -19,6 +19,8 @@ pub struct RunOptions {
     pub mode: Mode,
     /// Worker threads of the parallel path.
     pub threads: usize,
+    /// BAL mutants per kind to try on every valid block (0: none).
+    pub mutations: usize,
 }
 
 /// Every `.json` file under `paths` (files as given, directories recursively), sorted.
@@ -78,6 +80,7 @@ fn run_file(file: &Path, options: RunOptions, pool: &WorkerPool) -> Vec<Outcome>
         status,
         reason,
         detail,
+        mutants: Default::default(),
     };
     let whole_file = |reason: &str, detail: String| {
         vec![label(
@@ -118,7 +121,7 @@ fn run_file(file: &Path, options: RunOptions, pool: &WorkerPool) -> Vec<Outcome>
             };
             // A panic inside the engine is a failure of this test, not of the run.
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                run_test(&test, options.mode, pool, file)
+                run_test(&test, options.mode, options.mutations, pool, file)
             }))
             .unwrap_or_else(|panic| TestResult::Failed {
                 category: "panic".into(),
@@ -129,9 +132,13 @@ fn run_file(file: &Path, options: RunOptions, pool: &WorkerPool) -> Vec<Outcome>
                     .unwrap_or_default(),
             });
             match result {
-                TestResult::Passed { .. } => {
-                    label(&name, &fork, Status::Passed, String::new(), String::new())
-                }
+                TestResult::Passed { mutants, .. } => Outcome {
+                    mutants: mutants
+                        .into_iter()
+                        .map(|(k, n)| (k.name().to_owned(), n))
+                        .collect(),
+                    ..label(&name, &fork, Status::Passed, String::new(), String::new())
+                },
                 TestResult::Failed { category, detail } => {
                     label(&name, &fork, Status::Failed, category, detail)
                 }

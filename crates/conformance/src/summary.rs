@@ -32,6 +32,9 @@ pub struct Outcome {
     pub reason: String,
     /// Full message for failures (names block, tx, account, slot).
     pub detail: String,
+    /// BAL mutants rejected, per kind (passed tests only).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub mutants: BTreeMap<String, usize>,
 }
 
 /// Counts of one group.
@@ -81,6 +84,9 @@ pub struct Summary {
     pub failure_reasons: BTreeMap<String, usize>,
     /// Skips per reason.
     pub skip_reasons: BTreeMap<String, usize>,
+    /// BAL mutants rejected by the parallel path, per kind, over every passed test (an
+    /// accepted mutant fails its test).
+    pub mutants_rejected: BTreeMap<String, usize>,
     /// Every failure.
     pub failures: Vec<Outcome>,
     /// Every skip.
@@ -104,6 +110,9 @@ impl Summary {
         for o in outcomes {
             s.by_dir.entry(o.dir.clone()).or_default().add(o.status);
             s.by_fork.entry(o.fork.clone()).or_default().add(o.status);
+            for (kind, n) in &o.mutants {
+                *s.mutants_rejected.entry(kind.clone()).or_default() += n;
+            }
             match o.status {
                 Status::Passed => s.passed += 1,
                 Status::Failed => {
@@ -140,6 +149,7 @@ mod tests {
             status,
             reason: reason.into(),
             detail: String::new(),
+            mutants: BTreeMap::new(),
         }
     }
 

@@ -25,7 +25,13 @@ fn first_test(file: &str) -> Value {
 
 fn run(value: Value, mode: Mode) -> TestResult {
     let test = fixture::parse_test(value).expect("test parses");
-    run_test(&test, mode, &WorkerPool::new(3), Path::new("tampered.json"))
+    run_test(
+        &test,
+        mode,
+        0,
+        &WorkerPool::new(3),
+        Path::new("tampered.json"),
+    )
 }
 
 fn failure(result: TestResult) -> (String, String) {
@@ -40,7 +46,15 @@ fn bundled_fixtures_pass_in_every_mode() {
     let files = collect_files(&[fixtures_dir()]).unwrap();
     assert_eq!(files.len(), 4);
     for mode in [Mode::Sequential, Mode::Parallel, Mode::Both] {
-        let summary = run_files(&files, RunOptions { mode, threads: 3 }, &|| {});
+        let summary = run_files(
+            &files,
+            RunOptions {
+                mode,
+                threads: 3,
+                mutations: 0,
+            },
+            &|| {},
+        );
         assert_eq!(summary.failed, 0, "{mode:?}: {:#?}", summary.failures);
         assert_eq!(summary.skipped, 0);
         assert_eq!(summary.passed, 6, "{mode:?}");

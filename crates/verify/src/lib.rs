@@ -7,6 +7,7 @@
 
 mod bal;
 mod error;
+pub mod mutation;
 mod receipts;
 
 pub use bal::{
