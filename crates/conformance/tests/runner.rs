@@ -139,6 +139,7 @@ fn bad_input_fails_the_test_and_the_run_goes_on() {
         RunOptions {
             mode: Mode::Both,
             threads: 2,
+            mutations: 0,
         },
         &|| {},
     );
@@ -147,7 +148,8 @@ fn bad_input_fails_the_test_and_the_run_goes_on() {
     assert!(summary.failures[0].file.ends_with("broken.json"));
 }
 
-/// A representative subset of the shared ethereum/tests set, both paths.
+/// A representative subset of the shared ethereum/tests set, both paths, with one BAL mutant
+/// of each kind per valid block (every one must be rejected naming its defect).
 #[test]
 fn shared_subset_passes_in_both_paths() {
     let Some(root) = gigagas_data::shared_data_dir("ethereum-tests/BlockchainTests") else {
@@ -170,6 +172,7 @@ fn shared_subset_passes_in_both_paths() {
         RunOptions {
             mode: Mode::Both,
             threads: 4,
+            mutations: 1,
         },
         &|| {},
     );
