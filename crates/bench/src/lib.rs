@@ -67,11 +67,8 @@ pub fn prepare(input: &BlockInput) -> Result<BlockCase<'_>, ExecError> {
     let recover_nanos = t0.elapsed().as_nanos() as u64;
     let prepared = PreparedBlock::new(input, &senders)?;
     let baseline = execute_sequential(&prepared, &input.pre_state)?;
-    let header_check = check_against_header(
-        &input.header,
-        &baseline.receipts,
-        prepared.has_status_receipts(),
-    )?;
+    let header_check =
+        check_against_header(&input.header, &baseline.receipts, prepared.header_rules())?;
     let t1 = Instant::now();
     let weights = baseline.receipts.iter().map(|r| r.gas_used).collect();
     let plan = ParallelPlan::new(
@@ -210,7 +207,7 @@ pub fn run_block_with(
     let verify = |receipts: &[TxReceipt]| -> Result<u64, ExecError> {
         let t0 = Instant::now();
         compare_receipts(input.number(), &case.baseline.receipts, receipts)?;
-        check_against_header(&input.header, receipts, case.prepared.has_status_receipts())?;
+        check_against_header(&input.header, receipts, case.prepared.header_rules())?;
         Ok(t0.elapsed().as_nanos() as u64)
     };
     match mode {

@@ -249,3 +249,36 @@ fn lifecycle_records_are_checked_not_trusted() {
         "expected a lifecycle error, got: {err}"
     );
 }
+
+/// The generic mutation suite (`gigagas_verify::mutation`) on real mainnet blocks of several
+/// forks: every mutant is rejected with a BAL or lifecycle error.
+#[test]
+fn generic_mutants_of_mainnet_blocks_are_all_rejected() {
+    use gigagas_verify::mutation::{mutants, MutationKind};
+    let mut rejected = std::collections::BTreeMap::<MutationKind, usize>::new();
+    for number in [1_150_000, 2_462_997, 4_370_000, 12_244_000, 19_426_587] {
+        let case = case(number);
+        let n = case.prepared.txs.len();
+        for mutant in mutants(&case.baseline.access.bal, n, 2) {
+            let access = BlockAccess {
+                bal: mutant.bal,
+                lifecycle: case.baseline.access.lifecycle.clone(),
+            };
+            match run_with(&case, &access) {
+                ExecError::Verify(VerifyError::Bal { .. }) | ExecError::Lifecycle { .. } => {
+                    *rejected.entry(mutant.kind).or_default() += 1;
+                }
+                other => panic!(
+                    "block {number}: {:?} mutant ({}) rejected without naming the defect: {other}",
+                    mutant.kind, mutant.description
+                ),
+            }
+        }
+    }
+    for kind in MutationKind::ALL {
+        assert!(
+            rejected.get(&kind).copied().unwrap_or(0) >= 2,
+            "{kind:?}: {rejected:?}"
+        );
+    }
+}

@@ -431,7 +431,7 @@ fn import_block(
         header: block.header,
     };
     let prepared = PreparedBlock::with_envs(&input, &senders, BlockEnvs::with_spec(&input, spec));
-    let check_receipts_root = prepared.has_status_receipts();
+    let rules = prepared.header_rules();
     let exec = |path: &'static str| {
         move |e: ExecError| Rejection::Execution {
             path,
@@ -443,7 +443,7 @@ fn import_block(
     let sequential = execute_sequential(&prepared, &pre).map_err(exec("sequential"))?;
     let mut post = None;
     if mode.checks_sequential() {
-        check_against_header(&input.header, &sequential.receipts, check_receipts_root)
+        check_against_header(&input.header, &sequential.receipts, rules)
             .map_err(|e| exec("sequential")(e.into()))?;
         post = Some(checked_post_state(
             &pre,
@@ -466,7 +466,7 @@ fn import_block(
         let scheduler = Scheduler::ALL[position % Scheduler::ALL.len()];
         let parallel =
             execute_parallel(&prepared, &pre, &plan, pool, scheduler).map_err(exec("parallel"))?;
-        check_against_header(&input.header, &parallel.receipts, check_receipts_root)
+        check_against_header(&input.header, &parallel.receipts, rules)
             .map_err(|e| exec("parallel")(e.into()))?;
         if mode.checks_sequential() {
             compare_receipts(input.number(), &sequential.receipts, &parallel.receipts)

@@ -90,6 +90,17 @@ impl<'a> PreparedBlock<'a> {
         self.input.number()
     }
 
+    /// The header rules of this block's fork.
+    pub fn header_rules(&self) -> gigagas_verify::HeaderRules {
+        gigagas_verify::HeaderRules {
+            receipts_root: self.has_status_receipts(),
+            two_dimensional_gas: self
+                .envs
+                .spec
+                .is_enabled_in(revm::primitives::hardfork::SpecId::AMSTERDAM),
+        }
+    }
+
     /// Whether receipts carry an EIP-658 status (Byzantium on) so that the receipts root can
     /// be rebuilt without intermediate state roots.
     pub fn has_status_receipts(&self) -> bool {
@@ -111,5 +122,7 @@ pub(crate) fn receipt_of(
         gas_used: result.tx_gas_used(),
         cumulative_gas_used,
         logs: result.logs().to_vec(),
+        block_regular_gas: result.gas().block_regular_gas_used(),
+        block_state_gas: result.gas().block_state_gas_used(),
     }
 }

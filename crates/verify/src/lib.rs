@@ -15,5 +15,6 @@ pub use bal::{
 };
 pub use error::VerifyError;
 pub use receipts::{
-    check_against_header, compare_receipts, logs_bloom, receipts_root, HeaderCheck, TxReceipt,
+    block_gas_used, check_against_header, compare_receipts, logs_bloom, receipts_root, HeaderCheck,
+    HeaderRules, TxReceipt,
 };

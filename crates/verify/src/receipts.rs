@@ -21,6 +21,32 @@ pub struct TxReceipt {
     pub cumulative_gas_used: u64,
     /// Logs emitted.
     pub logs: Vec<Log>,
+    /// This transaction's regular-gas contribution to the block (EIP-8037/EIP-7778: before
+    /// refunds, state gas excluded, at least the EIP-7623 floor).
+    pub block_regular_gas: u64,
+    /// This transaction's state-gas contribution to the block (EIP-8037).
+    pub block_state_gas: u64,
+}
+
+/// Which header rules apply to a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeaderRules {
+    /// Receipts carry an EIP-658 status, so the receipts root can be rebuilt (Byzantium on).
+    pub receipts_root: bool,
+    /// The header's gas used is EIP-8037's two-dimensional block gas (Amsterdam on):
+    /// max(Σ regular gas, Σ state gas); before, the last receipt's cumulative gas.
+    pub two_dimensional_gas: bool,
+}
+
+/// The block gas used the header must state, under `rules`.
+pub fn block_gas_used(receipts: &[TxReceipt], rules: HeaderRules) -> u64 {
+    if rules.two_dimensional_gas {
+        let regular: u64 = receipts.iter().map(|r| r.block_regular_gas).sum();
+        let state: u64 = receipts.iter().map(|r| r.block_state_gas).sum();
+        regular.max(state)
+    } else {
+        receipts.last().map_or(0, |r| r.cumulative_gas_used)
+    }
 }
 
 impl TxReceipt {
@@ -75,10 +101,11 @@ pub struct HeaderCheck {
 pub fn check_against_header(
     header: &Header,
     receipts: &[TxReceipt],
-    check_receipts_root: bool,
+    rules: HeaderRules,
 ) -> Result<HeaderCheck, VerifyError> {
     let block = header.number;
-    let gas = receipts.last().map_or(0, |r| r.cumulative_gas_used);
+    let check_receipts_root = rules.receipts_root;
+    let gas = block_gas_used(receipts, rules);
     if gas != header.gas_used {
         return Err(VerifyError::Header {
             block,

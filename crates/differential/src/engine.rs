@@ -1,0 +1,132 @@
+//! gigagas's result for a scenario: sequential run (building the BAL), BAL-parallel run from
+//! it, both verified against each other; roots of the parallel path's post-state.
+
+use crate::{scenario::Scenario, Outcome};
+use alloy_consensus::{proofs, Header, EMPTY_OMMER_ROOT_HASH};
+use alloy_primitives::{map::HashMap, Address, U256};
+use gigagas_data::{BlockInput, PreAccount, PreState, Transaction};
+use gigagas_exec::{
+    execute_parallel, execute_sequential, recover_senders, BlockEnvs, ExecError, ParallelPlan,
+    PreparedBlock, Scheduler, WorkerPool,
+};
+use revm::{bytecode::Bytecode, primitives::hardfork::SpecId, state::AccountInfo};
+use std::sync::Arc;
+
+/// The genesis state of a scenario.
+pub fn pre_state(scenario: &Scenario) -> PreState {
+    let accounts: HashMap<Address, PreAccount> = scenario
+        .alloc
+        .iter()
+        .map(|(address, account)| {
+            let code = Bytecode::new_raw(account.code.clone());
+            let info = AccountInfo {
+                balance: account.balance,
+                nonce: account.nonce,
+                code_hash: code.hash_slow(),
+                code: Some(code),
+                ..Default::default()
+            };
+            let storage = account.storage.iter().map(|(k, v)| (*k, *v)).collect();
+            (*address, PreAccount { info, storage })
+        })
+        .collect();
+    let hashes: HashMap<u64, _> = [(scenario.env.number - 1, scenario.env.parent_hash)]
+        .into_iter()
+        .collect();
+    PreState::new(accounts, Arc::new(hashes))
+}
+
+/// The block of a scenario as gigagas loads blocks (header values it cannot know yet — roots,
+/// gas used — are zero; they are outputs here).
+pub fn block_input(scenario: &Scenario) -> BlockInput {
+    let env = &scenario.env;
+    let spec = scenario.spec;
+    let header = Header {
+        parent_hash: env.parent_hash,
+        ommers_hash: EMPTY_OMMER_ROOT_HASH,
+        beneficiary: env.coinbase,
+        transactions_root: proofs::calculate_transaction_root(&scenario.transactions),
+        number: env.number,
+        gas_limit: env.gas_limit,
+        timestamp: env.timestamp,
+        mix_hash: env.prevrandao,
+        base_fee_per_gas: Some(env.base_fee),
+        withdrawals_root: Some(proofs::calculate_withdrawals_root(&[])),
+        blob_gas_used: Some(0),
+        excess_blob_gas: Some(0),
+        parent_beacon_block_root: Some(env.parent_beacon_block_root),
+        difficulty: U256::ZERO,
+        ..Default::default()
+    };
+    let _ = spec;
+    BlockInput {
+        hash: header.hash_slow(),
+        transactions: scenario
+            .transactions
+            .iter()
+            .map(|envelope| Transaction {
+                envelope: envelope.clone(),
+                claimed_sender: alloy_consensus::transaction::SignerRecoverable::recover_signer(
+                    envelope,
+                )
+                .unwrap_or_default(),
+            })
+            .collect(),
+        withdrawals: Vec::new(),
+        ommers: Vec::new(),
+        ommer_headers: Vec::new(),
+        pre_state: Arc::new(pre_state(scenario)),
+        source: "differential scenario".into(),
+        header,
+    }
+}
+
+/// Runs `scenario` through both gigagas paths (parallel on `threads` workers), requires them
+/// to agree per transaction, and returns the parallel path's outcome.
+pub fn run(scenario: &Scenario, threads: usize) -> Result<Outcome, ExecError> {
+    let input = block_input(scenario);
+    let senders = recover_senders(&input)?;
+    let prepared = PreparedBlock::with_envs(
+        &input,
+        &senders,
+        BlockEnvs::with_spec(&input, scenario.spec),
+    );
+    let pre = &input.pre_state;
+    let sequential = execute_sequential(&prepared, pre)?;
+    let gas: Vec<u64> = sequential.receipts.iter().map(|r| r.gas_used).collect();
+    let plan = ParallelPlan::new(
+        input.number(),
+        &sequential.access,
+        input.transactions.len(),
+        Some(gas),
+    )?;
+    let parallel = execute_parallel(
+        &prepared,
+        pre,
+        &plan,
+        &WorkerPool::new(threads),
+        Scheduler::GasUsed,
+    )?;
+    gigagas_verify::compare_receipts(input.number(), &sequential.receipts, &parallel.receipts)?;
+    let seq_root = gigagas_state::state_root(&gigagas_state::apply_changes(pre, &sequential.post));
+    let post = gigagas_state::apply_changes(pre, &parallel.post);
+    let state_root = gigagas_state::state_root(&post);
+    if seq_root != state_root {
+        return Err(ExecError::Verify(gigagas_verify::VerifyError::Header {
+            block: input.number(),
+            field: "state_root (parallel vs sequential)",
+            expected: seq_root.to_string(),
+            actual: state_root.to_string(),
+        }));
+    }
+    let amsterdam = scenario.spec.is_enabled_in(SpecId::AMSTERDAM);
+    Ok(Outcome {
+        state_root,
+        receipts_root: gigagas_verify::receipts_root(&parallel.receipts),
+        gas_used: gigagas_verify::block_gas_used(&parallel.receipts, prepared.header_rules()),
+        tx_gas: parallel.receipts.iter().map(|r| r.gas_used).collect(),
+        tx_success: parallel.receipts.iter().map(|r| r.success).collect(),
+        bal_hash: amsterdam.then(|| sequential.access.hash()),
+        bal: amsterdam.then(|| sequential.access.bal.clone()),
+    })
+}

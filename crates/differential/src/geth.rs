@@ -1,0 +1,239 @@
+//! go-ethereum's `evm` (v1.17.10): located or installed through the Go module proxy, and run
+//! as `evm t8n` on a scenario.
+
+use crate::{scenario::Scenario, Outcome};
+use alloy_eip7928::BlockAccessList;
+use alloy_primitives::{Bytes, B256, U256};
+use alloy_rlp::Decodable;
+use revm::primitives::hardfork::SpecId;
+use serde_json::{json, Value};
+use std::{
+    path::{Path, PathBuf},
+    process::Command,
+};
+
+/// The geth release the differential check pins.
+pub const GETH_VERSION: &str = "v1.17.10";
+
+/// Why geth could not give a result.
+#[derive(Debug, thiserror::Error)]
+pub enum GethError {
+    /// `evm` is not installed and could not be.
+    #[error("geth evm {GETH_VERSION} unavailable: {0}")]
+    Unavailable(String),
+    /// `evm t8n` failed.
+    #[error("evm t8n failed: {0}")]
+    T8n(String),
+    /// Its output was not what `t8n` writes.
+    #[error("evm t8n output: {0}")]
+    Output(String),
+    /// File I/O in the work directory.
+    #[error("t8n work directory: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Where the pinned `evm` is cached: `$GIGAGAS_TOOLS` or `~/.cache/gigagas`, then
+/// `geth-<version>/evm`.
+pub fn cache_path() -> PathBuf {
+    let root = std::env::var_os("GIGAGAS_TOOLS")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/gigagas")))
+        .unwrap_or_else(|| PathBuf::from(".cache/gigagas"));
+    root.join(format!("geth-{GETH_VERSION}")).join("evm")
+}
+
+fn version_ok(evm: &Path) -> bool {
+    Command::new(evm)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(&GETH_VERSION[1..]))
+}
+
+/// The pinned `evm`: `$GIGAGAS_GETH_EVM` if set, else the cache; with `install`, builds it
+/// into the cache with `go install` (about 4–5 minutes cold) when absent.
+pub fn evm_binary(install: bool) -> Result<PathBuf, GethError> {
+    if let Some(path) = std::env::var_os("GIGAGAS_GETH_EVM").map(PathBuf::from) {
+        return if version_ok(&path) {
+            Ok(path)
+        } else {
+            Err(GethError::Unavailable(format!(
+                "{} is not evm {GETH_VERSION}",
+                path.display()
+            )))
+        };
+    }
+    let cached = cache_path();
+    if version_ok(&cached) {
+        return Ok(cached);
+    }
+    if !install {
+        return Err(GethError::Unavailable(format!(
+            "not at {} (run scripts/install-geth-evm.sh)",
+            cached.display()
+        )));
+    }
+    let bin_dir = cached.parent().expect("cache path has a parent");
+    std::fs::create_dir_all(bin_dir)?;
+    let status = Command::new("go")
+        .args([
+            "install",
+            &format!("github.com/ethereum/go-ethereum/cmd/evm@{GETH_VERSION}"),
+        ])
+        .env("GOBIN", bin_dir)
+        .env("GOFLAGS", "-mod=mod")
+        .status()
+        .map_err(|e| GethError::Unavailable(format!("go install: {e}")))?;
+    if !status.success() || !version_ok(&cached) {
+        return Err(GethError::Unavailable(format!(
+            "go install exited with {status}"
+        )));
+    }
+    Ok(cached)
+}
+
+/// geth's name of a fork.
+pub fn fork_name(spec: SpecId) -> &'static str {
+    match spec {
+        SpecId::CANCUN => "Cancun",
+        SpecId::PRAGUE => "Prague",
+        SpecId::OSAKA => "Osaka",
+        SpecId::AMSTERDAM => "Amsterdam",
+        _ => "unsupported",
+    }
+}
+
+fn q(n: impl std::fmt::LowerHex) -> String {
+    format!("0x{n:x}")
+}
+
+/// The scenario's `alloc.json`, `env.json` and `txs.rlp` as `t8n` reads them.
+fn inputs(scenario: &Scenario) -> (Value, Value, Value) {
+    let alloc: serde_json::Map<String, Value> = scenario
+        .alloc
+        .iter()
+        .map(|(address, a)| {
+            let storage: serde_json::Map<String, Value> = a
+                .storage
+                .iter()
+                .map(|(k, v)| (B256::from(*k).to_string(), Value::String(B256::from(*v).to_string())))
+                .collect();
+            (
+                address.to_string(),
+                json!({"balance": q(a.balance), "nonce": q(a.nonce), "code": a.code.to_string(), "storage": storage}),
+            )
+        })
+        .collect();
+    let e = &scenario.env;
+    let env = json!({
+        "currentCoinbase": e.coinbase.to_string(),
+        "currentGasLimit": q(e.gas_limit),
+        "currentNumber": q(e.number),
+        "currentTimestamp": q(e.timestamp),
+        "currentBaseFee": q(e.base_fee),
+        "currentRandom": e.prevrandao.to_string(),
+        "currentDifficulty": "0x0",
+        "currentExcessBlobGas": "0x0",
+        "parentBeaconBlockRoot": e.parent_beacon_block_root.to_string(),
+        "blockHashes": { (e.number - 1).to_string(): e.parent_hash.to_string() },
+        "withdrawals": [],
+    });
+    let mut rlp = Vec::new();
+    alloy_rlp::encode_list(&scenario.transactions, &mut rlp);
+    (
+        Value::Object(alloc),
+        env,
+        Value::String(Bytes::from(rlp).to_string()),
+    )
+}
+
+fn field<'a>(v: &'a Value, name: &str) -> Result<&'a str, GethError> {
+    v.get(name)
+        .and_then(Value::as_str)
+        .ok_or_else(|| GethError::Output(format!("no {name} in result.json")))
+}
+
+fn parse_u64(s: &str) -> Result<u64, GethError> {
+    u64::from_str_radix(s.trim_start_matches("0x"), 16)
+        .map_err(|e| GethError::Output(format!("{s}: {e}")))
+}
+
+fn parse_b256(s: &str) -> Result<B256, GethError> {
+    s.parse()
+        .map_err(|e| GethError::Output(format!("{s}: {e}")))
+}
+
+/// Runs `evm t8n` on `scenario` and reads its result.
+pub fn run_t8n(evm: &Path, scenario: &Scenario) -> Result<Outcome, GethError> {
+    let dir = tempfile::tempdir()?;
+    let (alloc, env, txs) = inputs(scenario);
+    std::fs::write(dir.path().join("alloc.json"), alloc.to_string())?;
+    std::fs::write(dir.path().join("env.json"), env.to_string())?;
+    std::fs::write(dir.path().join("txs.rlp"), txs.to_string())?;
+    let output = Command::new(evm)
+        .current_dir(dir.path())
+        .args([
+            "t8n",
+            "--input.alloc=alloc.json",
+            "--input.env=env.json",
+            "--input.txs=txs.rlp",
+            "--output.result=result.json",
+            "--output.alloc=post.json",
+            &format!("--state.fork={}", fork_name(scenario.spec)),
+            &format!("--state.chainid={}", crate::scenario::CHAIN_ID),
+            "--state.reward=-1",
+        ])
+        .output()
+        .map_err(|e| GethError::T8n(e.to_string()))?;
+    if !output.status.success() {
+        return Err(GethError::T8n(
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        ));
+    }
+    let result: Value = serde_json::from_slice(&std::fs::read(dir.path().join("result.json"))?)
+        .map_err(|e| GethError::Output(e.to_string()))?;
+    if let Some(rejected) = result.get("rejected").and_then(Value::as_array) {
+        if !rejected.is_empty() {
+            return Err(GethError::Output(format!(
+                "geth rejected transactions: {rejected:?}"
+            )));
+        }
+    }
+    let receipts = result
+        .get("receipts")
+        .and_then(Value::as_array)
+        .ok_or_else(|| GethError::Output("no receipts".into()))?;
+    let tx_gas = receipts
+        .iter()
+        .map(|r| parse_u64(field(r, "gasUsed")?))
+        .collect::<Result<Vec<_>, _>>()?;
+    let tx_success = receipts
+        .iter()
+        .map(|r| Ok(field(r, "status")? == "0x1"))
+        .collect::<Result<Vec<_>, GethError>>()?;
+    let bal = match result.get("blockAccessList").and_then(Value::as_str) {
+        Some(hex) => {
+            let bytes: Bytes = hex
+                .parse()
+                .map_err(|e| GethError::Output(format!("blockAccessList: {e}")))?;
+            Some(
+                BlockAccessList::decode(&mut &bytes[..])
+                    .map_err(|e| GethError::Output(format!("blockAccessList RLP: {e}")))?,
+            )
+        }
+        None => None,
+    };
+    let _ = U256::ZERO;
+    Ok(Outcome {
+        state_root: parse_b256(field(&result, "stateRoot")?)?,
+        receipts_root: parse_b256(field(&result, "receiptsRoot")?)?,
+        gas_used: parse_u64(field(&result, "gasUsed")?)?,
+        tx_gas,
+        tx_success,
+        bal_hash: result
+            .get("blockAccessListHash")
+            .and_then(Value::as_str)
+            .map(parse_b256)
+            .transpose()?,
+        bal,
+    })
+}
