@@ -35,6 +35,10 @@ enum Command {
     /// Run Ethereum blockchain tests (files or directories) through the sequential and the
     /// BAL-parallel path: state root, receipts root, bloom, gas, expected rejections.
     Conformance(ConformanceArgs),
+    /// Run one signed differential block (transfers, deployment, storage, revert, calls,
+    /// self-destruct, EIP-7702) through gigagas (both paths) and geth's `evm t8n`, per fork,
+    /// and print every difference.
+    Differential(DifferentialArgs),
     /// Pack blocks of a mainnet-layout directory into a compressed sample archive.
     #[command(hide = true)]
     Pack(PackArgs),
@@ -191,6 +195,16 @@ struct ConformanceArgs {
 }
 
 #[derive(Args)]
+struct DifferentialArgs {
+    /// Forks to compare, comma-separated (prague, osaka, amsterdam).
+    #[arg(long, value_delimiter = ',', default_value = "prague,osaka,amsterdam")]
+    fork: Vec<String>,
+    /// Install geth's evm v1.17.10 into the tool cache with `go install` if it is absent.
+    #[arg(long)]
+    install: bool,
+}
+
+#[derive(Args)]
 struct PackArgs {
     /// Source directory in the mainnet layout.
     #[arg(long)]
@@ -225,6 +239,7 @@ fn real_main() -> Result<()> {
         Command::Compare(args) => cmd_compare(args),
         Command::Report(args) => cmd_report(args),
         Command::Conformance(args) => cmd_conformance(args),
+        Command::Differential(args) => cmd_differential(args),
         Command::Pack(args) => cmd_pack(args),
     }
 }
@@ -236,6 +251,61 @@ fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
     std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
     eprintln!("wrote {}", path.display());
+    Ok(())
+}
+
+fn cmd_differential(args: DifferentialArgs) -> Result<()> {
+    use gigagas_differential::{compare::differences, engine, geth, scenario};
+    use revm::primitives::hardfork::SpecId;
+    let evm = geth::evm_binary(args.install)?;
+    eprintln!("geth: {}", evm.display());
+    let mut disagreements = 0;
+    for name in &args.fork {
+        let spec = match name.to_ascii_lowercase().as_str() {
+            "prague" => SpecId::PRAGUE,
+            "osaka" => SpecId::OSAKA,
+            "amsterdam" => SpecId::AMSTERDAM,
+            other => bail!("unknown fork {other:?} (prague, osaka, amsterdam)"),
+        };
+        let s = scenario::build(spec);
+        let ours = engine::run(&s, available_cores()).context("gigagas")?;
+        let theirs = geth::run_t8n(&evm, &s)?;
+        let ignored = if spec == SpecId::AMSTERDAM {
+            scenario::eip8282_contracts().to_vec()
+        } else {
+            Vec::new()
+        };
+        let diff = differences(&ours, &theirs, &s.labels, &ignored);
+        println!(
+            "{name}: {} txs, state root {}, gas {} (geth {}) — {}",
+            s.transactions.len(),
+            ours.state_root,
+            ours.gas_used,
+            theirs.gas_used,
+            if diff.is_empty() {
+                "identical".to_owned()
+            } else {
+                format!("{} difference(s)", diff.len())
+            }
+        );
+        for line in &diff {
+            println!("  {line}");
+        }
+        if !ignored.is_empty() {
+            println!(
+                "  (BAL accounts of EIP-8282 contracts {} not compared: geth 1.17.10 calls them after the transactions, revm 43 does not)",
+                ignored.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+            );
+        }
+        let expected_only_bal_hash =
+            spec == SpecId::AMSTERDAM && diff.len() == 1 && diff[0].starts_with("BAL hash");
+        if !diff.is_empty() && !expected_only_bal_hash {
+            disagreements += 1;
+        }
+    }
+    if disagreements > 0 {
+        bail!("gigagas and geth disagree on {disagreements} fork(s)");
+    }
     Ok(())
 }
 

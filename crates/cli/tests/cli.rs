@@ -353,3 +353,70 @@ fn inline_sender_recovery_is_measured_as_its_own_configuration() {
     let (ok, _, stderr) = gigagas(&["bench", "--recover-senders", "later"]);
     assert!(!ok && stderr.contains("later"), "{stderr}");
 }
+
+fn conformance_fixtures() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/tests/fixtures")
+}
+
+#[test]
+fn conformance_passes_the_bundled_fixtures_and_writes_the_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("conformance.json");
+    let fixtures = conformance_fixtures();
+    let (ok, stdout, stderr) = gigagas(&[
+        "conformance",
+        fixtures.to_str().unwrap(),
+        "--mutations",
+        "1",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stdout}\n{stderr}");
+    assert!(stdout.contains("6 passed, 0 failed, 0 skipped"), "{stdout}");
+    assert!(stdout.contains("BAL mutants rejected"), "{stdout}");
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(summary["schema"], "gigagas.conformance/1");
+    assert_eq!(summary["passed"], 6);
+    assert_eq!(summary["failed"], 0);
+    assert_eq!(summary["skipped"], 0);
+    assert_eq!(summary["mode"], "both");
+    assert!(summary["by_fork"]["Frontier"]["passed"].as_u64() == Some(1));
+}
+
+#[test]
+fn conformance_counts_bad_files_and_exits_non_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        conformance_fixtures().join("double_kill.json"),
+        dir.path().join("double_kill.json"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("garbled.json"), "{\"x\": [").unwrap();
+    let json = dir.path().join("out.json");
+    let (ok, stdout, stderr) = gigagas(&[
+        "conformance",
+        dir.path().to_str().unwrap(),
+        "--mode",
+        "parallel",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    assert!(stdout.contains("garbled.json"), "{stdout}");
+    assert!(
+        stderr.contains("1 of 3 conformance tests failed"),
+        "{stderr}"
+    );
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(
+        (summary["passed"].as_u64(), summary["failed"].as_u64()),
+        (Some(2), Some(1))
+    );
+    assert_eq!(summary["failures"][0]["reason"], "invalid JSON");
+
+    let (ok, _, stderr) = gigagas(&["conformance", "/nonexistent/fixtures"]);
+    assert!(!ok);
+    assert!(stderr.contains("does not exist"), "{stderr}");
+}

@@ -229,71 +229,72 @@ pub fn build(spec: SpecId) -> Scenario {
         access_list: Default::default(),
         input,
     };
-    let mut txs: Vec<(TxEnvelope, &'static str)> = Vec::new();
-    txs.push((
-        sign(fee(FRESH, 0, eth, Bytes::new()), &keys[0]).into(),
-        "transfer to a new account",
-    ));
-    txs.push((
-        sign(
-            TxLegacy {
-                chain_id: Some(CHAIN_ID),
-                nonce: 0,
-                gas_price: 1_000_000_000,
-                gas_limit: gas,
-                to: TxKind::Call(keys[2].address()),
-                value: eth,
-                input: Bytes::new(),
-            },
-            &keys[1],
-        )
-        .into(),
-        "legacy transfer between funded accounts",
-    ));
-    txs.push((
-        sign(
-            TxEip1559 {
-                to: TxKind::Create,
-                ..fee(Address::ZERO, 1, U256::ZERO, hex(INIT_CODE))
-            },
-            &keys[0],
-        )
-        .into(),
-        "contract deployment",
-    ));
-    txs.push((
-        sign(fee(STORE, 0, U256::ZERO, store_call(1, 9)), &keys[2]).into(),
-        "overwrite a stored slot",
-    ));
-    txs.push((
-        sign(
-            TxEip2930 {
-                chain_id: CHAIN_ID,
-                nonce: 0,
-                gas_price: 1_000_000_000,
-                gas_limit: gas,
-                to: TxKind::Call(STORE),
-                value: U256::ZERO,
-                input: store_call(0x100, 1),
-                access_list: Default::default(),
-            },
-            &keys[3],
-        )
-        .into(),
-        "write a fresh slot (EIP-2930 tx)",
-    ));
-    txs.push((
-        sign(fee(FORWARDER, 1, U256::ZERO, store_call(2, 0)), &keys[3]).into(),
-        "call between contracts, clearing a slot",
-    ));
-    txs.push((
-        sign(fee(REVERTER, 0, U256::ZERO, Bytes::new()), &keys[4]).into(),
-        "reverting call",
-    ));
-    txs.push((
-        sign(fee(DESTRUCTOR, 1, U256::ZERO, Bytes::new()), &keys[4]).into(),
-        "self-destruct",
-    ));
+    let mut txs: Vec<(TxEnvelope, &'static str)> = vec![
+        (
+            sign(fee(FRESH, 0, eth, Bytes::new()), &keys[0]).into(),
+            "transfer to a new account",
+        ),
+        (
+            sign(
+                TxLegacy {
+                    chain_id: Some(CHAIN_ID),
+                    nonce: 0,
+                    gas_price: 1_000_000_000,
+                    gas_limit: gas,
+                    to: TxKind::Call(keys[2].address()),
+                    value: eth,
+                    input: Bytes::new(),
+                },
+                &keys[1],
+            )
+            .into(),
+            "legacy transfer between funded accounts",
+        ),
+        (
+            sign(
+                TxEip1559 {
+                    to: TxKind::Create,
+                    ..fee(Address::ZERO, 1, U256::ZERO, hex(INIT_CODE))
+                },
+                &keys[0],
+            )
+            .into(),
+            "contract deployment",
+        ),
+        (
+            sign(fee(STORE, 0, U256::ZERO, store_call(1, 9)), &keys[2]).into(),
+            "overwrite a stored slot",
+        ),
+        (
+            sign(
+                TxEip2930 {
+                    chain_id: CHAIN_ID,
+                    nonce: 0,
+                    gas_price: 1_000_000_000,
+                    gas_limit: gas,
+                    to: TxKind::Call(STORE),
+                    value: U256::ZERO,
+                    input: store_call(0x100, 1),
+                    access_list: Default::default(),
+                },
+                &keys[3],
+            )
+            .into(),
+            "write a fresh slot (EIP-2930 tx)",
+        ),
+        (
+            sign(fee(FORWARDER, 1, U256::ZERO, store_call(2, 0)), &keys[3]).into(),
+            "call between contracts, clearing a slot",
+        ),
+        (
+            sign(fee(REVERTER, 0, U256::ZERO, Bytes::new()), &keys[4]).into(),
+            "reverting call",
+        ),
+        (
+            sign(fee(DESTRUCTOR, 1, U256::ZERO, Bytes::new()), &keys[4]).into(),
+            "self-destruct",
+        ),
+    ];
     // EIP-7702: key 6 delegates to STORE; key 5 sends the transaction that carries the
     // authorization and calls key 6's account, which writes into key 6's own storage.
     let delegate = keys[6].address();

@@ -46,7 +46,7 @@ fn root_of_sorted(sorted: impl IntoIterator<Item = (Nibbles, Vec<u8>)>) -> B256 
 
 /// Root of a trie keyed by 32-byte hashes (fixed length, hence prefix-free).
 fn hashed_root(mut leaves: Vec<(B256, Vec<u8>)>) -> B256 {
-    leaves.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    leaves.sort_unstable_by_key(|a| a.0);
     root_of_sorted(leaves.into_iter().map(|(k, v)| (Nibbles::unpack(k), v)))
 }
 
