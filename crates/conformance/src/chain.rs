@@ -10,8 +10,8 @@ use alloy_primitives::{hex, map::HashMap, Address, B256, U256};
 use alloy_rlp::Decodable;
 use gigagas_data::{BlockInput, PreState, Transaction};
 use gigagas_exec::{
-    execute_parallel, execute_sequential, BlockAccess, BlockEnvs, ExecError, ParallelPlan,
-    PreparedBlock, Scheduler, WorkerPool,
+    execute_parallel, execute_sequential, BlockAccess, BlockEnvs, ExecError, IntermediateRoots,
+    ParallelPlan, PreparedBlock, Scheduler, WorkerPool,
 };
 use gigagas_verify::{
     check_against_header, compare_receipts,
@@ -430,7 +430,13 @@ fn import_block(
         source: source.to_path_buf(),
         header: block.header,
     };
-    let prepared = PreparedBlock::with_envs(&input, &senders, BlockEnvs::with_spec(&input, spec));
+    let mut prepared =
+        PreparedBlock::with_envs(&input, &senders, BlockEnvs::with_spec(&input, spec));
+    // The full state is known here, so pre-Byzantium receipts (intermediate state roots) are
+    // rebuilt too.
+    prepared.intermediate_roots = Some(IntermediateRoots(Arc::new(|pre, cache| {
+        gigagas_state::state_root(&gigagas_state::apply_changes(pre, cache))
+    })));
     let rules = prepared.header_rules();
     let exec = |path: &'static str| {
         move |e: ExecError| Rejection::Execution {

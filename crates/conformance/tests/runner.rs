@@ -85,6 +85,26 @@ fn a_wrong_state_root_in_a_header_is_caught_by_both_paths() {
     }
 }
 
+/// Before Byzantium receipts carry the state root after each transaction; both paths rebuild
+/// them, so a wrong receipts root in a Frontier header is caught.
+#[test]
+fn pre_byzantium_receipts_roots_are_rebuilt_by_both_paths() {
+    let mut value = first_test("double_kill.json");
+    assert_eq!(value["network"], "Frontier");
+    let root = value["blocks"][0]["blockHeader"]["receiptTrie"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("0x")
+        .to_owned();
+    let rlp = value["blocks"][0]["rlp"].as_str().unwrap().to_owned();
+    let wrong = format!("{:064x}", 0xbad_u64);
+    value["blocks"][0]["rlp"] = Value::String(rlp.replace(&root, &wrong));
+    for (mode, path) in [(Mode::Sequential, "sequential"), (Mode::Parallel, "parallel")] {
+        let (category, detail) = failure(run(value.clone(), mode));
+        assert_eq!(category, format!("{path}: receipts_root"), "{detail}");
+    }
+}
+
 #[test]
 fn a_wrong_expected_post_state_names_the_account() {
     let mut value = first_test("balance_within_block.json");

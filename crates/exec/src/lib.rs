@@ -47,6 +47,38 @@ pub struct PreparedBlock<'a> {
     /// Recover each sender inside execution (timed with it) instead of using the senders
     /// recovered in advance.
     pub inline_recovery: bool,
+    /// Before Byzantium, receipts carry the state root after each transaction. Where the full
+    /// state is known (blockchain tests), this computes it from the pre-state and the state
+    /// after the transaction, in both paths; `None` (the default, and for touched-only
+    /// mainnet pre-state) leaves those receipts roots unchecked.
+    pub intermediate_roots: Option<IntermediateRoots>,
+}
+
+/// Computes the state root of `pre` overlaid with the accounts of `cache` (see
+/// [`PreparedBlock::intermediate_roots`]).
+#[derive(Clone)]
+pub struct IntermediateRoots(pub std::sync::Arc<RootFn>);
+
+/// The function inside [`IntermediateRoots`].
+pub type RootFn = dyn Fn(&gigagas_data::PreState, &revm::database::CacheState) -> alloy_primitives::B256
+    + Send
+    + Sync;
+
+impl IntermediateRoots {
+    /// The root after the changes in `cache`.
+    pub fn root(
+        &self,
+        pre: &gigagas_data::PreState,
+        cache: &revm::database::CacheState,
+    ) -> alloy_primitives::B256 {
+        (self.0)(pre, cache)
+    }
+}
+
+impl std::fmt::Debug for IntermediateRoots {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("IntermediateRoots")
+    }
 }
 
 impl<'a> PreparedBlock<'a> {
@@ -68,6 +100,7 @@ impl<'a> PreparedBlock<'a> {
             envs,
             txs,
             inline_recovery: false,
+            intermediate_roots: None,
         }
     }
 
@@ -93,12 +126,19 @@ impl<'a> PreparedBlock<'a> {
     /// The header rules of this block's fork.
     pub fn header_rules(&self) -> gigagas_verify::HeaderRules {
         gigagas_verify::HeaderRules {
-            receipts_root: self.has_status_receipts(),
+            receipts_root: self.has_status_receipts() || self.intermediate_roots.is_some(),
             two_dimensional_gas: self
                 .envs
                 .spec
                 .is_enabled_in(revm::primitives::hardfork::SpecId::AMSTERDAM),
         }
+    }
+
+    /// The intermediate-root hook, when this block's receipts need it (pre-Byzantium).
+    pub(crate) fn intermediate_root_hook(&self) -> Option<&IntermediateRoots> {
+        self.intermediate_roots
+            .as_ref()
+            .filter(|_| !self.has_status_receipts())
     }
 
     /// Whether receipts carry an EIP-658 status (Byzantium on) so that the receipts root can
@@ -124,5 +164,6 @@ pub(crate) fn receipt_of(
         logs: result.logs().to_vec(),
         block_regular_gas: result.gas().block_regular_gas_used(),
         block_state_gas: result.gas().block_state_gas_used(),
+        post_state: None,
     }
 }

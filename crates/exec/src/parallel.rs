@@ -215,7 +215,11 @@ pub fn execute_parallel(
     let tx_nanos = done.iter().map(|d| d.nanos).collect();
     let tx_worker = done.iter().map(|d| d.worker).collect();
     let commit_start = Instant::now();
-    let post = commit_and_rebuild(block, pre_state, plan, done.into_iter().map(|d| d.diff))?;
+    let (post, roots) =
+        commit_and_rebuild(block, pre_state, plan, done.into_iter().map(|d| d.diff))?;
+    for (receipt, root) in receipts.iter_mut().zip(roots) {
+        receipt.post_state = Some(root);
+    }
     Ok(ParallelRun {
         receipts,
         tx_nanos,
@@ -269,13 +273,16 @@ fn first_event_difference(
 
 /// Applies the transactions' state changes in block order on a canonical state with the BAL
 /// builder (pre- and post-execution included) and requires the rebuilt BAL to equal the
-/// given one. Returns the final accounts.
+/// given one. Returns the final accounts, and the state root after each transaction where the
+/// block's receipts need it.
 fn commit_and_rebuild(
     block: &PreparedBlock<'_>,
     pre_state: &PreState,
     plan: &ParallelPlan,
     diffs: impl Iterator<Item = EvmState>,
-) -> Result<CacheState, ExecError> {
+) -> Result<(CacheState, Vec<B256>), ExecError> {
+    let hook = block.intermediate_root_hook();
+    let mut roots = Vec::new();
     let mut state = State::builder()
         .with_database_ref(pre_state)
         .with_bal_builder()
@@ -285,6 +292,9 @@ fn commit_and_rebuild(
     for diff in diffs {
         state.bump_bal_index();
         state.commit(diff);
+        if let Some(hook) = hook {
+            roots.push(hook.root(pre_state, &state.cache));
+        }
     }
     state.set_bal_index(BlockAccessIndex::from_tx_index(block.txs.len() as u64));
     system::post_execution(&mut state, block.input, &block.envs.cfg, &block.envs.block)?;
@@ -297,5 +307,5 @@ fn commit_and_rebuild(
             BalViolation::RebuiltDiffers(what),
         ));
     }
-    Ok(std::mem::take(&mut state.cache))
+    Ok((std::mem::take(&mut state.cache), roots))
 }

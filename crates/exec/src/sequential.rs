@@ -97,7 +97,11 @@ pub fn execute_sequential(
             evm.commit(out.state);
             cumulative += out.result.tx_gas_used();
             tx_gas_spent.push(out.result.gas().total_gas_spent());
-            receipts.push(receipt_of(tx, &out.result, cumulative));
+            let mut receipt = receipt_of(tx, &out.result, cumulative);
+            if let Some(hook) = block.intermediate_root_hook() {
+                receipt.post_state = Some(hook.root(pre_state, &evm.ctx.db_mut().cache));
+            }
+            receipts.push(receipt);
             tx_nanos.push(t0.elapsed().as_nanos() as u64);
         }
     }

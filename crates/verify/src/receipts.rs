@@ -26,12 +26,16 @@ pub struct TxReceipt {
     pub block_regular_gas: u64,
     /// This transaction's state-gas contribution to the block (EIP-8037).
     pub block_state_gas: u64,
+    /// State root after this transaction, which pre-Byzantium receipts carry instead of a
+    /// status; `None` where it was not computed.
+    pub post_state: Option<B256>,
 }
 
 /// Which header rules apply to a block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HeaderRules {
-    /// Receipts carry an EIP-658 status, so the receipts root can be rebuilt (Byzantium on).
+    /// The receipts root can be rebuilt: receipts carry an EIP-658 status (Byzantium on) or
+    /// the intermediate state roots were computed.
     pub receipts_root: bool,
     /// The header's gas used is EIP-8037's two-dimensional block gas (Amsterdam on):
     /// max(Σ regular gas, Σ state gas); before, the last receipt's cumulative gas.
@@ -51,8 +55,12 @@ pub fn block_gas_used(receipts: &[TxReceipt], rules: HeaderRules) -> u64 {
 
 impl TxReceipt {
     fn envelope(&self) -> ReceiptEnvelope {
+        let status = match self.post_state {
+            Some(root) => Eip658Value::PostState(root),
+            None => Eip658Value::Eip658(self.success),
+        };
         let receipt = Receipt {
-            status: Eip658Value::Eip658(self.success),
+            status,
             cumulative_gas_used: self.cumulative_gas_used,
             logs: self.logs.clone(),
         };
