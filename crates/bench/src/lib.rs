@@ -69,14 +69,30 @@ pub fn prepare(input: &BlockInput) -> Result<BlockCase<'_>, ExecError> {
     let baseline = execute_sequential(&prepared, &input.pre_state)?;
     let header_check =
         check_against_header(&input.header, &baseline.receipts, prepared.header_rules())?;
+    // A block that ships its BAL (generated Amsterdam chains) runs in parallel from *that*
+    // list, which must equal the one sequential execution builds.
+    let access = match &input.access_list {
+        Some(shipped) => {
+            if alloy_eip7928::compute_block_access_list_hash(shipped) != baseline.access.hash() {
+                let what = bal_divergence(shipped, &baseline.access.bal)
+                    .unwrap_or_else(|| "hash differs".into());
+                return Err(ExecError::Verify(gigagas_verify::VerifyError::Bal {
+                    block: input.number(),
+                    violation: Box::new(BalViolation::RebuiltDiffers(format!(
+                        "the block's BAL differs from sequential execution: {what}"
+                    ))),
+                }));
+            }
+            gigagas_exec::BlockAccess {
+                bal: shipped.clone(),
+                lifecycle: baseline.access.lifecycle.clone(),
+            }
+        }
+        None => baseline.access.clone(),
+    };
     let t1 = Instant::now();
     let weights = baseline.receipts.iter().map(|r| r.gas_used).collect();
-    let plan = ParallelPlan::new(
-        input.number(),
-        &baseline.access,
-        prepared.txs.len(),
-        Some(weights),
-    )?;
+    let plan = ParallelPlan::new(input.number(), &access, prepared.txs.len(), Some(weights))?;
     Ok(BlockCase {
         prepared,
         baseline,

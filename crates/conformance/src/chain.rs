@@ -428,6 +428,8 @@ fn import_block(
         ommer_headers: block.body.ommers.clone(),
         pre_state: pre.clone(),
         source: source.to_path_buf(),
+        spec: Some(spec),
+        access_list: None,
         header: block.header,
     };
     let mut prepared =

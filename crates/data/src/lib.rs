@@ -4,6 +4,7 @@
 //! Architecture invariant: this crate parses and validates inputs; it never executes a
 //! transaction. Everything it returns is `Send + Sync` and read-only after loading.
 
+pub mod chain;
 mod error;
 mod mainnet;
 mod model;
@@ -21,6 +22,10 @@ pub use source::{DataSource, EMBEDDED_SAMPLE};
 
 /// Loads every block of a data set in the mainnet layout
 /// (`blocks/<n>/{block,pre_state}.json`, `bytecodes.json`, `block_hashes.json`).
+/// A directory holding `chain.json` is a generated chain (`gigagas.chain/1`).
 pub fn load(source: &DataSource) -> Result<Dataset, DataError> {
+    if source.read_optional(chain::CHAIN_META)?.is_some() {
+        return chain::load(source);
+    }
     mainnet::load(source)
 }

@@ -173,6 +173,8 @@ fn load_block(
         ommer_headers: Vec::new(),
         pre_state: Arc::new(pre_state),
         source: block_path,
+        spec: None,
+        access_list: None,
     })
 }
 

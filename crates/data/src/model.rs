@@ -42,6 +42,12 @@ pub struct BlockInput {
     pub pre_state: Arc<PreState>,
     /// Where the block came from, for messages.
     pub source: PathBuf,
+    /// Fork rules named by the data set (generated chains); `None`: the mainnet schedule by
+    /// block number and timestamp.
+    pub spec: Option<revm::primitives::hardfork::SpecId>,
+    /// The block access list shipped with the block (generated Amsterdam chains); the header's
+    /// `block_access_list_hash` commits to it. `None` for data without BALs (mainnet).
+    pub access_list: Option<alloy_eip7928::BlockAccessList>,
 }
 
 impl BlockInput {

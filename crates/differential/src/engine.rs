@@ -77,6 +77,8 @@ pub fn block_input(scenario: &Scenario) -> BlockInput {
         ommer_headers: Vec::new(),
         pre_state: Arc::new(pre_state(scenario)),
         source: "differential scenario".into(),
+        spec: Some(scenario.spec),
+        access_list: None,
         header,
     }
 }

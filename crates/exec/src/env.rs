@@ -23,7 +23,8 @@ pub struct BlockEnvs {
 }
 
 impl BlockEnvs {
-    /// Derives the environment of a mainnet block.
+    /// Derives the environment of a block: its data set's fork when it names one, else the
+    /// mainnet schedule.
     pub fn mainnet(input: &BlockInput) -> Result<Self, ExecError> {
         let header = &input.header;
         if header.number == spec::DAO_FORK_BLOCK {
@@ -32,7 +33,10 @@ impl BlockEnvs {
                 what: "the DAO fork's irregular state change".into(),
             });
         }
-        Ok(Self::with_spec(input, spec::mainnet_spec(header)))
+        Ok(Self::with_spec(
+            input,
+            input.spec.unwrap_or_else(|| spec::mainnet_spec(header)),
+        ))
     }
 
     /// Derives the environment of `input` under the fork rules `spec` (chain id 1).

@@ -1,0 +1,244 @@
+//! The generated-chain format `gigagas.chain/1` (see `docs/chain-format.md`): `chain.json`
+//! (metadata and the genesis allocation) and `blocks.rlp` (per block: the block's RLP, its
+//! block access list's RLP, and its senders). Each block's pre-state is derived from the
+//! genesis by applying the BALs of the blocks before it — a pure data transformation: loading
+//! never executes a transaction.
+
+use crate::{prestate::PreAccount, BlockInput, DataError, DataSource, Dataset, PreState, Transaction};
+use alloy_consensus::{Block, TxEnvelope};
+use alloy_eip7928::{compute_block_access_list_hash, BlockAccessList};
+use alloy_primitives::{map::HashMap, Address, Bytes, B256, U256};
+use alloy_rlp::{Decodable, Encodable};
+use revm::{bytecode::Bytecode, primitives::hardfork::SpecId, state::AccountInfo};
+use serde::{Deserialize, Serialize};
+use std::{collections::BTreeMap, str::FromStr, sync::Arc};
+
+/// Schema identifier of `chain.json`.
+pub const CHAIN_SCHEMA: &str = "gigagas.chain/1";
+/// Metadata file of a chain directory.
+pub const CHAIN_META: &str = "chain.json";
+/// Block file of a chain directory.
+pub const CHAIN_BLOCKS: &str = "blocks.rlp";
+
+/// An account of the genesis allocation.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AllocAccount {
+    /// Balance in wei.
+    pub balance: U256,
+    /// Nonce.
+    pub nonce: u64,
+    /// Code (empty for accounts without code).
+    #[serde(default, skip_serializing_if = "no_code")]
+    pub code: Bytes,
+    /// Storage.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub storage: BTreeMap<U256, U256>,
+}
+
+fn no_code(code: &Bytes) -> bool {
+    code.is_empty()
+}
+
+/// `chain.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChainMeta {
+    /// Always [`CHAIN_SCHEMA`].
+    pub schema: String,
+    /// Fork the blocks follow (revm's name, e.g. `Amsterdam`).
+    pub fork: String,
+    /// Chain id of the transactions.
+    pub chain_id: u64,
+    /// Workload that generated the chain.
+    pub workload: String,
+    /// Generator seed.
+    pub seed: u64,
+    /// Block gas limit.
+    pub block_gas: u64,
+    /// Number of blocks in `blocks.rlp`.
+    pub blocks: usize,
+    /// Hash of the genesis block (parent of the first block).
+    pub genesis_hash: B256,
+    /// Genesis allocation.
+    pub alloc: BTreeMap<Address, AllocAccount>,
+}
+
+/// One block as stored: the block, its BAL and its senders (the claimed senders; recovery is
+/// still done and cross-checked by the executor).
+#[derive(Debug, Clone)]
+pub struct ChainBlock {
+    /// The block.
+    pub block: Block<TxEnvelope>,
+    /// Its block access list.
+    pub bal: BlockAccessList,
+    /// Sender of each transaction.
+    pub senders: Vec<Address>,
+}
+
+/// Encodes blocks for `blocks.rlp`: per block three RLP strings (block, BAL, senders).
+pub fn encode_blocks(blocks: &[ChainBlock]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for b in blocks {
+        let mut block = Vec::new();
+        b.block.encode(&mut block);
+        let mut bal = Vec::new();
+        b.bal.encode(&mut bal);
+        let senders: Vec<u8> = b.senders.iter().flat_map(|a| a.0 .0).collect();
+        for item in [block, bal, senders] {
+            Bytes::from(item).encode(&mut out);
+        }
+    }
+    out
+}
+
+fn invalid(source: &DataSource, rel: &str, what: String) -> DataError {
+    DataError::Invalid {
+        path: source.display_path(rel),
+        what,
+    }
+}
+
+/// Decodes `blocks.rlp`.
+fn decode_blocks(source: &DataSource, bytes: &[u8]) -> Result<Vec<ChainBlock>, DataError> {
+    let err = |what: String| invalid(source, CHAIN_BLOCKS, what);
+    let mut rest = bytes;
+    let mut blocks = Vec::new();
+    while !rest.is_empty() {
+        let k = blocks.len();
+        let mut item = || Bytes::decode(&mut rest).map_err(|e| err(format!("block record {k}: {e}")));
+        let (block, bal, senders) = (item()?, item()?, item()?);
+        let block = Block::<TxEnvelope>::decode(&mut &block[..])
+            .map_err(|e| err(format!("block record {k}: block RLP: {e}")))?;
+        let bal = BlockAccessList::decode(&mut &bal[..])
+            .map_err(|e| err(format!("block record {k}: BAL RLP: {e}")))?;
+        if senders.len() % 20 != 0 || senders.len() / 20 != block.body.transactions.len() {
+            return Err(err(format!("block record {k}: {} sender bytes for {} transactions", senders.len(), block.body.transactions.len())));
+        }
+        let senders = senders.chunks(20).map(Address::from_slice).collect();
+        blocks.push(ChainBlock { block, bal, senders });
+    }
+    Ok(blocks)
+}
+
+/// The genesis state of an allocation.
+pub fn genesis_accounts(alloc: &BTreeMap<Address, AllocAccount>) -> HashMap<Address, PreAccount> {
+    alloc
+        .iter()
+        .map(|(address, a)| {
+            let code = Bytecode::new_raw(a.code.clone());
+            let info = AccountInfo {
+                balance: a.balance,
+                nonce: a.nonce,
+                code_hash: code.hash_slow(),
+                code: Some(code),
+                ..Default::default()
+            };
+            let storage = a.storage.iter().filter(|(_, v)| !v.is_zero()).map(|(k, v)| (*k, *v)).collect();
+            (*address, PreAccount { info, storage })
+        })
+        .collect()
+}
+
+/// Applies a block's BAL (the last post-value of every account field and slot) to `state`.
+pub fn apply_bal(state: &mut HashMap<Address, PreAccount>, bal: &BlockAccessList) {
+    for changes in bal {
+        let touched = !changes.balance_changes.is_empty()
+            || !changes.nonce_changes.is_empty()
+            || !changes.code_changes.is_empty()
+            || !changes.storage_changes.is_empty();
+        if !touched {
+            continue;
+        }
+        let account = state.entry(changes.address).or_default();
+        if let Some(c) = changes.balance_changes.last() {
+            account.info.balance = c.post_balance;
+        }
+        if let Some(c) = changes.nonce_changes.last() {
+            account.info.nonce = c.new_nonce;
+        }
+        if let Some(c) = changes.code_changes.last() {
+            let code = Bytecode::new_raw(c.new_code.clone());
+            account.info.code_hash = code.hash_slow();
+            account.info.code = Some(code);
+        }
+        for slot in &changes.storage_changes {
+            if let Some(c) = slot.changes.last() {
+                if c.new_value.is_zero() {
+                    account.storage.remove(&slot.slot);
+                } else {
+                    account.storage.insert(slot.slot, c.new_value);
+                }
+            }
+        }
+    }
+}
+
+/// Parses a fork name of `chain.json`.
+pub fn parse_fork(name: &str) -> Option<SpecId> {
+    SpecId::from_str(name).ok()
+}
+
+/// Loads a chain directory (or archive).
+pub(crate) fn load(source: &DataSource) -> Result<Dataset, DataError> {
+    let meta_bytes = source.read(CHAIN_META)?;
+    let meta: ChainMeta = serde_json::from_slice(&meta_bytes).map_err(|e| DataError::Json {
+        path: source.display_path(CHAIN_META),
+        what: "chain metadata".into(),
+        source: e,
+    })?;
+    if meta.schema != CHAIN_SCHEMA {
+        return Err(invalid(source, CHAIN_META, format!("schema {:?}, expected {CHAIN_SCHEMA}", meta.schema)));
+    }
+    let spec = parse_fork(&meta.fork)
+        .ok_or_else(|| invalid(source, CHAIN_META, format!("unknown fork {:?}", meta.fork)))?;
+    let blocks = decode_blocks(source, &source.read(CHAIN_BLOCKS)?)?;
+    if blocks.len() != meta.blocks {
+        return Err(invalid(source, CHAIN_BLOCKS, format!("{} blocks, chain.json says {}", blocks.len(), meta.blocks)));
+    }
+    let mut hashes: HashMap<u64, B256> = HashMap::default();
+    hashes.insert(0, meta.genesis_hash);
+    for b in &blocks {
+        hashes.insert(b.block.header.number, b.block.header.hash_slow());
+    }
+    let hashes = Arc::new(hashes);
+    let mut state = genesis_accounts(&meta.alloc);
+    let mut parent = meta.genesis_hash;
+    let mut inputs = Vec::with_capacity(blocks.len());
+    for (k, b) in blocks.into_iter().enumerate() {
+        let header = &b.block.header;
+        let hash = header.hash_slow();
+        if header.parent_hash != parent {
+            return Err(invalid(source, CHAIN_BLOCKS, format!("block {}: parent {} is not the previous block {parent}", header.number, header.parent_hash)));
+        }
+        let bal_hash = compute_block_access_list_hash(&b.bal);
+        if header.block_access_list_hash != Some(bal_hash) {
+            return Err(invalid(source, CHAIN_BLOCKS, format!("block {} (record {k}): BAL hashes to {bal_hash}, header says {:?}", header.number, header.block_access_list_hash)));
+        }
+        let pre_state = Arc::new(PreState::new(state.clone(), hashes.clone()));
+        apply_bal(&mut state, &b.bal);
+        parent = hash;
+        let transactions = b
+            .block
+            .body
+            .transactions
+            .into_iter()
+            .zip(b.senders)
+            .map(|(envelope, claimed_sender)| Transaction { envelope, claimed_sender })
+            .collect();
+        inputs.push(BlockInput {
+            hash,
+            withdrawals: b.block.body.withdrawals.map(|w| w.0).unwrap_or_default(),
+            ommers: Vec::new(),
+            ommer_headers: Vec::new(),
+            pre_state,
+            source: source.display_path(CHAIN_BLOCKS),
+            spec: Some(spec),
+            access_list: Some(b.bal),
+            transactions,
+            header: b.block.header,
+        });
+    }
+    Ok(Dataset {
+        name: source.display_path("").display().to_string(),
+        blocks: inputs,
+    })
+}
