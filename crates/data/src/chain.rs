@@ -209,8 +209,10 @@ pub(crate) fn load(source: &DataSource) -> Result<Dataset, DataError> {
         if header.parent_hash != parent {
             return Err(invalid(source, CHAIN_BLOCKS, format!("block {}: parent {} is not the previous block {parent}", header.number, header.parent_hash)));
         }
+        // Amsterdam headers commit to the BAL; before, the shipped list is checked against
+        // sequential execution by the executor.
         let bal_hash = compute_block_access_list_hash(&b.bal);
-        if header.block_access_list_hash != Some(bal_hash) {
+        if header.block_access_list_hash.is_some_and(|h| h != bal_hash) {
             return Err(invalid(source, CHAIN_BLOCKS, format!("block {} (record {k}): BAL hashes to {bal_hash}, header says {:?}", header.number, header.block_access_list_hash)));
         }
         let pre_state = Arc::new(PreState::new(state.clone(), hashes.clone()));
@@ -241,4 +243,25 @@ pub(crate) fn load(source: &DataSource) -> Result<Dataset, DataError> {
         name: source.display_path("").display().to_string(),
         blocks: inputs,
     })
+}
+
+/// The system contracts a chain from Prague on needs in its genesis (EIP-4788 beacon roots,
+/// EIP-2935 history, EIP-7002/7251 request queues, and the EIP-8282 builder-request contracts
+/// geth's `t8n` requires for Amsterdam), with their code.
+pub fn system_contracts() -> Vec<(Address, Bytes)> {
+    use alloy_eips::{eip2935, eip4788, eip7002, eip7251, eip8282};
+    vec![
+        (eip4788::BEACON_ROOTS_ADDRESS, eip4788::BEACON_ROOTS_CODE.clone()),
+        (eip2935::HISTORY_STORAGE_ADDRESS, eip2935::HISTORY_STORAGE_CODE.clone()),
+        (
+            eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_ADDRESS,
+            eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_CODE.clone(),
+        ),
+        (
+            eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_ADDRESS,
+            eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_CODE.clone(),
+        ),
+        (eip8282::BUILDER_DEPOSIT_CONTRACT_ADDRESS, eip8282::BUILDER_DEPOSIT_CONTRACT_CODE.clone()),
+        (eip8282::BUILDER_EXIT_CONTRACT_ADDRESS, eip8282::BUILDER_EXIT_CONTRACT_CODE.clone()),
+    ]
 }

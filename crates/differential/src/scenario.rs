@@ -111,38 +111,6 @@ fn sign<T: SignableTransaction<alloy_primitives::Signature>>(
     tx.into_signed(signature)
 }
 
-/// System contracts with code, as geth's `t8n` requires them from Prague on (and revm runs
-/// the ones it knows).
-fn system_contracts() -> Vec<(Address, Bytes)> {
-    use alloy_eips::{eip2935, eip4788, eip7002, eip7251, eip8282};
-    vec![
-        (
-            eip4788::BEACON_ROOTS_ADDRESS,
-            eip4788::BEACON_ROOTS_CODE.clone(),
-        ),
-        (
-            eip2935::HISTORY_STORAGE_ADDRESS,
-            eip2935::HISTORY_STORAGE_CODE.clone(),
-        ),
-        (
-            eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_ADDRESS,
-            eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_CODE.clone(),
-        ),
-        (
-            eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_ADDRESS,
-            eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_CODE.clone(),
-        ),
-        (
-            eip8282::BUILDER_DEPOSIT_CONTRACT_ADDRESS,
-            eip8282::BUILDER_DEPOSIT_CONTRACT_CODE.clone(),
-        ),
-        (
-            eip8282::BUILDER_EXIT_CONTRACT_ADDRESS,
-            eip8282::BUILDER_EXIT_CONTRACT_CODE.clone(),
-        ),
-    ]
-}
-
 /// Addresses of the EIP-8282 builder contracts, which geth 1.17.10 calls after the
 /// transactions on Amsterdam and revm 43 does not.
 pub fn eip8282_contracts() -> [Address; 2] {
@@ -167,7 +135,7 @@ pub fn build(spec: SpecId) -> Scenario {
             },
         );
     }
-    for (address, code) in system_contracts() {
+    for (address, code) in gigagas_data::chain::system_contracts() {
         alloc.insert(
             address,
             AllocAccount {

@@ -1,0 +1,476 @@
+//! Block building: execute candidate transactions until the block is full, fill in the
+//! header, verify through both gigagas paths.
+
+use crate::workload::{genesis, TxPlan, TxStream, Workload};
+use alloy_consensus::{
+    proofs, Block, BlockBody, Header, SignableTransaction, TxEip1559, TxEip7702, TxEnvelope,
+    EMPTY_OMMER_ROOT_HASH,
+};
+use alloy_eips::{eip1559::BaseFeeParams, eip4895::Withdrawals, eip7702::Authorization};
+use alloy_primitives::{keccak256, map::HashMap, Address, TxKind, B256, U256};
+use alloy_signer::SignerSync;
+use alloy_signer_local::PrivateKeySigner;
+use gigagas_data::{
+    chain::{apply_bal, genesis_accounts, system_contracts, AllocAccount, ChainBlock, ChainMeta, CHAIN_SCHEMA},
+    BlockInput, PreAccount, PreState, Transaction,
+};
+use gigagas_exec::{
+    execute_parallel, execute_sequential, post_execution, pre_execution, recover_senders, tx_env,
+    BlockEnvs, ExecError, ParallelPlan, PreparedBlock, Scheduler, WorkerPool,
+};
+use gigagas_verify::TxReceipt;
+use rand::{rngs::StdRng, SeedableRng};
+use revm::{
+    context::ContextTr, database::State, handler::MainBuilder, handler::MainContext,
+    primitives::hardfork::SpecId, Context, ExecuteCommitEvm, ExecuteEvm,
+};
+use std::{collections::BTreeMap, sync::Arc, time::Instant};
+
+/// Generator settings.
+#[derive(Debug, Clone)]
+pub struct GenOptions {
+    /// Workload.
+    pub workload: Workload,
+    /// Blocks to generate.
+    pub blocks: usize,
+    /// Block gas limit (blocks are filled until the next transaction no longer fits).
+    pub block_gas: u64,
+    /// Seed of every random choice and of the keys.
+    pub seed: u64,
+    /// Fork rules (Cancun or later).
+    pub spec: SpecId,
+    /// Per-transaction gas cap (EIP-7825: 2^24); `None` allows giant transactions.
+    pub tx_gas_cap: Option<u64>,
+    /// Funded sender keys.
+    pub senders: usize,
+    /// Worker threads for the parallel verification of every block.
+    pub verify_threads: usize,
+}
+
+/// EIP-7825's transaction gas cap.
+pub const EIP7825_TX_GAS_CAP: u64 = 1 << 24;
+
+/// Why generation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum GenError {
+    /// Execution or verification of a generated block failed (a gigagas or generator bug).
+    #[error("generated block {block}: {error}")]
+    Exec {
+        /// Block number.
+        block: u64,
+        /// The error.
+        error: Box<ExecError>,
+    },
+    /// A check of the generated chain failed.
+    #[error("generated block {block}: {what}")]
+    Check {
+        /// Block number.
+        block: u64,
+        /// What differs.
+        what: String,
+    },
+    /// Bad options.
+    #[error("{0}")]
+    Options(String),
+}
+
+/// A generated, verified chain.
+#[derive(Debug, Clone)]
+pub struct GeneratedChain {
+    /// `chain.json`.
+    pub meta: ChainMeta,
+    /// The blocks with their BALs and senders.
+    pub blocks: Vec<ChainBlock>,
+    /// Wall time of generation (build + verify), seconds.
+    pub seconds: f64,
+    /// Failed (reverted or halted) transactions per block.
+    pub failed_txs: Vec<usize>,
+}
+
+impl GeneratedChain {
+    /// Total gas used (header values).
+    pub fn gas_used(&self) -> u64 {
+        self.blocks.iter().map(|b| b.block.header.gas_used).sum()
+    }
+
+    /// Total transactions.
+    pub fn txs(&self) -> usize {
+        self.blocks.iter().map(|b| b.block.body.transactions.len()).sum()
+    }
+
+    /// Writes `chain.json` and `blocks.rlp` into `dir` (created), each through a temporary
+    /// file and a rename.
+    pub fn write(&self, dir: &std::path::Path) -> std::io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        let write = |name: &str, bytes: &[u8]| {
+            let tmp = dir.join(format!("{name}.partial"));
+            std::fs::write(&tmp, bytes)?;
+            std::fs::rename(tmp, dir.join(name))
+        };
+        write(gigagas_data::chain::CHAIN_BLOCKS, &gigagas_data::chain::encode_blocks(&self.blocks))?;
+        write(gigagas_data::chain::CHAIN_META, &serde_json::to_vec(&self.meta).expect("serialise"))
+    }
+}
+
+fn key(seed: u64, i: usize) -> PrivateKeySigner {
+    let k = keccak256([b"gigagas-gen".as_slice(), &seed.to_be_bytes(), &(i as u64).to_be_bytes()].concat());
+    PrivateKeySigner::from_bytes(&k).expect("valid key")
+}
+
+const COINBASE: Address = alloy_primitives::address!("0x00000000000000000000000000000000000c0b0e");
+const MAX_FEE: u128 = 1_000_000_000_000; // 1000 gwei
+const TIP: u128 = 1_000_000_000;
+
+/// The gas limit a planned transaction is signed with.
+fn gas_limit(plan: &TxPlan, cap: u64) -> u64 {
+    let want = if let Some(c) = plan.gas_cap {
+        c
+    } else if plan.input.is_empty() && plan.delegate.is_none() {
+        100_000
+    } else {
+        2_000_000
+    };
+    want.min(cap)
+}
+
+fn sign<T: SignableTransaction<alloy_primitives::Signature>>(tx: T, key: &PrivateKeySigner) -> alloy_consensus::Signed<T> {
+    let sig = key.sign_hash_sync(&tx.signature_hash()).expect("signing");
+    tx.into_signed(sig)
+}
+
+fn header_template(opts: &GenOptions, number: u64, parent: &Header, parent_hash: B256) -> Header {
+    let base_fee = if number == 1 {
+        1_000_000_000
+    } else {
+        alloy_eips::calc_next_block_base_fee(
+            parent.gas_used,
+            parent.gas_limit,
+            parent.base_fee_per_gas.unwrap_or_default(),
+            BaseFeeParams::ethereum(),
+        )
+    };
+    Header {
+        parent_hash,
+        ommers_hash: EMPTY_OMMER_ROOT_HASH,
+        beneficiary: COINBASE,
+        number,
+        gas_limit: opts.block_gas,
+        timestamp: 12 * number,
+        mix_hash: keccak256([opts.seed.to_be_bytes(), number.to_be_bytes()].concat()),
+        base_fee_per_gas: Some(base_fee),
+        withdrawals_root: Some(proofs::calculate_withdrawals_root(&[])),
+        blob_gas_used: Some(0),
+        excess_blob_gas: Some(0),
+        parent_beacon_block_root: Some(keccak256(number.to_be_bytes())),
+        requests_hash: opts.spec.is_enabled_in(SpecId::PRAGUE).then_some(alloy_eips::eip7685::EMPTY_REQUESTS_HASH),
+        ..Default::default()
+    }
+}
+
+/// Generates and verifies a chain; `progress(k)` after each block.
+pub fn generate(opts: &GenOptions, progress: &dyn Fn(usize)) -> Result<GeneratedChain, GenError> {
+    if !opts.spec.is_enabled_in(SpecId::CANCUN) {
+        return Err(GenError::Options(format!("fork {:?}: generated chains need Cancun or later", opts.spec)));
+    }
+    if opts.senders < 2 {
+        return Err(GenError::Options("at least 2 senders".into()));
+    }
+    let start = Instant::now();
+    let keys: Vec<PrivateKeySigner> = (0..opts.senders).map(|i| key(opts.seed, i)).collect();
+    let addresses: Vec<Address> = keys.iter().map(|k| k.address()).collect();
+    let mut alloc: BTreeMap<Address, AllocAccount> = genesis(opts.workload, &addresses);
+    let funds = U256::from(10u64).pow(U256::from(27)); // 10^9 ETH each
+    for a in &addresses {
+        alloc.insert(*a, AllocAccount { balance: funds, ..Default::default() });
+    }
+    for (address, code) in system_contracts() {
+        alloc.insert(address, AllocAccount { nonce: 1, code, ..Default::default() });
+    }
+    let mut state: HashMap<Address, PreAccount> = genesis_accounts(&alloc);
+    let genesis_root = gigagas_state::state_root(&PreState::new(state.clone(), Arc::default()));
+    let mut genesis_header = header_template(opts, 0, &Header::default(), B256::ZERO);
+    genesis_header.state_root = genesis_root;
+    genesis_header.base_fee_per_gas = Some(1_000_000_000);
+    let genesis_hash = genesis_header.hash_slow();
+
+    let mut hashes: HashMap<u64, B256> = HashMap::default();
+    hashes.insert(0, genesis_hash);
+    let mut rng = StdRng::seed_from_u64(opts.seed);
+    let mut stream = TxStream::new(opts.workload, opts.senders);
+    let mut nonces = vec![0u64; opts.senders];
+    let pool = WorkerPool::new(opts.verify_threads);
+    let mut blocks = Vec::with_capacity(opts.blocks);
+    let mut failed_txs = Vec::with_capacity(opts.blocks);
+    let (mut parent, mut parent_hash) = (genesis_header, genesis_hash);
+    for k in 1..=opts.blocks as u64 {
+        let pre = Arc::new(PreState::new(state.clone(), Arc::new(hashes.clone())));
+        let template = header_template(opts, k, &parent, parent_hash);
+        let long_tx_gas = (opts.block_gas as f64 * 0.8) as u64;
+        stream.start_block(opts.tx_gas_cap.map_or(long_tx_gas, |c| c.min(long_tx_gas)));
+        let (built, failed) =
+            build_block(opts, template, &pre, &keys, &addresses, &mut stream, &mut rng, &mut nonces)?;
+        failed_txs.push(failed);
+        verify_block(opts, &built, &pre, &pool)?;
+        apply_bal(&mut state, &built.bal);
+        let derived = gigagas_state::state_root(&PreState::new(state.clone(), Arc::default()));
+        if derived != built.block.header.state_root {
+            return Err(GenError::Check {
+                block: k,
+                what: format!("state derived from the BAL has root {derived}, execution gave {}", built.block.header.state_root),
+            });
+        }
+        parent_hash = built.block.header.hash_slow();
+        hashes.insert(k, parent_hash);
+        parent = built.block.header.clone();
+        blocks.push(built);
+        progress(k as usize);
+    }
+    Ok(GeneratedChain {
+        meta: ChainMeta {
+            schema: CHAIN_SCHEMA.to_owned(),
+            fork: <&str>::from(opts.spec).to_owned(),
+            chain_id: 1,
+            workload: opts.workload.name().to_owned(),
+            seed: opts.seed,
+            block_gas: opts.block_gas,
+            blocks: blocks.len(),
+            genesis_hash,
+            alloc,
+        },
+        blocks,
+        seconds: start.elapsed().as_secs_f64(),
+        failed_txs,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build_block(
+    opts: &GenOptions,
+    mut header: Header,
+    pre: &Arc<PreState>,
+    keys: &[PrivateKeySigner],
+    addresses: &[Address],
+    stream: &mut TxStream,
+    rng: &mut StdRng,
+    nonces: &mut [u64],
+) -> Result<(ChainBlock, usize), GenError> {
+    let number = header.number;
+    let exec = |e: ExecError| GenError::Exec { block: number, error: Box::new(e) };
+    let skeleton = BlockInput {
+        header: header.clone(),
+        hash: B256::ZERO,
+        transactions: Vec::new(),
+        withdrawals: Vec::new(),
+        ommers: Vec::new(),
+        ommer_headers: Vec::new(),
+        pre_state: pre.clone(),
+        source: "generator".into(),
+        spec: Some(opts.spec),
+        access_list: None,
+    };
+    let envs = BlockEnvs::with_spec(&skeleton, opts.spec);
+    let mut db = State::builder().with_database_ref(&**pre).with_bal_builder().build();
+    db.set_bal_index(alloy_eip7928::BlockAccessIndex::PRE_EXECUTION);
+    pre_execution(&mut db, &skeleton, &envs.cfg, &envs.block).map_err(exec)?;
+    let mut txs: Vec<TxEnvelope> = Vec::new();
+    let mut senders: Vec<Address> = Vec::new();
+    let mut receipts: Vec<TxReceipt> = Vec::new();
+    let mut cumulative = 0u64;
+    {
+        let mut evm = Context::mainnet()
+            .with_db(&mut db)
+            .with_block(envs.block.clone())
+            .with_cfg(envs.cfg.clone())
+            .build_mainnet();
+        loop {
+            let remaining = opts.block_gas - cumulative;
+            let plan = stream.next(rng, addresses);
+            let cap = opts.tx_gas_cap.unwrap_or(u64::MAX);
+            let limit = gas_limit(&plan, cap);
+            if limit > remaining {
+                break;
+            }
+            let s = plan.sender;
+            let envelope: TxEnvelope = match plan.delegate {
+                None => sign(
+                    TxEip1559 {
+                        chain_id: 1,
+                        nonce: nonces[s],
+                        gas_limit: limit,
+                        max_fee_per_gas: MAX_FEE,
+                        max_priority_fee_per_gas: TIP,
+                        to: TxKind::Call(plan.to),
+                        value: plan.value,
+                        access_list: Default::default(),
+                        input: plan.input.clone(),
+                    },
+                    &keys[s],
+                )
+                .into(),
+                Some((partner, target)) => {
+                    let auth = Authorization { chain_id: U256::from(1), address: target, nonce: nonces[partner] };
+                    let auth_sig = keys[partner].sign_hash_sync(&auth.signature_hash()).expect("signing");
+                    sign(
+                        TxEip7702 {
+                            chain_id: 1,
+                            nonce: nonces[s],
+                            gas_limit: limit,
+                            max_fee_per_gas: MAX_FEE,
+                            max_priority_fee_per_gas: TIP,
+                            to: plan.to,
+                            value: plan.value,
+                            access_list: Default::default(),
+                            authorization_list: vec![auth.into_signed(auth_sig)],
+                            input: plan.input.clone(),
+                        },
+                        &keys[s],
+                    )
+                    .into()
+                }
+            };
+            let i = txs.len();
+            evm.ctx.db_mut().set_bal_index(alloy_eip7928::BlockAccessIndex::from_tx_index(i as u64));
+            let env = tx_env(&envelope, addresses[s]);
+            let out = evm.transact(env.clone()).map_err(|e| exec(ExecError::InvalidTx { block: number, tx: i, what: e.to_string() }))?;
+            evm.commit(out.state);
+            cumulative += out.result.tx_gas_used();
+            receipts.push(gigagas_verify::TxReceipt {
+                tx_type: envelope.tx_type(),
+                success: out.result.is_success(),
+                gas_used: out.result.tx_gas_used(),
+                cumulative_gas_used: cumulative,
+                logs: out.result.logs().to_vec(),
+                block_regular_gas: out.result.gas().block_regular_gas_used(),
+                block_state_gas: out.result.gas().block_state_gas_used(),
+                post_state: None,
+            });
+            nonces[s] += 1;
+            if let Some((partner, _)) = plan.delegate {
+                nonces[partner] += 1;
+            }
+            txs.push(envelope);
+            senders.push(addresses[s]);
+        }
+    }
+    db.set_bal_index(alloy_eip7928::BlockAccessIndex::from_tx_index(txs.len() as u64));
+    post_execution(&mut db, &skeleton, &envs.cfg, &envs.block).map_err(exec)?;
+    let bal = db.take_built_alloy_bal().unwrap_or_default();
+    let post = gigagas_state::apply_changes(pre, &db.cache);
+    let amsterdam = opts.spec.is_enabled_in(SpecId::AMSTERDAM);
+    let rules = gigagas_verify::HeaderRules { receipts_root: true, two_dimensional_gas: amsterdam };
+    header.state_root = gigagas_state::state_root(&post);
+    header.receipts_root = gigagas_verify::receipts_root(&receipts);
+    header.logs_bloom = gigagas_verify::logs_bloom(&receipts);
+    header.gas_used = gigagas_verify::block_gas_used(&receipts, rules);
+    header.transactions_root = proofs::calculate_transaction_root(&txs);
+    header.block_access_list_hash = amsterdam.then(|| alloy_eip7928::compute_block_access_list_hash(&bal));
+    let failed = receipts.iter().filter(|r| !r.success).count();
+    Ok((
+        ChainBlock {
+            block: Block {
+                header,
+                body: BlockBody { transactions: txs, ommers: Vec::new(), withdrawals: Some(Withdrawals::default()) },
+            },
+            bal,
+            senders,
+        },
+        failed,
+    ))
+}
+
+/// The block through gigagas as any loaded block goes: senders recovered, sequential run
+/// (BAL equal to the shipped one), parallel from the shipped BAL with every scheduler, each
+/// post-state root equal to the header's.
+fn verify_block(opts: &GenOptions, built: &ChainBlock, pre: &Arc<PreState>, pool: &WorkerPool) -> Result<(), GenError> {
+    let number = built.block.header.number;
+    let exec = |e: ExecError| GenError::Exec { block: number, error: Box::new(e) };
+    let input = BlockInput {
+        header: built.block.header.clone(),
+        hash: built.block.header.hash_slow(),
+        transactions: built
+            .block
+            .body
+            .transactions
+            .iter()
+            .zip(&built.senders)
+            .map(|(envelope, sender)| Transaction { envelope: envelope.clone(), claimed_sender: *sender })
+            .collect(),
+        withdrawals: Vec::new(),
+        ommers: Vec::new(),
+        ommer_headers: Vec::new(),
+        pre_state: pre.clone(),
+        source: "generator".into(),
+        spec: Some(opts.spec),
+        access_list: Some(built.bal.clone()),
+    };
+    let senders = recover_senders(&input).map_err(exec)?;
+    let prepared = PreparedBlock::new(&input, &senders).map_err(exec)?;
+    let sequential = execute_sequential(&prepared, pre).map_err(exec)?;
+    gigagas_verify::check_against_header(&input.header, &sequential.receipts, prepared.header_rules())
+        .map_err(|e| exec(e.into()))?;
+    if sequential.access.bal != built.bal {
+        return Err(GenError::Check { block: number, what: "sequential re-execution built a different BAL".into() });
+    }
+    let gas: Vec<u64> = sequential.receipts.iter().map(|r| r.gas_used).collect();
+    let plan = ParallelPlan::new(number, &sequential.access, input.transactions.len(), Some(gas)).map_err(exec)?;
+    for scheduler in Scheduler::ALL {
+        let parallel = execute_parallel(&prepared, pre, &plan, pool, scheduler).map_err(exec)?;
+        gigagas_verify::compare_receipts(number, &sequential.receipts, &parallel.receipts).map_err(|e| exec(e.into()))?;
+        let root = gigagas_state::state_root(&gigagas_state::apply_changes(pre, &parallel.post));
+        if root != input.header.state_root {
+            return Err(GenError::Check {
+                block: number,
+                what: format!("parallel ({scheduler}) post-state root {root}, header {}", input.header.state_root),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(workload: Workload) -> GenOptions {
+        GenOptions {
+            workload,
+            blocks: 2,
+            block_gas: 3_000_000,
+            seed: 7,
+            spec: SpecId::AMSTERDAM,
+            tx_gas_cap: Some(EIP7825_TX_GAS_CAP),
+            senders: 16,
+            verify_threads: 2,
+        }
+    }
+
+    #[test]
+    fn every_workload_generates_verified_blocks() {
+        for workload in Workload::ALL {
+            let chain = generate(&options(workload), &|_| {}).unwrap_or_else(|e| panic!("{workload}: {e}"));
+            assert_eq!(chain.blocks.len(), 2, "{workload}");
+            let failed: usize = chain.failed_txs.iter().sum();
+            if workload == Workload::MainnetMix {
+                assert!(failed * 5 < chain.txs(), "{workload}: {failed} of {} failed", chain.txs());
+            } else {
+                assert_eq!(failed, 0, "{workload}: {failed} of {} transactions failed", chain.txs());
+            }
+            assert!(chain.txs() >= 2, "{workload}: {} txs", chain.txs());
+            for b in &chain.blocks {
+                assert!(b.block.header.gas_used > 0, "{workload}");
+                assert!(b.block.header.block_access_list_hash.is_some());
+            }
+        }
+    }
+
+    #[test]
+    fn generation_is_deterministic() {
+        let a = generate(&options(Workload::Erc20), &|_| {}).unwrap();
+        let b = generate(&options(Workload::Erc20), &|_| {}).unwrap();
+        assert_eq!(a.blocks.last().unwrap().block.header.hash_slow(), b.blocks.last().unwrap().block.header.hash_slow());
+        let mut other = options(Workload::Erc20);
+        other.seed = 8;
+        let c = generate(&other, &|_| {}).unwrap();
+        assert_ne!(a.blocks[0].block.header.hash_slow(), c.blocks[0].block.header.hash_slow());
+    }
+}

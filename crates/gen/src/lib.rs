@@ -1,0 +1,20 @@
+//! Generated chains: `gigagas gen WORKLOAD --blocks N --block-gas G --seed S --out DIR`.
+//!
+//! - [`contracts`]: the compiled workload contracts (`contracts/bytecode.json`, built from
+//!   Solidity by solc-js) at fixed addresses.
+//! - [`workload`]: the genesis allocation of each workload and its stream of transactions.
+//! - [`builder`]: fills blocks by executing candidate transactions on revm (each transaction
+//!   is first probed for its gas, then signed with a tight gas limit and executed for real),
+//!   computes every header field (state root, receipts root, bloom, gas used, BAL hash), and
+//!   verifies the block through gigagas's sequential and BAL-parallel paths with every
+//!   scheduler before it is kept.
+//!
+//! Architecture invariant: deterministic for a seed; nothing is written unless every block
+//! verified.
+
+pub mod builder;
+pub mod contracts;
+pub mod workload;
+
+pub use builder::{generate, GenError, GenOptions, GeneratedChain};
+pub use workload::Workload;
