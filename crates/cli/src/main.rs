@@ -39,6 +39,9 @@ enum Command {
     /// self-destruct, EIP-7702) through gigagas (both paths) and geth's `evm t8n`, per fork,
     /// and print every difference.
     Differential(DifferentialArgs),
+    /// Generate a verified chain of signed blocks for a workload (gigagas.chain/1), loadable
+    /// with `run --data DIR` and `bench --data DIR`.
+    Gen(GenArgs),
     /// Pack blocks of a mainnet-layout directory into a compressed sample archive.
     #[command(hide = true)]
     Pack(PackArgs),
@@ -205,6 +208,51 @@ struct DifferentialArgs {
 }
 
 #[derive(Args)]
+struct GenArgs {
+    /// transfers, erc20, uniswap, nft-mint, mainnet-mix, serial-chain, long-tx,
+    /// sstore-bloated, keccak, precompile or 7702.
+    workload: gigagas_gen::Workload,
+    /// Blocks to generate.
+    #[arg(long, default_value_t = 10)]
+    blocks: usize,
+    /// Block gas limit: a number or with a suffix (30M, 300M, 1G, 2G).
+    #[arg(long, default_value = "30M", value_parser = parse_gas)]
+    block_gas: u64,
+    /// Seed (keys and every random choice).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Output directory.
+    #[arg(long)]
+    out: PathBuf,
+    /// Fork rules: Amsterdam (default, revm 43 = glamsterdam-devnet-8), Osaka, Prague or Cancun.
+    #[arg(long, default_value = "Amsterdam")]
+    fork: String,
+    /// Per-transaction gas cap: a number (default EIP-7825's 2^24) or `off` for giant
+    /// single transactions.
+    #[arg(long, default_value = "16777216")]
+    tx_gas_cap: String,
+    /// Funded sender keys.
+    #[arg(long, default_value_t = 1024)]
+    senders: usize,
+}
+
+fn parse_gas(s: &str) -> Result<u64, String> {
+    let (digits, scale) = match s.chars().last() {
+        Some('K' | 'k') => (&s[..s.len() - 1], 1_000),
+        Some('M' | 'm') => (&s[..s.len() - 1], 1_000_000),
+        Some('G' | 'g') => (&s[..s.len() - 1], 1_000_000_000),
+        _ => (s, 1),
+    };
+    let n: f64 = digits
+        .parse()
+        .map_err(|_| format!("not a gas amount: {s:?}"))?;
+    if !(n > 0.0) {
+        return Err(format!("gas must be positive: {s:?}"));
+    }
+    Ok((n * scale as f64) as u64)
+}
+
+#[derive(Args)]
 struct PackArgs {
     /// Source directory in the mainnet layout.
     #[arg(long)]
@@ -240,6 +288,7 @@ fn real_main() -> Result<()> {
         Command::Report(args) => cmd_report(args),
         Command::Conformance(args) => cmd_conformance(args),
         Command::Differential(args) => cmd_differential(args),
+        Command::Gen(args) => cmd_gen(args),
         Command::Pack(args) => cmd_pack(args),
     }
 }
@@ -251,6 +300,42 @@ fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
     std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
     eprintln!("wrote {}", path.display());
+    Ok(())
+}
+
+fn cmd_gen(args: GenArgs) -> Result<()> {
+    let spec = gigagas_data::chain::parse_fork(&args.fork)
+        .with_context(|| format!("unknown fork {:?}", args.fork))?;
+    let tx_gas_cap = match args.tx_gas_cap.as_str() {
+        "off" | "none" => None,
+        n => Some(parse_gas(n).map_err(anyhow::Error::msg)?),
+    };
+    let options = gigagas_gen::GenOptions {
+        workload: args.workload,
+        blocks: args.blocks,
+        block_gas: args.block_gas,
+        seed: args.seed,
+        spec,
+        tx_gas_cap,
+        senders: args.senders,
+        verify_threads: available_cores(),
+    };
+    let bar = progress(args.blocks as u64, "blocks");
+    let chain = gigagas_gen::generate(&options, &|k| bar.set_position(k as u64))?;
+    bar.finish_and_clear();
+    chain.write(&args.out)?;
+    let failed: usize = chain.failed_txs.iter().sum();
+    println!(
+        "{}: {} blocks, {} txs ({failed} failed by design or revert), {:.1} Mgas, fork {}, seed {} — every block verified (sequential, parallel × 3 schedulers, state root) — generated in {:.1} s → {}",
+        args.workload,
+        chain.blocks.len(),
+        chain.txs(),
+        chain.gas_used() as f64 / 1e6,
+        chain.meta.fork,
+        args.seed,
+        chain.seconds,
+        args.out.display()
+    );
     Ok(())
 }
 

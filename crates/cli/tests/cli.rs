@@ -420,3 +420,79 @@ fn conformance_counts_bad_files_and_exits_non_zero() {
     assert!(!ok);
     assert!(stderr.contains("does not exist"), "{stderr}");
 }
+
+#[test]
+fn gen_writes_a_chain_that_run_and_bench_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("chain");
+    let out_s = out.to_str().unwrap();
+    let (ok, stdout, stderr) = gigagas(&[
+        "gen",
+        "erc20",
+        "--blocks",
+        "2",
+        "--block-gas",
+        "2M",
+        "--seed",
+        "3",
+        "--senders",
+        "8",
+        "--out",
+        out_s,
+    ]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("every block verified"), "{stdout}");
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("chain.json")).unwrap()).unwrap();
+    assert_eq!(meta["schema"], "gigagas.chain/1");
+    assert_eq!(meta["fork"], "Amsterdam");
+    assert_eq!(meta["blocks"], 2);
+
+    let (ok, stdout, stderr) = gigagas(&[
+        "run",
+        "--data",
+        out_s,
+        "--mode",
+        "parallel",
+        "--threads",
+        "2",
+    ]);
+    assert!(ok, "{stderr}");
+    assert_eq!(stdout.matches("verified").count(), 3, "{stdout}");
+    let (stdout, json) = bench_fixture(&out, "gen.json", &["--repeats", "1", "--threads", "1,2"]);
+    assert!(stdout.contains("sequential"), "{stdout}");
+    assert!(json.exists());
+
+    // Same seed, same chain; a tampered BAL is refused when loading.
+    let again = dir.path().join("again");
+    let (ok, _, _) = gigagas(&[
+        "gen",
+        "erc20",
+        "--blocks",
+        "2",
+        "--block-gas",
+        "2M",
+        "--seed",
+        "3",
+        "--senders",
+        "8",
+        "--out",
+        again.to_str().unwrap(),
+    ]);
+    assert!(ok);
+    assert_eq!(
+        std::fs::read(out.join("blocks.rlp")).unwrap(),
+        std::fs::read(again.join("blocks.rlp")).unwrap()
+    );
+    let mut blocks = std::fs::read(out.join("blocks.rlp")).unwrap();
+    let last = blocks.len() - 30;
+    blocks[last] ^= 0x01;
+    std::fs::write(out.join("blocks.rlp"), blocks).unwrap();
+    let (ok, _, stderr) = gigagas(&["run", "--data", out_s]);
+    assert!(!ok);
+    assert!(stderr.contains("error"), "{stderr}");
+
+    let (ok, _, stderr) = gigagas(&["gen", "nonsense", "--out", out_s]);
+    assert!(!ok);
+    assert!(stderr.contains("unknown workload"), "{stderr}");
+}

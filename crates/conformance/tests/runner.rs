@@ -99,7 +99,10 @@ fn pre_byzantium_receipts_roots_are_rebuilt_by_both_paths() {
     let rlp = value["blocks"][0]["rlp"].as_str().unwrap().to_owned();
     let wrong = format!("{:064x}", 0xbad_u64);
     value["blocks"][0]["rlp"] = Value::String(rlp.replace(&root, &wrong));
-    for (mode, path) in [(Mode::Sequential, "sequential"), (Mode::Parallel, "parallel")] {
+    for (mode, path) in [
+        (Mode::Sequential, "sequential"),
+        (Mode::Parallel, "parallel"),
+    ] {
         let (category, detail) = failure(run(value.clone(), mode));
         assert_eq!(category, format!("{path}: receipts_root"), "{detail}");
     }

@@ -4,7 +4,9 @@
 //! genesis by applying the BALs of the blocks before it — a pure data transformation: loading
 //! never executes a transaction.
 
-use crate::{prestate::PreAccount, BlockInput, DataError, DataSource, Dataset, PreState, Transaction};
+use crate::{
+    prestate::PreAccount, BlockInput, DataError, DataSource, Dataset, PreState, Transaction,
+};
 use alloy_consensus::{Block, TxEnvelope};
 use alloy_eip7928::{compute_block_access_list_hash, BlockAccessList};
 use alloy_primitives::{map::HashMap, Address, Bytes, B256, U256};
@@ -104,17 +106,26 @@ fn decode_blocks(source: &DataSource, bytes: &[u8]) -> Result<Vec<ChainBlock>, D
     let mut blocks = Vec::new();
     while !rest.is_empty() {
         let k = blocks.len();
-        let mut item = || Bytes::decode(&mut rest).map_err(|e| err(format!("block record {k}: {e}")));
+        let mut item =
+            || Bytes::decode(&mut rest).map_err(|e| err(format!("block record {k}: {e}")));
         let (block, bal, senders) = (item()?, item()?, item()?);
         let block = Block::<TxEnvelope>::decode(&mut &block[..])
             .map_err(|e| err(format!("block record {k}: block RLP: {e}")))?;
         let bal = BlockAccessList::decode(&mut &bal[..])
             .map_err(|e| err(format!("block record {k}: BAL RLP: {e}")))?;
         if senders.len() % 20 != 0 || senders.len() / 20 != block.body.transactions.len() {
-            return Err(err(format!("block record {k}: {} sender bytes for {} transactions", senders.len(), block.body.transactions.len())));
+            return Err(err(format!(
+                "block record {k}: {} sender bytes for {} transactions",
+                senders.len(),
+                block.body.transactions.len()
+            )));
         }
         let senders = senders.chunks(20).map(Address::from_slice).collect();
-        blocks.push(ChainBlock { block, bal, senders });
+        blocks.push(ChainBlock {
+            block,
+            bal,
+            senders,
+        });
     }
     Ok(blocks)
 }
@@ -132,7 +143,12 @@ pub fn genesis_accounts(alloc: &BTreeMap<Address, AllocAccount>) -> HashMap<Addr
                 code: Some(code),
                 ..Default::default()
             };
-            let storage = a.storage.iter().filter(|(_, v)| !v.is_zero()).map(|(k, v)| (*k, *v)).collect();
+            let storage = a
+                .storage
+                .iter()
+                .filter(|(_, v)| !v.is_zero())
+                .map(|(k, v)| (*k, *v))
+                .collect();
             (*address, PreAccount { info, storage })
         })
         .collect()
@@ -186,13 +202,21 @@ pub(crate) fn load(source: &DataSource) -> Result<Dataset, DataError> {
         source: e,
     })?;
     if meta.schema != CHAIN_SCHEMA {
-        return Err(invalid(source, CHAIN_META, format!("schema {:?}, expected {CHAIN_SCHEMA}", meta.schema)));
+        return Err(invalid(
+            source,
+            CHAIN_META,
+            format!("schema {:?}, expected {CHAIN_SCHEMA}", meta.schema),
+        ));
     }
     let spec = parse_fork(&meta.fork)
         .ok_or_else(|| invalid(source, CHAIN_META, format!("unknown fork {:?}", meta.fork)))?;
     let blocks = decode_blocks(source, &source.read(CHAIN_BLOCKS)?)?;
     if blocks.len() != meta.blocks {
-        return Err(invalid(source, CHAIN_BLOCKS, format!("{} blocks, chain.json says {}", blocks.len(), meta.blocks)));
+        return Err(invalid(
+            source,
+            CHAIN_BLOCKS,
+            format!("{} blocks, chain.json says {}", blocks.len(), meta.blocks),
+        ));
     }
     let mut hashes: HashMap<u64, B256> = HashMap::default();
     hashes.insert(0, meta.genesis_hash);
@@ -207,13 +231,27 @@ pub(crate) fn load(source: &DataSource) -> Result<Dataset, DataError> {
         let header = &b.block.header;
         let hash = header.hash_slow();
         if header.parent_hash != parent {
-            return Err(invalid(source, CHAIN_BLOCKS, format!("block {}: parent {} is not the previous block {parent}", header.number, header.parent_hash)));
+            return Err(invalid(
+                source,
+                CHAIN_BLOCKS,
+                format!(
+                    "block {}: parent {} is not the previous block {parent}",
+                    header.number, header.parent_hash
+                ),
+            ));
         }
         // Amsterdam headers commit to the BAL; before, the shipped list is checked against
         // sequential execution by the executor.
         let bal_hash = compute_block_access_list_hash(&b.bal);
         if header.block_access_list_hash.is_some_and(|h| h != bal_hash) {
-            return Err(invalid(source, CHAIN_BLOCKS, format!("block {} (record {k}): BAL hashes to {bal_hash}, header says {:?}", header.number, header.block_access_list_hash)));
+            return Err(invalid(
+                source,
+                CHAIN_BLOCKS,
+                format!(
+                    "block {} (record {k}): BAL hashes to {bal_hash}, header says {:?}",
+                    header.number, header.block_access_list_hash
+                ),
+            ));
         }
         let pre_state = Arc::new(PreState::new(state.clone(), hashes.clone()));
         apply_bal(&mut state, &b.bal);
@@ -224,7 +262,10 @@ pub(crate) fn load(source: &DataSource) -> Result<Dataset, DataError> {
             .transactions
             .into_iter()
             .zip(b.senders)
-            .map(|(envelope, claimed_sender)| Transaction { envelope, claimed_sender })
+            .map(|(envelope, claimed_sender)| Transaction {
+                envelope,
+                claimed_sender,
+            })
             .collect();
         inputs.push(BlockInput {
             hash,
@@ -251,8 +292,14 @@ pub(crate) fn load(source: &DataSource) -> Result<Dataset, DataError> {
 pub fn system_contracts() -> Vec<(Address, Bytes)> {
     use alloy_eips::{eip2935, eip4788, eip7002, eip7251, eip8282};
     vec![
-        (eip4788::BEACON_ROOTS_ADDRESS, eip4788::BEACON_ROOTS_CODE.clone()),
-        (eip2935::HISTORY_STORAGE_ADDRESS, eip2935::HISTORY_STORAGE_CODE.clone()),
+        (
+            eip4788::BEACON_ROOTS_ADDRESS,
+            eip4788::BEACON_ROOTS_CODE.clone(),
+        ),
+        (
+            eip2935::HISTORY_STORAGE_ADDRESS,
+            eip2935::HISTORY_STORAGE_CODE.clone(),
+        ),
         (
             eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_ADDRESS,
             eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_CODE.clone(),
@@ -261,7 +308,13 @@ pub fn system_contracts() -> Vec<(Address, Bytes)> {
             eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_ADDRESS,
             eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_CODE.clone(),
         ),
-        (eip8282::BUILDER_DEPOSIT_CONTRACT_ADDRESS, eip8282::BUILDER_DEPOSIT_CONTRACT_CODE.clone()),
-        (eip8282::BUILDER_EXIT_CONTRACT_ADDRESS, eip8282::BUILDER_EXIT_CONTRACT_CODE.clone()),
+        (
+            eip8282::BUILDER_DEPOSIT_CONTRACT_ADDRESS,
+            eip8282::BUILDER_DEPOSIT_CONTRACT_CODE.clone(),
+        ),
+        (
+            eip8282::BUILDER_EXIT_CONTRACT_ADDRESS,
+            eip8282::BUILDER_EXIT_CONTRACT_CODE.clone(),
+        ),
     ]
 }

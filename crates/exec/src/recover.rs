@@ -11,7 +11,10 @@ use revm::primitives::hardfork::SpecId;
 /// pool) and checks it against the sender the block file states. Signatures with a high `s`
 /// value are accepted only before Homestead (EIP-2).
 pub fn recover_senders(block: &BlockInput) -> Result<Vec<Address>, ExecError> {
-    let homestead = crate::spec::mainnet_spec(&block.header).is_enabled_in(SpecId::HOMESTEAD);
+    let spec = block
+        .spec
+        .unwrap_or_else(|| crate::spec::mainnet_spec(&block.header));
+    let homestead = spec.is_enabled_in(SpecId::HOMESTEAD);
     (0..block.transactions.len())
         .into_par_iter()
         .map(|tx| recover_sender(block, tx, homestead))

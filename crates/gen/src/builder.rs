@@ -11,7 +11,10 @@ use alloy_primitives::{keccak256, map::HashMap, Address, TxKind, B256, U256};
 use alloy_signer::SignerSync;
 use alloy_signer_local::PrivateKeySigner;
 use gigagas_data::{
-    chain::{apply_bal, genesis_accounts, system_contracts, AllocAccount, ChainBlock, ChainMeta, CHAIN_SCHEMA},
+    chain::{
+        apply_bal, genesis_accounts, system_contracts, AllocAccount, ChainBlock, ChainMeta,
+        CHAIN_SCHEMA,
+    },
     BlockInput, PreAccount, PreState, Transaction,
 };
 use gigagas_exec::{
@@ -95,7 +98,10 @@ impl GeneratedChain {
 
     /// Total transactions.
     pub fn txs(&self) -> usize {
-        self.blocks.iter().map(|b| b.block.body.transactions.len()).sum()
+        self.blocks
+            .iter()
+            .map(|b| b.block.body.transactions.len())
+            .sum()
     }
 
     /// Writes `chain.json` and `blocks.rlp` into `dir` (created), each through a temporary
@@ -107,13 +113,26 @@ impl GeneratedChain {
             std::fs::write(&tmp, bytes)?;
             std::fs::rename(tmp, dir.join(name))
         };
-        write(gigagas_data::chain::CHAIN_BLOCKS, &gigagas_data::chain::encode_blocks(&self.blocks))?;
-        write(gigagas_data::chain::CHAIN_META, &serde_json::to_vec(&self.meta).expect("serialise"))
+        write(
+            gigagas_data::chain::CHAIN_BLOCKS,
+            &gigagas_data::chain::encode_blocks(&self.blocks),
+        )?;
+        write(
+            gigagas_data::chain::CHAIN_META,
+            &serde_json::to_vec(&self.meta).expect("serialise"),
+        )
     }
 }
 
 fn key(seed: u64, i: usize) -> PrivateKeySigner {
-    let k = keccak256([b"gigagas-gen".as_slice(), &seed.to_be_bytes(), &(i as u64).to_be_bytes()].concat());
+    let k = keccak256(
+        [
+            b"gigagas-gen".as_slice(),
+            &seed.to_be_bytes(),
+            &(i as u64).to_be_bytes(),
+        ]
+        .concat(),
+    );
     PrivateKeySigner::from_bytes(&k).expect("valid key")
 }
 
@@ -133,7 +152,10 @@ fn gas_limit(plan: &TxPlan, cap: u64) -> u64 {
     want.min(cap)
 }
 
-fn sign<T: SignableTransaction<alloy_primitives::Signature>>(tx: T, key: &PrivateKeySigner) -> alloy_consensus::Signed<T> {
+fn sign<T: SignableTransaction<alloy_primitives::Signature>>(
+    tx: T,
+    key: &PrivateKeySigner,
+) -> alloy_consensus::Signed<T> {
     let sig = key.sign_hash_sync(&tx.signature_hash()).expect("signing");
     tx.into_signed(sig)
 }
@@ -162,7 +184,10 @@ fn header_template(opts: &GenOptions, number: u64, parent: &Header, parent_hash:
         blob_gas_used: Some(0),
         excess_blob_gas: Some(0),
         parent_beacon_block_root: Some(keccak256(number.to_be_bytes())),
-        requests_hash: opts.spec.is_enabled_in(SpecId::PRAGUE).then_some(alloy_eips::eip7685::EMPTY_REQUESTS_HASH),
+        requests_hash: opts
+            .spec
+            .is_enabled_in(SpecId::PRAGUE)
+            .then_some(alloy_eips::eip7685::EMPTY_REQUESTS_HASH),
         ..Default::default()
     }
 }
@@ -170,7 +195,10 @@ fn header_template(opts: &GenOptions, number: u64, parent: &Header, parent_hash:
 /// Generates and verifies a chain; `progress(k)` after each block.
 pub fn generate(opts: &GenOptions, progress: &dyn Fn(usize)) -> Result<GeneratedChain, GenError> {
     if !opts.spec.is_enabled_in(SpecId::CANCUN) {
-        return Err(GenError::Options(format!("fork {:?}: generated chains need Cancun or later", opts.spec)));
+        return Err(GenError::Options(format!(
+            "fork {:?}: generated chains need Cancun or later",
+            opts.spec
+        )));
     }
     if opts.senders < 2 {
         return Err(GenError::Options("at least 2 senders".into()));
@@ -181,10 +209,23 @@ pub fn generate(opts: &GenOptions, progress: &dyn Fn(usize)) -> Result<Generated
     let mut alloc: BTreeMap<Address, AllocAccount> = genesis(opts.workload, &addresses);
     let funds = U256::from(10u64).pow(U256::from(27)); // 10^9 ETH each
     for a in &addresses {
-        alloc.insert(*a, AllocAccount { balance: funds, ..Default::default() });
+        alloc.insert(
+            *a,
+            AllocAccount {
+                balance: funds,
+                ..Default::default()
+            },
+        );
     }
     for (address, code) in system_contracts() {
-        alloc.insert(address, AllocAccount { nonce: 1, code, ..Default::default() });
+        alloc.insert(
+            address,
+            AllocAccount {
+                nonce: 1,
+                code,
+                ..Default::default()
+            },
+        );
     }
     let mut state: HashMap<Address, PreAccount> = genesis_accounts(&alloc);
     let genesis_root = gigagas_state::state_root(&PreState::new(state.clone(), Arc::default()));
@@ -207,8 +248,16 @@ pub fn generate(opts: &GenOptions, progress: &dyn Fn(usize)) -> Result<Generated
         let template = header_template(opts, k, &parent, parent_hash);
         let long_tx_gas = (opts.block_gas as f64 * 0.8) as u64;
         stream.start_block(opts.tx_gas_cap.map_or(long_tx_gas, |c| c.min(long_tx_gas)));
-        let (built, failed) =
-            build_block(opts, template, &pre, &keys, &addresses, &mut stream, &mut rng, &mut nonces)?;
+        let (built, failed) = build_block(
+            opts,
+            template,
+            &pre,
+            &keys,
+            &addresses,
+            &mut stream,
+            &mut rng,
+            &mut nonces,
+        )?;
         failed_txs.push(failed);
         verify_block(opts, &built, &pre, &pool)?;
         apply_bal(&mut state, &built.bal);
@@ -216,7 +265,10 @@ pub fn generate(opts: &GenOptions, progress: &dyn Fn(usize)) -> Result<Generated
         if derived != built.block.header.state_root {
             return Err(GenError::Check {
                 block: k,
-                what: format!("state derived from the BAL has root {derived}, execution gave {}", built.block.header.state_root),
+                what: format!(
+                    "state derived from the BAL has root {derived}, execution gave {}",
+                    built.block.header.state_root
+                ),
             });
         }
         parent_hash = built.block.header.hash_slow();
@@ -255,7 +307,10 @@ fn build_block(
     nonces: &mut [u64],
 ) -> Result<(ChainBlock, usize), GenError> {
     let number = header.number;
-    let exec = |e: ExecError| GenError::Exec { block: number, error: Box::new(e) };
+    let exec = |e: ExecError| GenError::Exec {
+        block: number,
+        error: Box::new(e),
+    };
     let skeleton = BlockInput {
         header: header.clone(),
         hash: B256::ZERO,
@@ -269,7 +324,10 @@ fn build_block(
         access_list: None,
     };
     let envs = BlockEnvs::with_spec(&skeleton, opts.spec);
-    let mut db = State::builder().with_database_ref(&**pre).with_bal_builder().build();
+    let mut db = State::builder()
+        .with_database_ref(&**pre)
+        .with_bal_builder()
+        .build();
     db.set_bal_index(alloy_eip7928::BlockAccessIndex::PRE_EXECUTION);
     pre_execution(&mut db, &skeleton, &envs.cfg, &envs.block).map_err(exec)?;
     let mut txs: Vec<TxEnvelope> = Vec::new();
@@ -308,8 +366,14 @@ fn build_block(
                 )
                 .into(),
                 Some((partner, target)) => {
-                    let auth = Authorization { chain_id: U256::from(1), address: target, nonce: nonces[partner] };
-                    let auth_sig = keys[partner].sign_hash_sync(&auth.signature_hash()).expect("signing");
+                    let auth = Authorization {
+                        chain_id: U256::from(1),
+                        address: target,
+                        nonce: nonces[partner],
+                    };
+                    let auth_sig = keys[partner]
+                        .sign_hash_sync(&auth.signature_hash())
+                        .expect("signing");
                     sign(
                         TxEip7702 {
                             chain_id: 1,
@@ -329,9 +393,17 @@ fn build_block(
                 }
             };
             let i = txs.len();
-            evm.ctx.db_mut().set_bal_index(alloy_eip7928::BlockAccessIndex::from_tx_index(i as u64));
+            evm.ctx
+                .db_mut()
+                .set_bal_index(alloy_eip7928::BlockAccessIndex::from_tx_index(i as u64));
             let env = tx_env(&envelope, addresses[s]);
-            let out = evm.transact(env.clone()).map_err(|e| exec(ExecError::InvalidTx { block: number, tx: i, what: e.to_string() }))?;
+            let out = evm.transact(env.clone()).map_err(|e| {
+                exec(ExecError::InvalidTx {
+                    block: number,
+                    tx: i,
+                    what: e.to_string(),
+                })
+            })?;
             evm.commit(out.state);
             cumulative += out.result.tx_gas_used();
             receipts.push(gigagas_verify::TxReceipt {
@@ -352,24 +424,34 @@ fn build_block(
             senders.push(addresses[s]);
         }
     }
-    db.set_bal_index(alloy_eip7928::BlockAccessIndex::from_tx_index(txs.len() as u64));
+    db.set_bal_index(alloy_eip7928::BlockAccessIndex::from_tx_index(
+        txs.len() as u64
+    ));
     post_execution(&mut db, &skeleton, &envs.cfg, &envs.block).map_err(exec)?;
     let bal = db.take_built_alloy_bal().unwrap_or_default();
     let post = gigagas_state::apply_changes(pre, &db.cache);
     let amsterdam = opts.spec.is_enabled_in(SpecId::AMSTERDAM);
-    let rules = gigagas_verify::HeaderRules { receipts_root: true, two_dimensional_gas: amsterdam };
+    let rules = gigagas_verify::HeaderRules {
+        receipts_root: true,
+        two_dimensional_gas: amsterdam,
+    };
     header.state_root = gigagas_state::state_root(&post);
     header.receipts_root = gigagas_verify::receipts_root(&receipts);
     header.logs_bloom = gigagas_verify::logs_bloom(&receipts);
     header.gas_used = gigagas_verify::block_gas_used(&receipts, rules);
     header.transactions_root = proofs::calculate_transaction_root(&txs);
-    header.block_access_list_hash = amsterdam.then(|| alloy_eip7928::compute_block_access_list_hash(&bal));
+    header.block_access_list_hash =
+        amsterdam.then(|| alloy_eip7928::compute_block_access_list_hash(&bal));
     let failed = receipts.iter().filter(|r| !r.success).count();
     Ok((
         ChainBlock {
             block: Block {
                 header,
-                body: BlockBody { transactions: txs, ommers: Vec::new(), withdrawals: Some(Withdrawals::default()) },
+                body: BlockBody {
+                    transactions: txs,
+                    ommers: Vec::new(),
+                    withdrawals: Some(Withdrawals::default()),
+                },
             },
             bal,
             senders,
@@ -381,9 +463,17 @@ fn build_block(
 /// The block through gigagas as any loaded block goes: senders recovered, sequential run
 /// (BAL equal to the shipped one), parallel from the shipped BAL with every scheduler, each
 /// post-state root equal to the header's.
-fn verify_block(opts: &GenOptions, built: &ChainBlock, pre: &Arc<PreState>, pool: &WorkerPool) -> Result<(), GenError> {
+fn verify_block(
+    opts: &GenOptions,
+    built: &ChainBlock,
+    pre: &Arc<PreState>,
+    pool: &WorkerPool,
+) -> Result<(), GenError> {
     let number = built.block.header.number;
-    let exec = |e: ExecError| GenError::Exec { block: number, error: Box::new(e) };
+    let exec = |e: ExecError| GenError::Exec {
+        block: number,
+        error: Box::new(e),
+    };
     let input = BlockInput {
         header: built.block.header.clone(),
         hash: built.block.header.hash_slow(),
@@ -393,7 +483,10 @@ fn verify_block(opts: &GenOptions, built: &ChainBlock, pre: &Arc<PreState>, pool
             .transactions
             .iter()
             .zip(&built.senders)
-            .map(|(envelope, sender)| Transaction { envelope: envelope.clone(), claimed_sender: *sender })
+            .map(|(envelope, sender)| Transaction {
+                envelope: envelope.clone(),
+                claimed_sender: *sender,
+            })
             .collect(),
         withdrawals: Vec::new(),
         ommers: Vec::new(),
@@ -406,21 +499,38 @@ fn verify_block(opts: &GenOptions, built: &ChainBlock, pre: &Arc<PreState>, pool
     let senders = recover_senders(&input).map_err(exec)?;
     let prepared = PreparedBlock::new(&input, &senders).map_err(exec)?;
     let sequential = execute_sequential(&prepared, pre).map_err(exec)?;
-    gigagas_verify::check_against_header(&input.header, &sequential.receipts, prepared.header_rules())
-        .map_err(|e| exec(e.into()))?;
+    gigagas_verify::check_against_header(
+        &input.header,
+        &sequential.receipts,
+        prepared.header_rules(),
+    )
+    .map_err(|e| exec(e.into()))?;
     if sequential.access.bal != built.bal {
-        return Err(GenError::Check { block: number, what: "sequential re-execution built a different BAL".into() });
+        return Err(GenError::Check {
+            block: number,
+            what: "sequential re-execution built a different BAL".into(),
+        });
     }
     let gas: Vec<u64> = sequential.receipts.iter().map(|r| r.gas_used).collect();
-    let plan = ParallelPlan::new(number, &sequential.access, input.transactions.len(), Some(gas)).map_err(exec)?;
+    let plan = ParallelPlan::new(
+        number,
+        &sequential.access,
+        input.transactions.len(),
+        Some(gas),
+    )
+    .map_err(exec)?;
     for scheduler in Scheduler::ALL {
         let parallel = execute_parallel(&prepared, pre, &plan, pool, scheduler).map_err(exec)?;
-        gigagas_verify::compare_receipts(number, &sequential.receipts, &parallel.receipts).map_err(|e| exec(e.into()))?;
+        gigagas_verify::compare_receipts(number, &sequential.receipts, &parallel.receipts)
+            .map_err(|e| exec(e.into()))?;
         let root = gigagas_state::state_root(&gigagas_state::apply_changes(pre, &parallel.post));
         if root != input.header.state_root {
             return Err(GenError::Check {
                 block: number,
-                what: format!("parallel ({scheduler}) post-state root {root}, header {}", input.header.state_root),
+                what: format!(
+                    "parallel ({scheduler}) post-state root {root}, header {}",
+                    input.header.state_root
+                ),
             });
         }
     }
@@ -447,13 +557,23 @@ mod tests {
     #[test]
     fn every_workload_generates_verified_blocks() {
         for workload in Workload::ALL {
-            let chain = generate(&options(workload), &|_| {}).unwrap_or_else(|e| panic!("{workload}: {e}"));
+            let chain =
+                generate(&options(workload), &|_| {}).unwrap_or_else(|e| panic!("{workload}: {e}"));
             assert_eq!(chain.blocks.len(), 2, "{workload}");
             let failed: usize = chain.failed_txs.iter().sum();
             if workload == Workload::MainnetMix {
-                assert!(failed * 5 < chain.txs(), "{workload}: {failed} of {} failed", chain.txs());
+                assert!(
+                    failed * 5 < chain.txs(),
+                    "{workload}: {failed} of {} failed",
+                    chain.txs()
+                );
             } else {
-                assert_eq!(failed, 0, "{workload}: {failed} of {} transactions failed", chain.txs());
+                assert_eq!(
+                    failed,
+                    0,
+                    "{workload}: {failed} of {} transactions failed",
+                    chain.txs()
+                );
             }
             assert!(chain.txs() >= 2, "{workload}: {} txs", chain.txs());
             for b in &chain.blocks {
@@ -467,10 +587,16 @@ mod tests {
     fn generation_is_deterministic() {
         let a = generate(&options(Workload::Erc20), &|_| {}).unwrap();
         let b = generate(&options(Workload::Erc20), &|_| {}).unwrap();
-        assert_eq!(a.blocks.last().unwrap().block.header.hash_slow(), b.blocks.last().unwrap().block.header.hash_slow());
+        assert_eq!(
+            a.blocks.last().unwrap().block.header.hash_slow(),
+            b.blocks.last().unwrap().block.header.hash_slow()
+        );
         let mut other = options(Workload::Erc20);
         other.seed = 8;
         let c = generate(&other, &|_| {}).unwrap();
-        assert_ne!(a.blocks[0].block.header.hash_slow(), c.blocks[0].block.header.hash_slow());
+        assert_ne!(
+            a.blocks[0].block.header.hash_slow(),
+            c.blocks[0].block.header.hash_slow()
+        );
     }
 }

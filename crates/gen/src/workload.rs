@@ -71,10 +71,13 @@ impl Workload {
 impl std::str::FromStr for Workload {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        Self::ALL.into_iter().find(|w| w.name() == s).ok_or_else(|| {
-            let names: Vec<&str> = Self::ALL.iter().map(|w| w.name()).collect();
-            format!("unknown workload {s:?} (one of: {})", names.join(", "))
-        })
+        Self::ALL
+            .into_iter()
+            .find(|w| w.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|w| w.name()).collect();
+                format!("unknown workload {s:?} (one of: {})", names.join(", "))
+            })
     }
 }
 
@@ -127,7 +130,10 @@ pub fn genesis(workload: Workload, senders: &[Address]) -> BTreeMap<Address, All
                 supply += U256::from(HOLDING);
             }
             for pair in contracts::PAIRS {
-                storage.insert(mapping_slot(pair, 0), U256::from(HOLDING) * U256::from(1000));
+                storage.insert(
+                    mapping_slot(pair, 0),
+                    U256::from(HOLDING) * U256::from(1000),
+                );
                 supply += U256::from(HOLDING) * U256::from(1000);
             }
             storage.insert(U256::from(2), supply);
@@ -151,7 +157,9 @@ pub fn genesis(workload: Workload, senders: &[Address]) -> BTreeMap<Address, All
     }
     if uses(&[Workload::SstoreBloated, Workload::Eip7702]) {
         let storage = if workload == Workload::SstoreBloated {
-            (0..BLOATED_SLOTS).map(|i| (U256::from(i), U256::from(i + 1))).collect()
+            (0..BLOATED_SLOTS)
+                .map(|i| (U256::from(i), U256::from(i + 1)))
+                .collect()
         } else {
             BTreeMap::new()
         };
@@ -164,7 +172,10 @@ pub fn genesis(workload: Workload, senders: &[Address]) -> BTreeMap<Address, All
         alloc.insert(contracts::SERIAL, contract("SerialChain", BTreeMap::new()));
     }
     if uses(&[Workload::Precompile]) {
-        alloc.insert(contracts::PRECOMPILES, contract("Precompiles", BTreeMap::new()));
+        alloc.insert(
+            contracts::PRECOMPILES,
+            contract("Precompiles", BTreeMap::new()),
+        );
     }
     alloc
 }
@@ -176,8 +187,16 @@ fn ecrecover_input() -> Bytes {
     // returns an address or empty output, both of which cost the same gas.
     let mut input = keccak256("gigagas").to_vec();
     input.extend_from_slice(&U256::from(27).to_be_bytes::<32>());
-    input.extend_from_slice(&U256::from_be_bytes(keccak256("r").0).wrapping_shr(4).to_be_bytes::<32>());
-    input.extend_from_slice(&U256::from_be_bytes(keccak256("s").0).wrapping_shr(4).to_be_bytes::<32>());
+    input.extend_from_slice(
+        &U256::from_be_bytes(keccak256("r").0)
+            .wrapping_shr(4)
+            .to_be_bytes::<32>(),
+    );
+    input.extend_from_slice(
+        &U256::from_be_bytes(keccak256("s").0)
+            .wrapping_shr(4)
+            .to_be_bytes::<32>(),
+    );
     input.into()
 }
 
@@ -195,7 +214,13 @@ pub struct TxStream {
 impl TxStream {
     /// A stream over `senders` funded keys.
     pub fn new(workload: Workload, senders: usize) -> Self {
-        Self { workload, senders, count: 0, long_tx_gas: 0, long_tx_sent: false }
+        Self {
+            workload,
+            senders,
+            count: 0,
+            long_tx_gas: 0,
+            long_tx_sent: false,
+        }
     }
 
     /// Starts a new block.
@@ -208,14 +233,36 @@ impl TxStream {
     pub fn next(&mut self, rng: &mut StdRng, addresses: &[Address]) -> TxPlan {
         self.count += 1;
         let sender = rng.random_range(0..self.senders);
-        let other = |rng: &mut StdRng| addresses[(sender + 1 + rng.random_range(0..self.senders - 1)) % self.senders];
-        let plan = |to, input: Bytes| TxPlan { sender, to, value: U256::ZERO, input, delegate: None, gas_cap: None };
+        let other = |rng: &mut StdRng| {
+            addresses[(sender + 1 + rng.random_range(0..self.senders - 1)) % self.senders]
+        };
+        let plan = |to, input: Bytes| TxPlan {
+            sender,
+            to,
+            value: U256::ZERO,
+            input,
+            delegate: None,
+            gas_cap: None,
+        };
         let n = U256::from;
         match self.workload {
-            Workload::Transfers => TxPlan { value: n(1 + rng.random_range(0..1_000_000u64)), ..plan(other(rng), Bytes::new()) },
+            Workload::Transfers => TxPlan {
+                value: n(1 + rng.random_range(0..1_000_000u64)),
+                ..plan(other(rng), Bytes::new())
+            },
             Workload::Erc20 => {
-                let token = if rng.random_bool(0.5) { contracts::TOKEN_A } else { contracts::TOKEN_B };
-                plan(token, call("transfer(address,uint256)", &[word(other(rng)), n(rng.random_range(1..1000u64))]))
+                let token = if rng.random_bool(0.5) {
+                    contracts::TOKEN_A
+                } else {
+                    contracts::TOKEN_B
+                };
+                plan(
+                    token,
+                    call(
+                        "transfer(address,uint256)",
+                        &[word(other(rng)), n(rng.random_range(1..1000u64))],
+                    ),
+                )
             }
             Workload::Uniswap => {
                 let pair = contracts::PAIRS[rng.random_range(0..contracts::PAIRS.len())];
@@ -224,13 +271,24 @@ impl TxStream {
                     contracts::ROUTER,
                     call(
                         "swapExactIn(address,bool,uint256,uint256)",
-                        &[word(pair), n(zero_for_one as u64), n(rng.random_range(1_000..100_000u64)), U256::ZERO],
+                        &[
+                            word(pair),
+                            n(zero_for_one as u64),
+                            n(rng.random_range(1_000..100_000u64)),
+                            U256::ZERO,
+                        ],
                     ),
                 )
             }
-            Workload::NftMint => plan(contracts::NFT, call("mint(address)", &[word(addresses[sender])])),
+            Workload::NftMint => plan(
+                contracts::NFT,
+                call("mint(address)", &[word(addresses[sender])]),
+            ),
             Workload::SerialChain => plan(contracts::SERIAL, call("step()", &[])),
-            Workload::Keccak => plan(contracts::COMPUTE, call("hash(bytes32,uint256)", &[n(self.count), n(400)])),
+            Workload::Keccak => plan(
+                contracts::COMPUTE,
+                call("hash(bytes32,uint256)", &[n(self.count), n(400)]),
+            ),
             Workload::LongTx => {
                 if !self.long_tx_sent && self.long_tx_gas > 100_000 {
                     self.long_tx_sent = true;
@@ -238,10 +296,16 @@ impl TxStream {
                     let rounds = self.long_tx_gas / 130;
                     TxPlan {
                         gas_cap: Some(self.long_tx_gas),
-                        ..plan(contracts::COMPUTE, call("hash(bytes32,uint256)", &[n(self.count), n(rounds)]))
+                        ..plan(
+                            contracts::COMPUTE,
+                            call("hash(bytes32,uint256)", &[n(self.count), n(rounds)]),
+                        )
                     }
                 } else {
-                    TxPlan { value: n(1), ..plan(other(rng), Bytes::new()) }
+                    TxPlan {
+                        value: n(1),
+                        ..plan(other(rng), Bytes::new())
+                    }
                 }
             }
             Workload::SstoreBloated => {
@@ -250,12 +314,18 @@ impl TxStream {
                     contracts::SPAM,
                     call(
                         "overwrite(uint256,uint256,uint256,uint256)",
-                        &[n(first), n(rng.random_range(1..400u64)), n(100), n(self.count)],
+                        &[
+                            n(first),
+                            n(rng.random_range(1..400u64)),
+                            n(100),
+                            n(self.count),
+                        ],
                     ),
                 )
             }
             Workload::Precompile => {
-                let mut data = call("run(uint8,uint256,bytes)", &[U256::ZERO, n(20), n(0x60)]).to_vec();
+                let mut data =
+                    call("run(uint8,uint256,bytes)", &[U256::ZERO, n(20), n(0x60)]).to_vec();
                 let input = ecrecover_input();
                 data.extend_from_slice(&n(input.len() as u64).to_be_bytes::<32>());
                 data.extend_from_slice(&input);
@@ -266,7 +336,10 @@ impl TxStream {
                 let partner = (sender + 1) % self.senders;
                 TxPlan {
                     delegate: Some((partner, contracts::SPAM)),
-                    ..plan(addresses[partner], call("spam(uint256,uint256)", &[n(self.count), n(2)]))
+                    ..plan(
+                        addresses[partner],
+                        call("spam(uint256,uint256)", &[n(self.count), n(2)]),
+                    )
                 }
             }
             Workload::MainnetMix => {
@@ -280,10 +353,16 @@ impl TxStream {
                 let roll = rng.random_range(0..100u32);
                 if roll >= 95 {
                     // A failing token transfer: more than any holder has (reverts).
-                    return plan(contracts::TOKEN_A, call("transfer(address,uint256)", &[word(other(rng)), U256::MAX]));
+                    return plan(
+                        contracts::TOKEN_A,
+                        call("transfer(address,uint256)", &[word(other(rng)), U256::MAX]),
+                    );
                 }
                 if roll >= 90 {
-                    return plan(contracts::SPAM, call("spam(uint256,uint256)", &[n(self.count), n(5)]));
+                    return plan(
+                        contracts::SPAM,
+                        call("spam(uint256,uint256)", &[n(self.count), n(5)]),
+                    );
                 }
                 let mut acc = 0;
                 let kind = kinds
@@ -293,7 +372,13 @@ impl TxStream {
                         roll < acc
                     })
                     .map_or(Workload::Transfers, |(_, k)| *k);
-                let mut inner = TxStream { workload: kind, senders: self.senders, count: self.count, long_tx_gas: 0, long_tx_sent: true };
+                let mut inner = TxStream {
+                    workload: kind,
+                    senders: self.senders,
+                    count: self.count,
+                    long_tx_gas: 0,
+                    long_tx_sent: true,
+                };
                 inner.next(rng, addresses)
             }
         }
