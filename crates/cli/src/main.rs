@@ -246,7 +246,7 @@ fn parse_gas(s: &str) -> Result<u64, String> {
     let n: f64 = digits
         .parse()
         .map_err(|_| format!("not a gas amount: {s:?}"))?;
-    if !(n > 0.0) {
+    if n.is_nan() || n <= 0.0 {
         return Err(format!("gas must be positive: {s:?}"));
     }
     Ok((n * scale as f64) as u64)
