@@ -463,6 +463,7 @@ fn assemble(
                 scheduler,
                 total_gas,
                 p90_ns: percentile(&repeat_ns, 90.0).unwrap_or(0),
+                p99_ns: percentile(&repeat_ns, 99.0).unwrap_or(0),
                 repeat_ns,
                 median_ns,
                 mgas_per_s: total_gas as f64 / median_ns as f64 * 1e3,

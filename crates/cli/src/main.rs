@@ -106,6 +106,9 @@ struct BenchArgs {
     /// throughput definition) and/or `inline` (by the executing thread, inside the timed run).
     #[arg(long, value_delimiter = ',', default_value = "pre")]
     recover_senders: Vec<Recovery>,
+    /// Print the tables as markdown (for PR comments and docs).
+    #[arg(long)]
+    markdown: bool,
 }
 
 #[derive(Args)]
@@ -641,10 +644,16 @@ fn cmd_bench(args: BenchArgs) -> Result<()> {
         "median of {} repeats after {} warm-up pass(es), {} cores",
         report.settings.repeats, report.settings.warmup, report.machine.cores
     );
-    println!("{}", gigagas_lab::table::runs_table(&report));
-    println!("{}", gigagas_lab::table::phases_table(&report));
+    let style = |mut table: comfy_table::Table| {
+        if args.markdown {
+            table.load_preset(comfy_table::presets::ASCII_MARKDOWN);
+        }
+        table
+    };
+    println!("{}\n", style(gigagas_lab::table::runs_table(&report)));
+    println!("{}\n", style(gigagas_lab::table::phases_table(&report)));
     if let Some(table) = gigagas_lab::table::cost_model_table(&report) {
-        println!("{table}");
+        println!("{}\n", style(table));
     }
     if let Some(path) = &args.json {
         write_atomic(path, &serde_json::to_vec_pretty(&report)?)?;

@@ -459,8 +459,12 @@ fn gen_writes_a_chain_that_run_and_bench_load() {
     ]);
     assert!(ok, "{stderr}");
     assert_eq!(stdout.matches("verified").count(), 3, "{stdout}");
-    let (stdout, json) = bench_fixture(&out, "gen.json", &["--repeats", "1", "--threads", "1,2"]);
-    assert!(stdout.contains("sequential"), "{stdout}");
+    let (stdout, json) = bench_fixture(
+        &out,
+        "gen.json",
+        &["--repeats", "1", "--threads", "1,2", "--markdown"],
+    );
+    assert!(stdout.contains("| sequential |"), "{stdout}");
     assert!(json.exists());
 
     // Same seed, same chain; a tampered BAL is refused when loading.

@@ -473,17 +473,18 @@ pub fn render(report: &BenchReport, predictions: &[Prediction]) -> String {
         escape(&report.gigagas_version),
         escape(&report.throughput_definition),
     );
-    html.push_str("<table><tr><th>mode</th><th>senders</th><th>threads</th><th>scheduler</th><th>median ms</th><th>p90 ms</th><th>Mgas/s</th><th>vs seq</th><th>CP bound</th><th>% of bound</th></tr>");
+    html.push_str("<table><tr><th>mode</th><th>senders</th><th>threads</th><th>scheduler</th><th>median ms</th><th>p90 ms</th><th>p99 ms</th><th>Mgas/s</th><th>vs seq</th><th>CP bound</th><th>% of bound</th></tr>");
     for r in &report.runs {
         let _ = write!(
             html,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.0}</td><td>{:.2}x</td><td>{:.2}x</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{:.0}</td><td>{:.2}x</td><td>{:.2}x</td><td>{}</td></tr>",
             r.mode,
             r.recover_senders,
             r.threads,
             r.scheduler.as_deref().unwrap_or("-"),
             r.median_ns as f64 / 1e6,
             r.p90_ns as f64 / 1e6,
+            r.p99_ns as f64 / 1e6,
             r.mgas_per_s,
             r.speedup_vs_sequential,
             r.critical_path_bound,

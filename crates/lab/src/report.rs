@@ -138,6 +138,10 @@ pub struct RunReport {
     pub median_ns: u64,
     /// 90th percentile of `repeat_ns`.
     pub p90_ns: u64,
+    /// 99th percentile of the repeats' data-set times, nanoseconds (equals the maximum for
+    /// fewer than 100 repeats).
+    #[serde(default)]
+    pub p99_ns: u64,
     /// total_gas / median time, in Mgas/s.
     pub mgas_per_s: f64,
     /// Sequential median time / this median time.
