@@ -13,18 +13,7 @@ use std::collections::BTreeMap;
 /// Chain id of the scenario.
 pub const CHAIN_ID: u64 = 1;
 
-/// An account of the genesis allocation.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AllocAccount {
-    /// Balance in wei.
-    pub balance: U256,
-    /// Nonce.
-    pub nonce: u64,
-    /// Code.
-    pub code: Bytes,
-    /// Storage.
-    pub storage: BTreeMap<U256, U256>,
-}
+pub use gigagas_data::chain::AllocAccount;
 
 /// The block environment both engines get.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -314,5 +303,31 @@ pub fn build(spec: SpecId) -> Scenario {
         },
         transactions,
         labels,
+    }
+}
+
+/// The first block of a generated chain as a scenario (its pre-state is the chain's genesis
+/// allocation), so that geth can execute exactly what `gigagas gen` produced.
+pub fn from_generated(
+    spec: SpecId,
+    meta: &gigagas_data::chain::ChainMeta,
+    first: &gigagas_data::chain::ChainBlock,
+) -> Scenario {
+    let h = &first.block.header;
+    Scenario {
+        spec,
+        alloc: meta.alloc.clone(),
+        env: BlockEnv {
+            number: h.number,
+            timestamp: h.timestamp,
+            gas_limit: h.gas_limit,
+            base_fee: h.base_fee_per_gas.unwrap_or_default(),
+            coinbase: h.beneficiary,
+            prevrandao: h.mix_hash,
+            parent_hash: h.parent_hash,
+            parent_beacon_block_root: h.parent_beacon_block_root.unwrap_or_default(),
+        },
+        transactions: first.block.body.transactions.clone(),
+        labels: vec!["generated"; first.block.body.transactions.len()],
     }
 }
