@@ -12,6 +12,7 @@
 mod env;
 mod error;
 mod lifecycle;
+mod mega;
 mod parallel;
 mod recover;
 mod schedule;
@@ -23,6 +24,7 @@ mod worker_db;
 pub use env::{tx_env, BlockEnvs};
 pub use error::{ExecError, TxLabel};
 pub use lifecycle::{events_of, Lifecycle, LifecycleEvent};
+pub use mega::{execute_mega, merge_bals, MegaPlan};
 pub use parallel::{execute_parallel, ParallelPlan, ParallelRun};
 pub use recover::{recover_sender, recover_senders};
 pub use schedule::{Scheduler, WorkerPool, WORKER_STACK_BYTES};

@@ -91,14 +91,14 @@ pub struct ParallelRun {
     pub post: CacheState,
 }
 
-struct TxDone {
-    result: revm::context::result::ExecutionResult,
-    diff: EvmState,
-    nanos: u64,
-    worker: u32,
+pub(crate) struct TxDone {
+    pub(crate) result: revm::context::result::ExecutionResult,
+    pub(crate) diff: EvmState,
+    pub(crate) nanos: u64,
+    pub(crate) worker: u32,
 }
 
-fn evm_error(
+pub(crate) fn evm_error(
     block: u64,
     tx: usize,
     index: BlockAccessIndex,
@@ -197,11 +197,21 @@ pub fn execute_parallel(
         return Err(e);
     }
     debug_assert_eq!(done.len(), n);
+    let receipts = merge_receipts(block, &done)?;
+    let exec_nanos = start.elapsed().as_nanos() as u64;
+    commit_block(block, pre_state, plan, done, receipts, exec_nanos)
+}
+
+/// Receipts of a block's transactions in block order, with the block-gas allowance check.
+pub(crate) fn merge_receipts(
+    block: &PreparedBlock<'_>,
+    done: &[TxDone],
+) -> Result<Vec<TxReceipt>, ExecError> {
     let mut cumulative = 0u64;
-    let mut receipts: Vec<TxReceipt> = Vec::with_capacity(n);
+    let mut receipts: Vec<TxReceipt> = Vec::with_capacity(done.len());
     for (i, (d, tx)) in done.iter().zip(&block.txs).enumerate() {
         ExecError::check_gas_allowance(
-            number,
+            block.number(),
             i,
             tx.gas_limit,
             block.envs.block.gas_limit,
@@ -210,8 +220,19 @@ pub fn execute_parallel(
         cumulative += d.result.tx_gas_used();
         receipts.push(receipt_of(tx, &d.result, cumulative));
     }
-    let exec_nanos = start.elapsed().as_nanos() as u64;
+    Ok(receipts)
+}
 
+/// The canonical commit of one block's worker results (see [`commit_and_rebuild`]) and the
+/// finished [`ParallelRun`].
+pub(crate) fn commit_block(
+    block: &PreparedBlock<'_>,
+    pre_state: &PreState,
+    plan: &ParallelPlan,
+    done: Vec<TxDone>,
+    mut receipts: Vec<TxReceipt>,
+    exec_nanos: u64,
+) -> Result<ParallelRun, ExecError> {
     let tx_nanos = done.iter().map(|d| d.nanos).collect();
     let tx_worker = done.iter().map(|d| d.worker).collect();
     let commit_start = Instant::now();
@@ -275,7 +296,7 @@ fn first_event_difference(
 /// builder (pre- and post-execution included) and requires the rebuilt BAL to equal the
 /// given one. Returns the final accounts, and the state root after each transaction where the
 /// block's receipts need it.
-fn commit_and_rebuild(
+pub(crate) fn commit_and_rebuild(
     block: &PreparedBlock<'_>,
     pre_state: &PreState,
     plan: &ParallelPlan,
