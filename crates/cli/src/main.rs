@@ -130,6 +130,10 @@ struct SimulateArgs {
         default_value = "ordered,gas-used,gas-limit"
     )]
     scheduler: Vec<Scheduler>,
+    /// Mega-block sizes to replay (K consecutive blocks of the result scheduled as one unit),
+    /// comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    mega: Vec<usize>,
 }
 
 #[derive(Args)]
@@ -737,7 +741,8 @@ fn cmd_report(args: ReportArgs) -> Result<()> {
     let report = read_report(&args.file)?;
     let names: Vec<String> = Scheduler::ALL.iter().map(|s| s.name().to_owned()).collect();
     let threads = [1, 2, 4, 8, 16, 32, 64];
-    let predictions = gigagas_lab::simulate::predict(&report, &names, &threads, &scheduler_order);
+    let predictions =
+        gigagas_lab::simulate::predict(&report, &names, &threads, &[1], &scheduler_order);
     let html = gigagas_lab::html::render(&report, &predictions);
     let tmp = args.out.with_extension("html.partial");
     std::fs::write(&tmp, html).with_context(|| format!("writing {}", tmp.display()))?;
@@ -752,8 +757,16 @@ fn cmd_simulate(args: SimulateArgs) -> Result<()> {
         bail!("--threads must be positive");
     }
     let names: Vec<String> = args.scheduler.iter().map(|s| s.name().to_owned()).collect();
-    let predictions =
-        gigagas_lab::simulate::predict(&report, &names, &args.threads, &scheduler_order);
+    if args.mega.contains(&0) {
+        bail!("--mega must be positive");
+    }
+    let predictions = gigagas_lab::simulate::predict(
+        &report,
+        &names,
+        &args.threads,
+        &args.mega,
+        &scheduler_order,
+    );
     println!(
         "{}: {} blocks, {} txs; 1-thread traces calibrated on the measured 1-thread runs",
         args.file.display(),

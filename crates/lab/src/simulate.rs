@@ -45,6 +45,8 @@ pub struct Prediction {
     pub scheduler: String,
     /// Worker threads.
     pub threads: usize,
+    /// Blocks per mega-block (1: each block on its own).
+    pub mega: usize,
     /// Predicted time of the data set (blocks one after another), ns.
     pub predicted_ns: f64,
     /// Predicted speedup over the measured 1-thread time of this scheduler.
@@ -62,14 +64,16 @@ impl Prediction {
     }
 }
 
-/// Predicts every `(scheduler, threads)` pair. `order` gives a scheduler's dispatch order for
-/// one block's transactions (the executor's own ordering function, so the two cannot drift).
-/// The 1-thread calibration uses the report's 1-thread run of that scheduler (or, failing that,
-/// of any scheduler).
+/// Predicts every `(scheduler, threads, mega)` triple. `order` gives a scheduler's dispatch
+/// order for a list of transactions (the executor's own ordering function, so the two cannot
+/// drift). The 1-thread calibration uses the report's 1-thread run of that scheduler (or,
+/// failing that, of any scheduler). With `mega` K > 1, K consecutive blocks of the report are
+/// replayed as one unit — all their transactions scheduled together, as `run --mega K` does.
 pub fn predict(
     report: &BenchReport,
     schedulers: &[String],
     threads: &[usize],
+    megas: &[usize],
     order: &dyn Fn(&str, &[TxTrace]) -> Vec<usize>,
 ) -> Vec<Prediction> {
     let measured = |scheduler: &str, t: usize| {
@@ -86,7 +90,7 @@ pub fn predict(
                 .find(|r| r.mode == "parallel" && r.recover_senders == "pre" && r.threads == 1)
         });
         // Per-block scaled transaction times.
-        let blocks: Vec<(Vec<f64>, Vec<usize>)> = report
+        let scaled: Vec<Vec<f64>> = report
             .blocks
             .iter()
             .enumerate()
@@ -96,23 +100,39 @@ pub fn predict(
                     Some(run) if sum > 0 => run.block_ns[b] as f64 / sum as f64,
                     _ => 1.0,
                 };
-                let times = block.tx.iter().map(|t| t.ns as f64 * scale).collect();
-                (times, order(scheduler, &block.tx))
+                block.tx.iter().map(|t| t.ns as f64 * scale).collect()
             })
             .collect();
-        let one: f64 = blocks.iter().map(|(t, _)| t.iter().sum::<f64>()).sum();
-        for &t in threads {
-            let predicted_ns: f64 = blocks
-                .iter()
-                .map(|(times, ord)| list_schedule(times, ord, t))
-                .sum();
-            out.push(Prediction {
-                scheduler: scheduler.clone(),
-                threads: t,
-                predicted_ns,
-                predicted_speedup: one / predicted_ns.max(1.0),
-                measured_ns: measured(scheduler, t).map(|r| r.median_ns),
-            });
+        let one: f64 = scaled.iter().flatten().sum();
+        for &mega in megas {
+            let k = mega.max(1);
+            // Each unit: the concatenated times and traces of k consecutive blocks.
+            let units: Vec<(Vec<f64>, Vec<usize>)> = report
+                .blocks
+                .chunks(k)
+                .zip(scaled.chunks(k))
+                .map(|(blocks, times)| {
+                    let traces: Vec<TxTrace> =
+                        blocks.iter().flat_map(|b| b.tx.iter().cloned()).collect();
+                    (times.concat(), order(scheduler, &traces))
+                })
+                .collect();
+            for &t in threads {
+                let predicted_ns: f64 = units
+                    .iter()
+                    .map(|(times, ord)| list_schedule(times, ord, t))
+                    .sum();
+                out.push(Prediction {
+                    scheduler: scheduler.clone(),
+                    threads: t,
+                    mega: k,
+                    predicted_ns,
+                    predicted_speedup: one / predicted_ns.max(1.0),
+                    measured_ns: (k == 1)
+                        .then(|| measured(scheduler, t).map(|r| r.median_ns))
+                        .flatten(),
+                });
+            }
         }
     }
     out

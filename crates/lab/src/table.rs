@@ -127,6 +127,7 @@ pub fn simulation_table(
     table.load_preset(UTF8_FULL_CONDENSED).set_header(vec![
         "scheduler",
         "threads",
+        "mega",
         "predicted ms",
         "predicted speedup",
         "CP bound",
@@ -137,11 +138,12 @@ pub fn simulation_table(
         table.add_row(vec![
             Cell::new(&p.scheduler),
             Cell::new(p.threads).set_alignment(CellAlignment::Right),
+            Cell::new(p.mega).set_alignment(CellAlignment::Right),
             Cell::new(format!("{:.1}", p.predicted_ns / 1e6)).set_alignment(CellAlignment::Right),
             Cell::new(format!("{:.2}x", p.predicted_speedup)).set_alignment(CellAlignment::Right),
             Cell::new(format!(
                 "{:.2}x",
-                crate::critical_path_bound(&traces, p.threads)
+                crate::critical_path_bound(&mega_traces(&traces, p.mega), p.threads)
             ))
             .set_alignment(CellAlignment::Right),
             Cell::new(p.measured_ns.map_or_else(|| "-".into(), ms))
@@ -154,6 +156,16 @@ pub fn simulation_table(
         ]);
     }
     table
+}
+
+/// Traces of `k` consecutive blocks joined into one (a mega-block's critical path).
+fn mega_traces(traces: &[crate::BlockTrace], k: usize) -> Vec<crate::BlockTrace> {
+    traces
+        .chunks(k.max(1))
+        .map(|c| crate::BlockTrace {
+            tx_nanos: c.iter().flat_map(|t| t.tx_nanos.iter().copied()).collect(),
+        })
+        .collect()
 }
 
 fn pct(x: f64) -> String {
