@@ -239,6 +239,29 @@ fn simulate_replays_a_bench_result_and_rejects_bad_input() {
         "{stdout}"
     );
 
+    // Mega-blocks: with unlimited workers a block takes its longest transaction, so the two
+    // blocks as one unit take the longer of the two longest, never more than both in a row.
+    let (ok, stdout, stderr) = gigagas(&[
+        "simulate",
+        json.to_str().unwrap(),
+        "--threads",
+        "64",
+        "--scheduler",
+        "ordered",
+        "--mega",
+        "1,2",
+    ]);
+    assert!(ok, "{stderr}");
+    let predicted: Vec<f64> = stdout
+        .lines()
+        .filter(|l| l.contains("ordered"))
+        .map(|l| l.split('┆').nth(3).unwrap().trim().parse().unwrap())
+        .collect();
+    assert_eq!(predicted.len(), 2, "{stdout}");
+    assert!(predicted[1] <= predicted[0], "{stdout}");
+    let (ok, _, _) = gigagas(&["simulate", json.to_str().unwrap(), "--mega", "0"]);
+    assert!(!ok);
+
     let garbage = dir.path().join("garbage.json");
     std::fs::write(&garbage, "{not json").unwrap();
     let (ok, _, stderr) = gigagas(&["simulate", garbage.to_str().unwrap()]);

@@ -1,0 +1,74 @@
+//! Property: for any mega-block size, thread count and scheduler, a generated chain executed
+//! as mega-blocks gives every block exactly its sequential receipts (and passes every
+//! per-block check `run_mega` makes).
+
+use gigagas_bench::{prepare, run_mega, BlockCase};
+use gigagas_exec::{Scheduler, WorkerPool};
+use gigagas_gen::{generate, GenOptions, Workload};
+use proptest::prelude::*;
+use revm::primitives::hardfork::SpecId;
+use std::sync::OnceLock;
+
+fn chain() -> &'static gigagas_data::Dataset {
+    static DATA: OnceLock<gigagas_data::Dataset> = OnceLock::new();
+    DATA.get_or_init(|| {
+        let options = GenOptions {
+            workload: Workload::MainnetMix,
+            blocks: 6,
+            block_gas: 2_000_000,
+            seed: 5,
+            spec: SpecId::AMSTERDAM,
+            tx_gas_cap: Some(gigagas_gen::builder::EIP7825_TX_GAS_CAP),
+            senders: 12,
+            verify_threads: 2,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        generate(&options, &|_| {})
+            .unwrap()
+            .write(dir.path())
+            .unwrap();
+        gigagas_data::load(&gigagas_data::DataSource::open(dir.path()).unwrap()).unwrap()
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    #[test]
+    fn mega_blocks_equal_sequential(
+        k in 1usize..=6,
+        threads in 1usize..=8,
+        scheduler in prop::sample::select(Scheduler::ALL.to_vec()),
+    ) {
+        let cases: Vec<BlockCase<'_>> = chain().blocks.iter().map(|b| prepare(b).unwrap()).collect();
+        let pool = WorkerPool::new(threads);
+        for chunk in cases.chunks(k) {
+            run_mega(chunk, &pool, scheduler)
+                .unwrap_or_else(|e| panic!("K={k}, {threads} threads, {scheduler}: {e}"));
+        }
+    }
+}
+
+/// Every BAL mutant of a block inside a mega-block is rejected, naming the defect (BAL or
+/// lifecycle violation) — the merged index space does not hide a lie.
+#[test]
+fn a_lie_in_any_block_of_a_mega_block_is_rejected() {
+    use gigagas_exec::ExecError;
+    use gigagas_verify::{mutation::mutants, VerifyError};
+    let pool = WorkerPool::new(2);
+    let mut checked = 0;
+    for liar in 0..3 {
+        let base: Vec<BlockCase<'_>> = chain().blocks[..3].iter().map(|b| prepare(b).unwrap()).collect();
+        let n = base[liar].prepared.txs.len();
+        for mutant in mutants(&base[liar].baseline.access.bal, n, 1) {
+            let mut cases: Vec<BlockCase<'_>> =
+                chain().blocks[..3].iter().map(|b| prepare(b).unwrap()).collect();
+            cases[liar].baseline.access.bal = mutant.bal;
+            match run_mega(&cases, &pool, Scheduler::Ordered) {
+                Err(ExecError::Verify(VerifyError::Bal { .. })) => checked += 1,
+                other => panic!("block {liar}: {:?} ({}) gave {other:?}", mutant.kind, mutant.description),
+            }
+        }
+    }
+    assert!(checked >= 15, "only {checked} mutants");
+}
