@@ -121,6 +121,12 @@ impl MegaPlan {
             });
         }
         for pair in blocks.windows(2) {
+            if pair[1].envs.spec != pair[0].envs.spec {
+                return Err(ExecError::Unsupported {
+                    block: pair[1].number(),
+                    what: "mega-block across a fork boundary".into(),
+                });
+            }
             if pair[1].input.header.parent_hash != pair[0].input.hash {
                 return Err(ExecError::Unsupported {
                     block: pair[1].number(),
