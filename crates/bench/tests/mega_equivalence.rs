@@ -58,15 +58,23 @@ fn a_lie_in_any_block_of_a_mega_block_is_rejected() {
     let pool = WorkerPool::new(2);
     let mut checked = 0;
     for liar in 0..3 {
-        let base: Vec<BlockCase<'_>> = chain().blocks[..3].iter().map(|b| prepare(b).unwrap()).collect();
+        let base: Vec<BlockCase<'_>> = chain().blocks[..3]
+            .iter()
+            .map(|b| prepare(b).unwrap())
+            .collect();
         let n = base[liar].prepared.txs.len();
         for mutant in mutants(&base[liar].baseline.access.bal, n, 1) {
-            let mut cases: Vec<BlockCase<'_>> =
-                chain().blocks[..3].iter().map(|b| prepare(b).unwrap()).collect();
+            let mut cases: Vec<BlockCase<'_>> = chain().blocks[..3]
+                .iter()
+                .map(|b| prepare(b).unwrap())
+                .collect();
             cases[liar].baseline.access.bal = mutant.bal;
             match run_mega(&cases, &pool, Scheduler::Ordered) {
                 Err(ExecError::Verify(VerifyError::Bal { .. })) => checked += 1,
-                other => panic!("block {liar}: {:?} ({}) gave {other:?}", mutant.kind, mutant.description),
+                other => panic!(
+                    "block {liar}: {:?} ({}) gave {other:?}",
+                    mutant.kind, mutant.description
+                ),
             }
         }
     }
