@@ -5,7 +5,7 @@
 //! global indices", and the results are committed and verified per original block.
 
 use crate::{
-    parallel::{commit_block, evm_error, merge_receipts, TxDone},
+    parallel::{collect_done, commit_block, evm_error, merge_receipts, record, TxDone},
     worker_db::WorkerDb,
     BlockAccess, ExecError, Lifecycle, ParallelPlan, ParallelRun, PreparedBlock, Scheduler,
     WorkerPool,
@@ -226,20 +226,10 @@ pub fn execute_mega(
                     worker: worker as u32,
                 })
             });
-            if done.is_err() {
-                abort.store(true, Ordering::Relaxed);
-            }
-            let _ = slots[g].set(done);
+            record(&slots[g], &abort, done);
         }
     });
-    let mut done = Vec::with_capacity(n);
-    for slot in slots {
-        match slot.into_inner() {
-            Some(Ok(d)) => done.push(d),
-            Some(Err(e)) => return Err(e),
-            None => {}
-        }
-    }
+    let done = collect_done(slots)?;
     // Receipts per block, in block order (all of them before any commit: the worker phase).
     let mut per_block: Vec<Vec<TxDone>> = Vec::with_capacity(blocks.len());
     let mut rest = done.into_iter();

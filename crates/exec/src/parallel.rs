@@ -175,31 +175,44 @@ pub fn execute_parallel(
                     worker: worker as u32,
                 })
             });
-            if done.is_err() {
-                abort.store(true, Ordering::Relaxed);
-            }
-            let _ = slots[i].set(done);
+            record(&slots[i], &abort, done);
         }
     });
 
-    let mut done = Vec::with_capacity(n);
-    let mut first_error = None;
-    for slot in slots {
-        match slot.into_inner() {
-            Some(Ok(d)) => done.push(d),
-            Some(Err(e)) => {
-                first_error.get_or_insert(e);
-            }
-            None => {}
-        }
-    }
-    if let Some(e) = first_error {
-        return Err(e);
-    }
+    let done = collect_done(slots)?;
     debug_assert_eq!(done.len(), n);
     let receipts = merge_receipts(block, &done)?;
     let exec_nanos = start.elapsed().as_nanos() as u64;
     commit_block(block, pre_state, plan, done, receipts, exec_nanos)
+}
+
+/// Stores a worker's result for one transaction; a failure tells every worker to stop taking
+/// new transactions.
+pub(crate) fn record(
+    slot: &OnceLock<Result<TxDone, ExecError>>,
+    abort: &AtomicBool,
+    done: Result<TxDone, ExecError>,
+) {
+    if done.is_err() {
+        abort.store(true, Ordering::Relaxed);
+    }
+    let _ = slot.set(done);
+}
+
+/// The workers' results in slot order, or the error of the lowest slot that failed (slots
+/// never taken after an abort are skipped).
+pub(crate) fn collect_done(
+    slots: Vec<OnceLock<Result<TxDone, ExecError>>>,
+) -> Result<Vec<TxDone>, ExecError> {
+    let mut done = Vec::with_capacity(slots.len());
+    for slot in slots {
+        match slot.into_inner() {
+            Some(Ok(d)) => done.push(d),
+            Some(Err(e)) => return Err(e),
+            None => {}
+        }
+    }
+    Ok(done)
 }
 
 /// Receipts of a block's transactions in block order, with the block-gas allowance check.
