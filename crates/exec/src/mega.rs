@@ -219,12 +219,7 @@ pub fn execute_mega(
                 let listed = plan.writes_per_index[index.get() as usize];
                 check_tx_against_bal(&plan.bal, index, &out.state, listed)
                     .map_err(|v| ExecError::bal(block.number(), v))?;
-                Ok(TxDone {
-                    result: out.result,
-                    diff: out.state,
-                    nanos,
-                    worker: worker as u32,
-                })
+                Ok(TxDone::new(out, nanos, worker))
             });
             record(&slots[g], &abort, done);
         }

@@ -98,6 +98,22 @@ pub(crate) struct TxDone {
     pub(crate) worker: u32,
 }
 
+impl TxDone {
+    /// A transaction's outcome as a worker hands it over.
+    pub(crate) fn new(
+        out: revm::context::result::ResultAndState,
+        nanos: u64,
+        worker: usize,
+    ) -> Self {
+        Self {
+            result: out.result,
+            diff: out.state,
+            nanos,
+            worker: worker as u32,
+        }
+    }
+}
+
 pub(crate) fn evm_error(
     block: u64,
     tx: usize,
@@ -168,12 +184,7 @@ pub fn execute_parallel(
             let nanos = t0.elapsed().as_nanos() as u64;
             let done = outcome.and_then(|out| {
                 check_tx(plan, number, i, index, &out.state)?;
-                Ok(TxDone {
-                    result: out.result,
-                    diff: out.state,
-                    nanos,
-                    worker: worker as u32,
-                })
+                Ok(TxDone::new(out, nanos, worker))
             });
             record(&slots[i], &abort, done);
         }

@@ -311,18 +311,7 @@ fn build_block(
         block: number,
         error: Box::new(e),
     };
-    let skeleton = BlockInput {
-        header: header.clone(),
-        hash: B256::ZERO,
-        transactions: Vec::new(),
-        withdrawals: Vec::new(),
-        ommers: Vec::new(),
-        ommer_headers: Vec::new(),
-        pre_state: pre.clone(),
-        source: "generator".into(),
-        spec: Some(opts.spec),
-        access_list: None,
-    };
+    let skeleton = generated_input(opts, header.clone(), pre, Vec::new(), None);
     let envs = BlockEnvs::with_spec(&skeleton, opts.spec);
     let mut db = State::builder()
         .with_database_ref(&**pre)
@@ -460,6 +449,28 @@ fn build_block(
     ))
 }
 
+/// A generated block as the executor takes it.
+fn generated_input(
+    opts: &GenOptions,
+    header: Header,
+    pre: &Arc<PreState>,
+    transactions: Vec<Transaction>,
+    access_list: Option<alloy_eip7928::BlockAccessList>,
+) -> BlockInput {
+    BlockInput {
+        hash: header.hash_slow(),
+        header,
+        transactions,
+        withdrawals: Vec::new(),
+        ommers: Vec::new(),
+        ommer_headers: Vec::new(),
+        pre_state: pre.clone(),
+        source: "generator".into(),
+        spec: Some(opts.spec),
+        access_list,
+    }
+}
+
 /// The block through gigagas as any loaded block goes: senders recovered, sequential run
 /// (BAL equal to the shipped one), parallel from the shipped BAL with every scheduler, each
 /// post-state root equal to the header's.
@@ -474,28 +485,24 @@ fn verify_block(
         block: number,
         error: Box::new(e),
     };
-    let input = BlockInput {
-        header: built.block.header.clone(),
-        hash: built.block.header.hash_slow(),
-        transactions: built
-            .block
-            .body
-            .transactions
-            .iter()
-            .zip(&built.senders)
-            .map(|(envelope, sender)| Transaction {
-                envelope: envelope.clone(),
-                claimed_sender: *sender,
-            })
-            .collect(),
-        withdrawals: Vec::new(),
-        ommers: Vec::new(),
-        ommer_headers: Vec::new(),
-        pre_state: pre.clone(),
-        source: "generator".into(),
-        spec: Some(opts.spec),
-        access_list: Some(built.bal.clone()),
-    };
+    let transactions = built
+        .block
+        .body
+        .transactions
+        .iter()
+        .zip(&built.senders)
+        .map(|(envelope, sender)| Transaction {
+            envelope: envelope.clone(),
+            claimed_sender: *sender,
+        })
+        .collect();
+    let input = generated_input(
+        opts,
+        built.block.header.clone(),
+        pre,
+        transactions,
+        Some(built.bal.clone()),
+    );
     let senders = recover_senders(&input).map_err(exec)?;
     let prepared = PreparedBlock::new(&input, &senders).map_err(exec)?;
     let sequential = execute_sequential(&prepared, pre).map_err(exec)?;
