@@ -5,14 +5,14 @@
 //! Architecture invariant: a time is recorded only for a run that verified; any verification
 //! failure aborts with an error naming block, transaction and item.
 
-use gigagas_data::{BlockInput, Dataset};
+use gigagas_data::{BlockInput, Dataset, PreState};
 use gigagas_exec::{
     execute_parallel, execute_sequential, recover_senders, spec, ExecError, ParallelPlan,
     PreparedBlock, Scheduler, SequentialRun, WorkerPool,
 };
 use gigagas_lab::{
     cost_model::{BlockSample, CostModel},
-    critical_path_bound,
+    critical_path_bound, mega_units,
     report::{BlockPhases, Machine, Settings},
     stats::{median, percentile},
     BenchReport, BlockReport, BlockTrace, PhaseTotals, RunReport, TxTrace, SCHEMA,
@@ -21,7 +21,7 @@ use gigagas_verify::{
     bal_divergence, check_against_header, compare_receipts, BalViolation, HeaderCheck, TxReceipt,
     VerifyError,
 };
-use std::{collections::BTreeMap, time::Instant};
+use std::{borrow::Cow, collections::BTreeMap, ops::Range, time::Instant};
 
 /// How Mgas/s is defined everywhere in gigagas.
 pub const THROUGHPUT_DEFINITION: &str = "gas used / execution wall time, with pre-state in \
@@ -169,13 +169,16 @@ impl std::str::FromStr for Recovery {
     }
 }
 
-/// One measured configuration: an execution mode and where sender recovery happens.
+/// One measured configuration: an execution mode, where sender recovery happens, and how
+/// many consecutive blocks form one mega-block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Config {
     /// Execution mode.
     pub mode: Mode,
     /// Sender recovery placement.
     pub recovery: Recovery,
+    /// Blocks per mega-block (1 = each block on its own; always 1 for sequential).
+    pub mega: usize,
 }
 
 /// Timings of one verified run of one block.
@@ -281,34 +284,79 @@ pub struct BenchOptions {
     pub repeats: usize,
     /// Sender-recovery placements to measure (each with every mode).
     pub recovery: Vec<Recovery>,
+    /// Mega-block sizes for the parallel modes (1 = per block).
+    pub mega: Vec<usize>,
 }
 
 impl BenchOptions {
-    /// Every configuration: per recovery placement, sequential first, then threads ×
-    /// schedulers.
+    /// Every configuration: per recovery placement, sequential first, then mega sizes ×
+    /// threads × schedulers.
     pub fn configs(&self) -> Vec<Config> {
         let mut configs = Vec::new();
         for &recovery in &self.recovery {
             configs.push(Config {
                 mode: Mode::Sequential,
                 recovery,
+                mega: 1,
             });
-            for &threads in &self.threads {
-                for &scheduler in &self.schedulers {
-                    configs.push(Config {
-                        mode: Mode::Parallel { threads, scheduler },
-                        recovery,
-                    });
+            for &mega in &self.mega {
+                for &threads in &self.threads {
+                    for &scheduler in &self.schedulers {
+                        configs.push(Config {
+                            mode: Mode::Parallel { threads, scheduler },
+                            recovery,
+                            mega: mega.max(1),
+                        });
+                    }
                 }
             }
         }
         configs
     }
 
-    /// Number of block runs `bench` performs on `blocks` blocks (for progress bars).
-    pub fn steps(&self, blocks: usize) -> u64 {
-        (self.configs().len() * (self.warmup + self.repeats) * blocks) as u64
+    /// Number of unit runs (blocks, or mega-blocks) `bench` performs on blocks numbered
+    /// `numbers` (for progress bars).
+    pub fn steps(&self, numbers: &[u64]) -> u64 {
+        let per_pass: usize = self
+            .configs()
+            .iter()
+            .map(|c| mega_units(numbers, c.mega).len())
+            .sum();
+        (per_pass * (self.warmup + self.repeats)) as u64
     }
+}
+
+/// Consecutive blocks run as one mega-block, with the state before the first of them.
+#[derive(Debug)]
+pub struct MegaUnit<'a> {
+    /// Indices of the unit's blocks in the case list.
+    pub blocks: Range<usize>,
+    /// Pre-state of the unit (see [`mega_pre_state`]).
+    pub pre_state: Cow<'a, PreState>,
+}
+
+/// The state before the first of `cases` (consecutive blocks), from their pre-states and
+/// BALs (see [`PreState::for_consecutive`]): the first block's where it holds everything
+/// (generated chains), else merged (mainnet data, whose pre-states hold only what each block
+/// touches).
+pub fn mega_pre_state<'a>(cases: &[BlockCase<'a>]) -> Cow<'a, PreState> {
+    let states: Vec<&'a PreState> = cases.iter().map(|c| &*c.prepared.input.pre_state).collect();
+    let bals: Vec<&alloy_eip7928::BlockAccessList> =
+        cases.iter().map(|c| &c.baseline.access.bal).collect();
+    PreState::for_consecutive(&states, &bals).unwrap_or_default()
+}
+
+/// `cases` grouped into mega-blocks of `k` (runs of consecutive block numbers cut into
+/// chunks of `k`, see [`gigagas_lab::mega_units`]), each with its pre-state.
+pub fn mega_plan<'a>(cases: &[BlockCase<'a>], k: usize) -> Vec<MegaUnit<'a>> {
+    let numbers: Vec<u64> = cases.iter().map(BlockCase::number).collect();
+    mega_units(&numbers, k)
+        .into_iter()
+        .map(|blocks| MegaUnit {
+            pre_state: mega_pre_state(&cases[blocks.clone()]),
+            blocks,
+        })
+        .collect()
 }
 
 /// Runs every configuration over all `cases` (warm-up, then interleaved repeats: repeat r of
@@ -321,6 +369,7 @@ pub fn bench(
     options: &BenchOptions,
     on_step: &(dyn Fn() + Sync),
 ) -> Result<BenchReport, ExecError> {
+    validate(options)?;
     let modes = options.configs();
     if modes.is_empty() {
         return Err(ExecError::Unsupported {
@@ -333,16 +382,46 @@ pub fn bench(
         .iter()
         .map(|&t| (t, WorkerPool::new(t)))
         .collect();
+    // Mega-block units (and their merged pre-states), built once, outside every timing.
+    let units: BTreeMap<usize, Vec<MegaUnit<'_>>> = modes
+        .iter()
+        .filter(|c| c.mega > 1)
+        .map(|c| (c.mega, mega_plan(cases, c.mega)))
+        .collect();
+    // One entry per block, or per mega-block unit for a mega configuration.
     let pass = |config: Config| -> Result<Vec<BlockRun>, ExecError> {
         let pool = pools.get(&config.mode.threads());
-        cases
-            .iter()
-            .map(|case| {
-                let run = run_block_with(case, config.mode, config.recovery, pool);
-                on_step();
-                run
-            })
-            .collect()
+        match (config.mode, units.get(&config.mega)) {
+            (Mode::Parallel { threads, scheduler }, Some(units)) => {
+                let pool = pool.filter(|p| p.threads() == threads).ok_or_else(|| {
+                    ExecError::Unsupported {
+                        block: cases[0].number(),
+                        what: format!("no worker pool with {threads} threads"),
+                    }
+                })?;
+                units
+                    .iter()
+                    .map(|unit| {
+                        let run = run_mega(
+                            &cases[unit.blocks.clone()],
+                            &unit.pre_state,
+                            pool,
+                            scheduler,
+                        );
+                        on_step();
+                        run
+                    })
+                    .collect()
+            }
+            _ => cases
+                .iter()
+                .map(|case| {
+                    let run = run_block_with(case, config.mode, config.recovery, pool);
+                    on_step();
+                    run
+                })
+                .collect(),
+        }
     };
     for &mode in &modes {
         for _ in 0..options.warmup {
@@ -360,6 +439,26 @@ pub fn bench(
         }
     }
     Ok(assemble(dataset, cases, options, &modes, &runs))
+}
+
+/// Rejects option combinations `bench` cannot measure: a mega-block size of 0, and inline
+/// sender recovery with mega-blocks (not implemented).
+fn validate(options: &BenchOptions) -> Result<(), ExecError> {
+    if options.mega.contains(&0) {
+        return Err(ExecError::Unsupported {
+            block: 0,
+            what: "mega-block size 0".into(),
+        });
+    }
+    if options.recovery.contains(&Recovery::Inline) && options.mega.iter().any(|&k| k > 1) {
+        return Err(ExecError::Unsupported {
+            block: 0,
+            what: "--recover-senders inline with --mega > 1 (not implemented: mega-blocks \
+                   are measured with senders recovered in advance)"
+                .into(),
+        });
+    }
+    Ok(())
 }
 
 fn assemble(
@@ -380,7 +479,7 @@ fn assemble(
     // 1-thread per-transaction traces: the 1-thread ordered parallel run if measured, else the
     // sequential run; median over repeats per transaction (a typical run, like the run
     // medians it is compared with).
-    let pre = |m: &Config| m.recovery == Recovery::Pre;
+    let pre = |m: &Config| m.recovery == Recovery::Pre && m.mega == 1;
     let seq_index = modes
         .iter()
         .position(|m| m.mode == Mode::Sequential && pre(m))
@@ -414,24 +513,28 @@ fn assemble(
                 .collect(),
         })
         .collect();
-    let longest_sum: u64 = traces.iter().map(BlockTrace::longest).sum();
+    let numbers: Vec<u64> = cases.iter().map(BlockCase::number).collect();
+    // Per mega size: the units' joined traces (a mega-block's critical path).
+    let traces_for = |mega: usize| gigagas_lab::unit_traces(&traces, &mega_units(&numbers, mega));
 
     let medians: Vec<u64> = (0..modes.len())
         .map(|m| median(&repeat_sum(m, |r| r.exec_nanos)).unwrap_or(0))
         .collect();
     let seq_median = medians[seq_index].max(1);
-    let one_thread_median = |scheduler: Scheduler, recovery: Recovery| {
-        modes
-            .iter()
-            .position(|m| {
+    // The 1-thread run of a scheduler at a mega size (falling back to per-block).
+    let one_thread_median = |scheduler: Scheduler, recovery: Recovery, mega: usize| {
+        let at = |k: usize| {
+            modes.iter().position(|m| {
                 m.recovery == recovery
+                    && m.mega == k
                     && m.mode
                         == Mode::Parallel {
                             threads: 1,
                             scheduler,
                         }
             })
-            .map(|m| medians[m])
+        };
+        at(mega).or_else(|| at(1)).map(|m| medians[m])
     };
 
     let run_reports: Vec<RunReport> = modes
@@ -442,7 +545,9 @@ fn assemble(
             let repeat_ns = repeat_sum(m, |r| r.exec_nanos);
             let median_ns = medians[m].max(1);
             let threads = mode.threads();
-            let bound = critical_path_bound(&traces, threads);
+            let unit_traces = traces_for(config.mega);
+            let longest_sum: u64 = unit_traces.iter().map(BlockTrace::longest).sum();
+            let bound = critical_path_bound(&unit_traces, threads);
             let parallelism_score =
                 (*mode != Mode::Sequential && seq_median > longest_sum).then(|| {
                     (seq_median as f64 - median_ns as f64) / (seq_median - longest_sum) as f64
@@ -452,7 +557,7 @@ fn assemble(
                 Mode::Parallel { scheduler, .. } => (
                     "parallel",
                     Some(scheduler.name().to_owned()),
-                    one_thread_median(*scheduler, config.recovery)
+                    one_thread_median(*scheduler, config.recovery, config.mega)
                         .map(|one| one as f64 / median_ns as f64 / bound),
                 ),
             };
@@ -461,6 +566,7 @@ fn assemble(
                 recover_senders: config.recovery.name().into(),
                 threads,
                 scheduler,
+                mega: config.mega,
                 total_gas,
                 p90_ns: percentile(&repeat_ns, 90.0).unwrap_or(0),
                 p99_ns: percentile(&repeat_ns, 99.0).unwrap_or(0),
@@ -474,7 +580,7 @@ fn assemble(
                 parallelism_score,
                 commit_ns: median(&repeat_sum(m, |r| r.commit_nanos)).unwrap_or(0),
                 verify_ns: median(&repeat_sum(m, |r| r.verify_nanos)).unwrap_or(0),
-                block_ns: (0..cases.len())
+                block_ns: (0..runs[m].first().map_or(0, Vec::len))
                     .map(|b| block_median(m, b, |r| r.exec_nanos))
                     .collect(),
                 sum_tx_ns: median(&repeat_sum(m, |r| r.tx_nanos.iter().sum())).unwrap_or(0),
@@ -567,23 +673,18 @@ fn assemble(
     }
 }
 
-/// One verified run of a mega-block.
-#[derive(Debug, Clone, Copy)]
-pub struct MegaRun {
-    /// Worker-phase wall time of the whole mega-block (every transaction executed and checked
-    /// against the merged BAL, receipts merged), ns.
-    pub exec_nanos: u64,
-    /// Summed per-block canonical commits (BAL rebuilt and compared per block), ns.
-    pub commit_nanos: u64,
-}
-
-/// Runs `cases` (consecutive blocks) as one mega-block on `pool` and verifies every original
-/// block: receipts equal to its sequential run, header gas/bloom/receipts root.
+/// Runs `cases` (consecutive blocks) as one mega-block on `pool` from `pre_state` (the state
+/// before the first of them, see [`mega_pre_state`]) and verifies every original block:
+/// receipts equal to its sequential run, header gas/bloom/receipts root. The returned run's
+/// `exec_nanos` is the whole unit's worker phase, `commit_nanos` the summed per-block
+/// canonical commits (BAL rebuilt and compared per block), `tx_nanos` every transaction in
+/// block order.
 pub fn run_mega(
     cases: &[BlockCase<'_>],
+    pre_state: &PreState,
     pool: &WorkerPool,
     scheduler: Scheduler,
-) -> Result<MegaRun, ExecError> {
+) -> Result<BlockRun, ExecError> {
     let blocks: Vec<&PreparedBlock<'_>> = cases.iter().map(|c| &c.prepared).collect();
     let accesses: Vec<&gigagas_exec::BlockAccess> =
         cases.iter().map(|c| &c.baseline.access).collect();
@@ -592,9 +693,8 @@ pub fn run_mega(
         .map(|c| c.baseline.receipts.iter().map(|r| r.gas_used).collect())
         .collect();
     let plan = gigagas_exec::MegaPlan::new(&blocks, &accesses, weights)?;
-    let first = &cases[0].prepared.input.pre_state;
-    let runs = gigagas_exec::execute_mega(&blocks, first, &plan, pool, scheduler)?;
-    let mut commit_nanos = 0;
+    let runs = gigagas_exec::execute_mega(&blocks, pre_state, &plan, pool, scheduler)?;
+    let t0 = Instant::now();
     for (case, run) in cases.iter().zip(&runs) {
         compare_receipts(case.number(), &case.baseline.receipts, &run.receipts)?;
         check_against_header(
@@ -602,10 +702,14 @@ pub fn run_mega(
             &run.receipts,
             case.prepared.header_rules(),
         )?;
-        commit_nanos += run.commit_nanos;
     }
-    Ok(MegaRun {
+    Ok(BlockRun {
         exec_nanos: runs.first().map_or(0, |r| r.exec_nanos),
-        commit_nanos,
+        commit_nanos: runs.iter().map(|r| r.commit_nanos).sum(),
+        verify_nanos: t0.elapsed().as_nanos() as u64,
+        tx_nanos: runs
+            .iter()
+            .flat_map(|r| r.tx_nanos.iter().copied())
+            .collect(),
     })
 }

@@ -61,3 +61,43 @@ fn shared_mainnet_set_verifies_in_every_mode() {
         verify_everywhere(&dataset);
     }
 }
+
+/// The runs of consecutive mainnet blocks in the set (Spurious Dragon → Byzantium, Istanbul →
+/// Berlin, London → Paris: every one crosses a fork) execute as mega-blocks: each transaction
+/// under its own block's rules, from the pre-state merged from both blocks' pre-states, and
+/// every block verifies exactly as on its own.
+#[test]
+fn consecutive_mainnet_blocks_run_as_mega_blocks() {
+    let dataset = common::embedded();
+    let cases: Vec<_> = dataset
+        .blocks
+        .iter()
+        .map(|b| prepare(b).unwrap_or_else(|e| panic!("{e}")))
+        .collect();
+    let units = gigagas_bench::mega_plan(&cases, 50);
+    let pairs: Vec<Vec<u64>> = units
+        .iter()
+        .filter(|u| u.blocks.len() > 1)
+        .map(|u| cases[u.blocks.clone()].iter().map(|c| c.number()).collect())
+        .collect();
+    assert_eq!(
+        pairs,
+        vec![
+            vec![4_369_999, 4_370_000],
+            vec![12_243_999, 12_244_000],
+            vec![15_537_393, 15_537_394],
+        ]
+    );
+    for threads in [1, 3] {
+        let pool = WorkerPool::new(threads);
+        for scheduler in Scheduler::ALL {
+            for unit in &units {
+                let blocks = &cases[unit.blocks.clone()];
+                let run = gigagas_bench::run_mega(blocks, &unit.pre_state, &pool, scheduler)
+                    .unwrap_or_else(|e| panic!("{threads} threads, {scheduler}: {e}"));
+                let txs: usize = blocks.iter().map(|c| c.prepared.txs.len()).sum();
+                assert_eq!(run.tx_nanos.len(), txs);
+            }
+        }
+    }
+}

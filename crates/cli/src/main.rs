@@ -77,8 +77,8 @@ struct RunArgs {
     #[arg(long, default_value = "ordered")]
     scheduler: Scheduler,
     /// Execute K consecutive blocks as one mega-block (parallel mode; BALs merged into one
-    /// index space, every block verified on its own). Needs consecutive post-Cancun blocks
-    /// (generated chains).
+    /// index space, every block verified on its own). Runs of consecutive block numbers are
+    /// cut into chunks of K; blocks without a consecutive neighbour run alone.
     #[arg(long, value_name = "K")]
     mega: Option<usize>,
 }
@@ -111,6 +111,11 @@ struct BenchArgs {
     /// throughput definition) and/or `inline` (by the executing thread, inside the timed run).
     #[arg(long, value_delimiter = ',', default_value = "pre")]
     recover_senders: Vec<Recovery>,
+    /// Mega-block sizes for the parallel runs, comma-separated: K consecutive blocks executed
+    /// as one unit (1 = each block on its own). Runs of consecutive block numbers are cut into
+    /// chunks of K.
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    mega: Vec<usize>,
     /// Print the tables as markdown (for PR comments and docs).
     #[arg(long)]
     markdown: bool,
@@ -616,8 +621,9 @@ fn run_mega_blocks(dataset: &Dataset, k: usize, args: &RunArgs) -> Result<()> {
     let pool = WorkerPool::new(threads);
     let cases = prepare_all(dataset)?;
     let (mut gas, mut nanos) = (0u64, 0u64);
-    for chunk in cases.chunks(k) {
-        let run = gigagas_bench::run_mega(chunk, &pool, args.scheduler)?;
+    for unit in gigagas_bench::mega_plan(&cases, k) {
+        let chunk = &cases[unit.blocks.clone()];
+        let run = gigagas_bench::run_mega(chunk, &unit.pre_state, &pool, args.scheduler)?;
         let chunk_gas: u64 = chunk.iter().map(|c| c.prepared.input.gas_used()).sum();
         let txs: usize = chunk.iter().map(|c| c.prepared.txs.len()).sum();
         println!(
@@ -667,7 +673,14 @@ fn cmd_bench(args: BenchArgs) -> Result<()> {
     threads.dedup();
     let mut schedulers = args.scheduler;
     schedulers.dedup();
+    if args.mega.contains(&0) {
+        bail!("--mega must be positive");
+    }
+    let mut mega = args.mega;
+    mega.sort_unstable();
+    mega.dedup();
     let options = BenchOptions {
+        mega,
         threads,
         schedulers,
         warmup: args.warmup,
@@ -678,7 +691,8 @@ fn cmd_bench(args: BenchArgs) -> Result<()> {
             r
         },
     };
-    let bar = progress(options.steps(cases.len()), "benchmarking");
+    let numbers: Vec<u64> = cases.iter().map(|c| c.number()).collect();
+    let bar = progress(options.steps(&numbers), "benchmarking");
     let report = bench(&dataset, &cases, &options, &|| bar.inc(1))?;
     bar.finish_and_clear();
 

@@ -1,12 +1,16 @@
 //! The immutable, shareable pre-state of one block.
 
-use alloy_primitives::{map::HashMap, Address, B256, U256};
+use alloy_eip7928::BlockAccessList;
+use alloy_primitives::{
+    map::{HashMap, HashSet},
+    Address, B256, U256,
+};
 use revm::{
     bytecode::Bytecode,
     database_interface::{DBErrorMarker, DatabaseRef},
     state::AccountInfo,
 };
-use std::sync::Arc;
+use std::{borrow::Cow, sync::Arc};
 
 /// One account of the pre-state.
 #[derive(Debug, Clone, Default)]
@@ -79,6 +83,69 @@ impl PreState {
         self
     }
 
+    /// The state before the first of several consecutive blocks, from each block's own
+    /// pre-state and access list (`bals[b]` lists every account and slot block b accessed).
+    /// Every account, slot, code and block hash comes from the earliest block that holds it;
+    /// a later block's copy is used only for what no earlier block accessed (an earlier block
+    /// that accessed it saw the value before the unit — or saw it absent, i.e. not existing —
+    /// so a later block's post-change copy never leaks in). Exact for data sets whose
+    /// pre-states hold what each block touches (mainnet data). Borrows the first state when
+    /// nothing is missing from it (complete states: generated chains).
+    pub fn for_consecutive<'a>(
+        states: &[&'a PreState],
+        bals: &[&BlockAccessList],
+    ) -> Option<Cow<'a, PreState>> {
+        let (first, rest) = states.split_first()?;
+        let mut merged: Cow<'a, PreState> = Cow::Borrowed(first);
+        let mut accessed: HashMap<Address, HashSet<U256>> = HashMap::default();
+        for (b, later) in rest.iter().enumerate() {
+            // Everything blocks 0..=b accessed.
+            for account in bals.get(b).map_or(&[][..], |bal| &bal[..]) {
+                let slots = accessed.entry(account.address).or_default();
+                slots.extend(account.storage_reads.iter().copied());
+                slots.extend(account.storage_changes.iter().map(|c| c.slot));
+            }
+            for (address, account) in &later.accounts {
+                let Some(seen) = accessed.get(address) else {
+                    if !merged.accounts.contains_key(address) {
+                        merged.to_mut().accounts.insert(*address, account.clone());
+                    }
+                    continue;
+                };
+                let Some(known) = merged.accounts.get(address) else {
+                    continue; // accessed earlier and absent then: it did not exist
+                };
+                let missing: Vec<(U256, U256)> = account
+                    .storage
+                    .iter()
+                    .filter(|(slot, _)| !seen.contains(*slot) && !known.storage.contains_key(*slot))
+                    .map(|(s, v)| (*s, *v))
+                    .collect();
+                if !missing.is_empty() {
+                    if let Some(target) = merged.to_mut().accounts.get_mut(address) {
+                        target.storage.extend(missing);
+                    }
+                }
+            }
+            for (hash, code) in &later.codes {
+                if !merged.codes.contains_key(hash) {
+                    merged.to_mut().codes.insert(*hash, code.clone());
+                }
+            }
+            let missing: Vec<(u64, B256)> = later
+                .block_hashes
+                .iter()
+                .filter(|(n, _)| !merged.block_hashes.contains_key(*n))
+                .map(|(n, h)| (*n, *h))
+                .collect();
+            if !missing.is_empty() {
+                let hashes = Arc::make_mut(&mut merged.to_mut().block_hashes);
+                hashes.extend(missing);
+            }
+        }
+        Some(merged)
+    }
+
     /// Number of accounts.
     pub fn len(&self) -> usize {
         self.accounts.len()
@@ -120,5 +187,90 @@ impl DatabaseRef for PreState {
             .get(&number)
             .copied()
             .ok_or(PreStateError::MissingBlockHash(number))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn account(balance: u64, slots: &[(u64, u64)]) -> PreAccount {
+        PreAccount {
+            info: AccountInfo {
+                balance: U256::from(balance),
+                ..Default::default()
+            },
+            storage: slots
+                .iter()
+                .map(|&(k, v)| (U256::from(k), U256::from(v)))
+                .collect(),
+        }
+    }
+
+    fn state(accounts: &[(u8, PreAccount)], hashes: &[u64]) -> PreState {
+        PreState::new(
+            accounts
+                .iter()
+                .map(|(a, acc)| (Address::repeat_byte(*a), acc.clone()))
+                .collect(),
+            Arc::new(
+                hashes
+                    .iter()
+                    .map(|&n| (n, B256::repeat_byte(n as u8)))
+                    .collect(),
+            ),
+        )
+    }
+
+    fn touched(address: u8, slots: &[u64]) -> alloy_eip7928::AccountChanges {
+        alloy_eip7928::AccountChanges {
+            address: Address::repeat_byte(address),
+            storage_reads: slots.iter().map(|&s| U256::from(s)).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn consecutive_states_take_the_earliest_value_of_everything() {
+        // Block 1 touched account 1 (slot 1 = 10, slot 3 read as zero, so absent) and account
+        // 3 (absent: it did not exist). Block 2 sees account 1 after block 1 (balance, slots 1
+        // and 3 changed) and also reads slot 2, account 2 and account 3 (created by block 1).
+        let first = state(&[(1, account(100, &[(1, 10)]))], &[1]);
+        let second = state(
+            &[
+                (1, account(50, &[(1, 11), (2, 20), (3, 30)])),
+                (2, account(7, &[])),
+                (3, account(9, &[])),
+            ],
+            &[1, 2],
+        );
+        let bal1 = vec![touched(1, &[1, 3]), touched(3, &[])];
+        let merged = PreState::for_consecutive(&[&first, &second], &[&bal1]).unwrap();
+        assert!(matches!(merged, Cow::Owned(_)));
+        let one = merged.account(&Address::repeat_byte(1)).unwrap();
+        assert_eq!(one.info.balance, U256::from(100));
+        assert_eq!(one.storage[&U256::from(1)], U256::from(10));
+        assert_eq!(one.storage[&U256::from(2)], U256::from(20));
+        assert!(!one.storage.contains_key(&U256::from(3)));
+        assert_eq!(
+            merged
+                .account(&Address::repeat_byte(2))
+                .unwrap()
+                .info
+                .balance,
+            U256::from(7)
+        );
+        assert!(merged.account(&Address::repeat_byte(3)).is_none());
+        assert_eq!(merged.block_hashes().len(), 2);
+    }
+
+    #[test]
+    fn a_complete_first_state_is_borrowed() {
+        let first = state(&[(1, account(100, &[(1, 10), (2, 0)]))], &[1, 2]);
+        let second = state(&[(1, account(90, &[(2, 5)])), (4, account(1, &[]))], &[2]);
+        let bal1 = vec![touched(1, &[2]), touched(4, &[])];
+        let merged = PreState::for_consecutive(&[&first, &second], &[&bal1]).unwrap();
+        assert!(matches!(merged, Cow::Borrowed(_)));
+        assert!(PreState::for_consecutive(&[], &[]).is_none());
     }
 }

@@ -70,6 +70,22 @@ impl Lifecycle {
         }
     }
 
+    /// The records of consecutive blocks in one index space (a mega-block): block b's index j
+    /// becomes `offsets[b] + j`.
+    pub fn merged(parts: &[&Lifecycle], offsets: &[u64]) -> Self {
+        let mut merged = Self::default();
+        for (part, &offset) in parts.iter().zip(offsets) {
+            for (address, events) in &part.by_account {
+                merged
+                    .by_account
+                    .entry(*address)
+                    .or_default()
+                    .extend(events.iter().map(|&(i, e)| (i + offset, e)));
+            }
+        }
+        merged
+    }
+
     /// Whether the block has no lifecycle events (the BAL alone describes it).
     pub fn is_empty(&self) -> bool {
         self.by_account.is_empty()

@@ -5,7 +5,9 @@
 //! global indices", and the results are committed and verified per original block.
 
 use crate::{
-    parallel::{collect_done, commit_block, evm_error, merge_receipts, record, TxDone},
+    parallel::{
+        check_lifecycle, collect_done, commit_block, evm_error, merge_receipts, record, TxDone,
+    },
     worker_db::WorkerDb,
     BlockAccess, ExecError, Lifecycle, ParallelPlan, ParallelRun, PreparedBlock, Scheduler,
     WorkerPool,
@@ -16,7 +18,7 @@ use gigagas_data::PreState;
 use gigagas_verify::{check_tx_against_bal, count_writes_per_index, BalViolation};
 use revm::{
     context::ContextTr,
-    handler::{MainBuilder, MainContext},
+    handler::{instructions::EthInstructions, MainBuilder, MainContext},
     state::bal::Bal,
     Context, ExecuteEvm,
 };
@@ -33,6 +35,7 @@ use std::{
 #[derive(Debug)]
 pub struct MegaPlan {
     bal: Arc<Bal>,
+    lifecycle: Lifecycle,
     writes_per_index: Vec<u32>,
     /// Global index of each block's index 0.
     offsets: Vec<u64>,
@@ -106,27 +109,17 @@ pub fn merge_bals(bals: &[&BlockAccessList], offsets: &[u64]) -> BlockAccessList
 }
 
 impl MegaPlan {
-    /// Plans `blocks` (consecutive, same fork, post-Cancun) from their accesses; `gas_weights`
-    /// per block enable the gas-used scheduler.
+    /// Plans `blocks` (each the child of the one before; forks may change between them, every
+    /// transaction runs under its own block's rules) from their accesses; `gas_weights` per
+    /// block enable the gas-used scheduler. Lifecycle records (pre-Cancun self-destructs) are
+    /// merged into the same index space as the BALs.
     pub fn new(
         blocks: &[&PreparedBlock<'_>],
         accesses: &[&BlockAccess],
         gas_weights: Vec<Vec<u64>>,
     ) -> Result<Self, ExecError> {
         let first = blocks.first().map_or(0, |b| b.number());
-        if let Some(b) = accesses.iter().position(|a| !a.lifecycle.is_empty()) {
-            return Err(ExecError::Unsupported {
-                block: blocks[b].number(),
-                what: "mega-blocks of blocks with pre-Cancun lifecycle records".into(),
-            });
-        }
         for pair in blocks.windows(2) {
-            if pair[1].envs.spec != pair[0].envs.spec {
-                return Err(ExecError::Unsupported {
-                    block: pair[1].number(),
-                    what: "mega-block across a fork boundary".into(),
-                });
-            }
             if pair[1].input.header.parent_hash != pair[0].input.hash {
                 return Err(ExecError::Unsupported {
                     block: pair[1].number(),
@@ -148,11 +141,13 @@ impl MegaPlan {
             .collect::<Result<Vec<_>, _>>()?;
         let bals: Vec<&BlockAccessList> = accesses.iter().map(|a| &a.bal).collect();
         let merged = merge_bals(&bals, &offsets);
+        let lifecycles: Vec<&Lifecycle> = accesses.iter().map(|a| &a.lifecycle).collect();
         let bal = Bal::clone_from_alloy(&merged)
             .map_err(|e| ExecError::bal(first, BalViolation::Malformed(format!("{e:?}"))))?;
         Ok(Self {
             writes_per_index: count_writes_per_index(&bal, next.saturating_sub(1)),
             bal: Arc::new(bal),
+            lifecycle: Lifecycle::merged(&lifecycles, &offsets),
             offsets,
             blocks: plans,
             gas_weights: gas_weights.concat(),
@@ -182,7 +177,6 @@ pub fn execute_mega(
         .flat_map(|b| b.txs.iter().map(|t| t.gas_limit))
         .collect();
     let order = scheduler.order(&gas_limits, Some(&plan.gas_weights), first)?;
-    let no_lifecycle = Lifecycle::default();
 
     let start = Instant::now();
     let cursor = AtomicUsize::new(0);
@@ -192,7 +186,7 @@ pub fn execute_mega(
         if cursor.load(Ordering::Relaxed) >= n {
             return;
         }
-        let db = WorkerDb::new(pre_state, plan.bal.clone(), &no_lifecycle);
+        let db = WorkerDb::new(pre_state, plan.bal.clone(), &plan.lifecycle);
         let mut evm = Context::mainnet()
             .with_db(db)
             .with_block(blocks[0].envs.block.clone())
@@ -209,6 +203,12 @@ pub fn execute_mega(
             let index = BlockAccessIndex::new(plan.offsets[b] + i as u64 + 1);
             let t0 = Instant::now();
             evm.ctx.block = block.envs.block.clone();
+            if evm.ctx.cfg.spec != block.envs.cfg.spec {
+                // A fork boundary inside the mega-block: the journal keeps its own copy of the
+                // spec (`modify_cfg` syncs it) and the instruction gas table is built per spec.
+                evm.ctx.modify_cfg(|cfg| *cfg = block.envs.cfg.clone());
+                evm.instruction = EthInstructions::new_mainnet_with_spec(block.envs.spec);
+            }
             evm.ctx.db_mut().position(index);
             let outcome = block.tx_env(i).and_then(|tx| {
                 evm.transact(tx)
@@ -219,6 +219,8 @@ pub fn execute_mega(
                 let listed = plan.writes_per_index[index.get() as usize];
                 check_tx_against_bal(&plan.bal, index, &out.state, listed)
                     .map_err(|v| ExecError::bal(block.number(), v))?;
+                let local = BlockAccessIndex::from_tx_index(i as u64);
+                check_lifecycle(&plan.blocks[b], block.number(), i, local, &out.state)?;
                 Ok(TxDone::new(out, nanos, worker))
             });
             record(&slots[g], &abort, done);

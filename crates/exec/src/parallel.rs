@@ -284,6 +284,17 @@ fn check_tx(
 ) -> Result<(), ExecError> {
     let listed = plan.writes_per_index[index.get() as usize];
     check_tx_against_bal(&plan.bal, index, diff, listed).map_err(|v| ExecError::bal(block, v))?;
+    check_lifecycle(plan, block, tx, index, diff)
+}
+
+/// Requires the lifecycle events `diff` implies to be the ones `plan` records at `index`.
+pub(crate) fn check_lifecycle(
+    plan: &ParallelPlan,
+    block: u64,
+    tx: usize,
+    index: BlockAccessIndex,
+    diff: &EvmState,
+) -> Result<(), ExecError> {
     let actual = events_of(diff);
     let expected = &plan.events_by_index[index.get() as usize];
     if actual != *expected {

@@ -82,8 +82,13 @@ fn config(run: &RunReport) -> String {
     } else {
         ""
     };
+    let mega = if run.mega > 1 {
+        format!("/mega{}", run.mega)
+    } else {
+        String::new()
+    };
     match &run.scheduler {
-        Some(s) => format!("{}/{}t/{s}{recovery}", run.mode, run.threads),
+        Some(s) => format!("{}/{}t/{s}{mega}{recovery}", run.mode, run.threads),
         None => format!("{}{recovery}", run.mode),
     }
 }

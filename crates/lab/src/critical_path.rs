@@ -26,6 +26,36 @@ impl BlockTrace {
     }
 }
 
+/// How `bench`, `run --mega` and the simulator group blocks into mega-blocks of `k`: maximal
+/// runs of consecutive block numbers, each cut into chunks of `k` (the last chunk of a run may
+/// be shorter). Returns index ranges into `numbers`.
+pub fn mega_units(numbers: &[u64], k: usize) -> Vec<std::ops::Range<usize>> {
+    let k = k.max(1);
+    let mut units = Vec::new();
+    let mut start = 0;
+    for end in 1..=numbers.len() {
+        let run_ends = end == numbers.len() || numbers[end] != numbers[end - 1] + 1;
+        if run_ends || end - start == k {
+            units.push(start..end);
+            start = end;
+        }
+    }
+    units
+}
+
+/// Traces of the blocks of each unit joined into one (a mega-block's critical path).
+pub fn unit_traces(traces: &[BlockTrace], units: &[std::ops::Range<usize>]) -> Vec<BlockTrace> {
+    units
+        .iter()
+        .map(|u| BlockTrace {
+            tx_nanos: traces[u.clone()]
+                .iter()
+                .flat_map(|t| t.tx_nanos.iter().copied())
+                .collect(),
+        })
+        .collect()
+}
+
 /// Bound on the speedup of a sequence of blocks (executed one after another) on `threads`
 /// workers over their 1-worker time: `Σ total / Σ max(total/T, longest)`.
 pub fn critical_path_bound(blocks: &[BlockTrace], threads: usize) -> f64 {
@@ -41,6 +71,23 @@ pub fn critical_path_bound(blocks: &[BlockTrace], threads: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mega_units_never_join_blocks_that_are_not_consecutive() {
+        assert_eq!(mega_units(&[1, 2, 3, 4, 5], 2), vec![0..2, 2..4, 4..5]);
+        assert_eq!(mega_units(&[1, 2, 7, 8, 9], 10), vec![0..2, 2..5]);
+        assert_eq!(mega_units(&[4, 9], 1), vec![0..1, 1..2]);
+        assert!(mega_units(&[], 3).is_empty());
+        let traces = vec![
+            BlockTrace {
+                tx_nanos: vec![1, 2],
+            },
+            BlockTrace { tx_nanos: vec![3] },
+        ];
+        let joined = unit_traces(&traces, &mega_units(&[10, 11], 2));
+        assert_eq!(joined.len(), 1);
+        assert_eq!(joined[0].tx_nanos, vec![1, 2, 3]);
+    }
 
     #[test]
     fn bound_is_limited_by_threads_then_by_longest_tx() {

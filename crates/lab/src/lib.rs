@@ -13,5 +13,5 @@ pub mod simulate;
 pub mod stats;
 pub mod table;
 
-pub use critical_path::{critical_path_bound, BlockTrace};
+pub use critical_path::{critical_path_bound, mega_units, unit_traces, BlockTrace};
 pub use report::{BenchReport, BlockReport, PhaseTotals, RunReport, TxTrace, SCHEMA};

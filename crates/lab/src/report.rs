@@ -130,6 +130,10 @@ pub struct RunReport {
     pub threads: usize,
     /// Scheduler (`null` for sequential).
     pub scheduler: Option<String>,
+    /// Consecutive blocks executed as one mega-block (1: each block on its own; see
+    /// [`crate::mega_units`] for how blocks are grouped).
+    #[serde(default = "one")]
+    pub mega: usize,
     /// Gas of all blocks.
     pub total_gas: u64,
     /// Execution time of each repeat (sum over blocks), ns.
@@ -159,7 +163,8 @@ pub struct RunReport {
     pub commit_ns: u64,
     /// Median verification time per repeat, ns.
     pub verify_ns: u64,
-    /// Median execution time of each block, ns, in the order of `blocks`.
+    /// Median execution time of each block (each mega-block unit when `mega` > 1), ns, in
+    /// the order of `blocks`.
     pub block_ns: Vec<u64>,
     /// Median over repeats of the summed per-transaction execution times (the work done
     /// inside transactions; its growth with threads measures contention), ns.
@@ -177,4 +182,8 @@ pub struct PhaseTotals {
     pub recover_ns_per_tx: f64,
     /// Total BAL preparation time, ns.
     pub bal_prepare_ns: u64,
+}
+
+fn one() -> usize {
+    1
 }

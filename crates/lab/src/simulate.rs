@@ -76,18 +76,22 @@ pub fn predict(
     megas: &[usize],
     order: &dyn Fn(&str, &[TxTrace]) -> Vec<usize>,
 ) -> Vec<Prediction> {
-    let measured = |scheduler: &str, t: usize| {
+    let measured = |scheduler: &str, t: usize, k: usize| {
         report.runs.iter().find(|r| {
-            r.mode == "parallel" && r.threads == t && r.scheduler.as_deref() == Some(scheduler)
+            r.mode == "parallel"
+                && r.recover_senders == "pre"
+                && r.threads == t
+                && r.mega == k
+                && r.scheduler.as_deref() == Some(scheduler)
         })
     };
+    let numbers: Vec<u64> = report.blocks.iter().map(|b| b.number).collect();
     let mut out = Vec::new();
     for scheduler in schedulers {
-        let calibration = measured(scheduler, 1).or_else(|| {
-            report
-                .runs
-                .iter()
-                .find(|r| r.mode == "parallel" && r.recover_senders == "pre" && r.threads == 1)
+        let calibration = measured(scheduler, 1, 1).or_else(|| {
+            report.runs.iter().find(|r| {
+                r.mode == "parallel" && r.recover_senders == "pre" && r.threads == 1 && r.mega == 1
+            })
         });
         // Per-block scaled transaction times.
         let scaled: Vec<Vec<f64>> = report
@@ -107,14 +111,14 @@ pub fn predict(
         for &mega in megas {
             let k = mega.max(1);
             // Each unit: the concatenated times and traces of k consecutive blocks.
-            let units: Vec<(Vec<f64>, Vec<usize>)> = report
-                .blocks
-                .chunks(k)
-                .zip(scaled.chunks(k))
-                .map(|(blocks, times)| {
-                    let traces: Vec<TxTrace> =
-                        blocks.iter().flat_map(|b| b.tx.iter().cloned()).collect();
-                    (times.concat(), order(scheduler, &traces))
+            let units: Vec<(Vec<f64>, Vec<usize>)> = crate::mega_units(&numbers, k)
+                .into_iter()
+                .map(|unit| {
+                    let traces: Vec<TxTrace> = report.blocks[unit.clone()]
+                        .iter()
+                        .flat_map(|b| b.tx.iter().cloned())
+                        .collect();
+                    (scaled[unit].concat(), order(scheduler, &traces))
                 })
                 .collect();
             for &t in threads {
@@ -128,9 +132,7 @@ pub fn predict(
                     mega: k,
                     predicted_ns,
                     predicted_speedup: one / predicted_ns.max(1.0),
-                    measured_ns: (k == 1)
-                        .then(|| measured(scheduler, t).map(|r| r.median_ns))
-                        .flatten(),
+                    measured_ns: measured(scheduler, t, k).map(|r| r.median_ns),
                 });
             }
         }

@@ -14,6 +14,7 @@ pub fn runs_table(report: &BenchReport) -> Table {
         "mode",
         "threads",
         "scheduler",
+        "mega",
         "gas (M)",
         "time ms (median)",
         "Mgas/s",
@@ -26,7 +27,9 @@ pub fn runs_table(report: &BenchReport) -> Table {
     let one_thread_work = report
         .runs
         .iter()
-        .find(|r| r.mode == "parallel" && r.threads == 1 && r.recover_senders == "pre")
+        .find(|r| {
+            r.mode == "parallel" && r.threads == 1 && r.recover_senders == "pre" && r.mega == 1
+        })
         .map(|r| r.sum_tx_ns.max(1));
     for run in &report.runs {
         let row = vec![
@@ -37,6 +40,7 @@ pub fn runs_table(report: &BenchReport) -> Table {
             }),
             Cell::new(run.threads).set_alignment(CellAlignment::Right),
             Cell::new(run.scheduler.as_deref().unwrap_or("-")),
+            Cell::new(run.mega).set_alignment(CellAlignment::Right),
             Cell::new(format!("{:.1}", run.total_gas as f64 / 1e6))
                 .set_alignment(CellAlignment::Right),
             Cell::new(ms(run.median_ns)).set_alignment(CellAlignment::Right),
@@ -90,7 +94,7 @@ pub fn phases_table(report: &BenchReport) -> Table {
     if let Some(best) = report
         .runs
         .iter()
-        .filter(|r| r.mode == "parallel" && r.recover_senders == "pre")
+        .filter(|r| r.mode == "parallel" && r.recover_senders == "pre" && r.mega == 1)
         .max_by(|a, b| a.mgas_per_s.total_cmp(&b.mgas_per_s))
     {
         table.add_row(vec![
@@ -123,6 +127,7 @@ pub fn simulation_table(
             tx_nanos: b.tx.iter().map(|t| t.ns).collect(),
         })
         .collect();
+    let numbers: Vec<u64> = report.blocks.iter().map(|b| b.number).collect();
     let mut table = Table::new();
     table.load_preset(UTF8_FULL_CONDENSED).set_header(vec![
         "scheduler",
@@ -143,7 +148,10 @@ pub fn simulation_table(
             Cell::new(format!("{:.2}x", p.predicted_speedup)).set_alignment(CellAlignment::Right),
             Cell::new(format!(
                 "{:.2}x",
-                crate::critical_path_bound(&mega_traces(&traces, p.mega), p.threads)
+                crate::critical_path_bound(
+                    &crate::unit_traces(&traces, &crate::mega_units(&numbers, p.mega)),
+                    p.threads
+                )
             ))
             .set_alignment(CellAlignment::Right),
             Cell::new(p.measured_ns.map_or_else(|| "-".into(), ms))
@@ -156,16 +164,6 @@ pub fn simulation_table(
         ]);
     }
     table
-}
-
-/// Traces of `k` consecutive blocks joined into one (a mega-block's critical path).
-fn mega_traces(traces: &[crate::BlockTrace], k: usize) -> Vec<crate::BlockTrace> {
-    traces
-        .chunks(k.max(1))
-        .map(|c| crate::BlockTrace {
-            tx_nanos: c.iter().flat_map(|t| t.tx_nanos.iter().copied()).collect(),
-        })
-        .collect()
 }
 
 fn pct(x: f64) -> String {
