@@ -104,7 +104,7 @@ fn throughput_vs_threads(report: &BenchReport) -> String {
     let one = report
         .runs
         .iter()
-        .filter(|r| r.mode == "parallel" && r.threads == 1)
+        .filter(|r| r.mode == "parallel" && r.threads == 1 && r.mega == 1)
         .map(|r| r.mgas_per_s)
         .fold(0.0, f64::max);
     let tr = traces(report);
@@ -152,7 +152,11 @@ fn throughput_vs_threads(report: &BenchReport) -> String {
             let mut pts: Vec<(f64, f64)> = report
                 .runs
                 .iter()
-                .filter(|r| r.scheduler.as_deref() == Some(name) && r.recover_senders == "pre")
+                .filter(|r| {
+                    r.scheduler.as_deref() == Some(name)
+                        && r.recover_senders == "pre"
+                        && r.mega == 1
+                })
                 .map(|r| (r.threads as f64, r.mgas_per_s))
                 .collect();
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -167,12 +171,80 @@ fn throughput_vs_threads(report: &BenchReport) -> String {
     })
 }
 
+/// Throughput against mega-block size, one line per (scheduler, threads) measured at more
+/// than one size; `None` when the report has no mega-block runs.
+fn throughput_vs_mega(report: &BenchReport) -> Option<String> {
+    let parallel = |r: &&crate::RunReport| r.mode == "parallel" && r.recover_senders == "pre";
+    let sizes: Vec<usize> = report
+        .runs
+        .iter()
+        .filter(parallel)
+        .map(|r| r.mega)
+        .collect();
+    let max_k = sizes.iter().copied().max()?;
+    if max_k <= 1 {
+        return None;
+    }
+    let seq = report
+        .runs
+        .iter()
+        .find(|r| r.mode == "sequential" && r.recover_senders == "pre")
+        .map(|r| r.mgas_per_s);
+    let mut lines: Vec<((String, usize), Vec<(f64, f64)>)> = Vec::new();
+    for r in report.runs.iter().filter(parallel) {
+        let key = (r.scheduler.clone().unwrap_or_default(), r.threads);
+        let point = (r.mega as f64, r.mgas_per_s);
+        match lines.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, pts)) => pts.push(point),
+            None => lines.push((key, vec![point])),
+        }
+    }
+    lines.retain(|(_, pts)| pts.len() > 1);
+    lines
+        .iter_mut()
+        .for_each(|(_, p)| p.sort_by(|a, b| a.0.total_cmp(&b.0)));
+    let top = lines
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|q| q.1))
+        .chain(seq)
+        .fold(1.0, f64::max)
+        * 1.15;
+    Some(svg(|root| {
+        let mut chart = frame(root, "Throughput vs mega-block size")
+            .build_cartesian_2d((1f64..max_k as f64).log_scale(), 0f64..top)?;
+        chart
+            .configure_mesh()
+            .x_desc("blocks per mega-block (log)")
+            .y_desc("Mgas/s")
+            .draw()?;
+        if let Some(seq) = seq {
+            chart
+                .draw_series(LineSeries::new(
+                    [(1.0, seq), (max_k as f64, seq)],
+                    BLACK.stroke_width(1),
+                ))?
+                .label("sequential")
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
+        }
+        for (k, ((name, threads), pts)) in lines.iter().enumerate() {
+            let color = PALETTE[k % PALETTE.len()];
+            chart
+                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
+                .label(format!("{threads}t {name}"))
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+            chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, color.filled())))?;
+        }
+        legend(&mut chart, SeriesLabelPosition::LowerRight)?;
+        Ok(())
+    }))
+}
+
 /// Per-block throughput against block gas, sequential and fastest parallel configuration.
 fn throughput_vs_gas(report: &BenchReport) -> String {
     let best = report
         .runs
         .iter()
-        .filter(|r| r.mode == "parallel" && r.recover_senders == "pre")
+        .filter(|r| r.mode == "parallel" && r.recover_senders == "pre" && r.mega == 1)
         .max_by(|a, b| a.mgas_per_s.total_cmp(&b.mgas_per_s));
     let seq = report
         .runs
@@ -473,15 +545,16 @@ pub fn render(report: &BenchReport, predictions: &[Prediction]) -> String {
         escape(&report.gigagas_version),
         escape(&report.throughput_definition),
     );
-    html.push_str("<table><tr><th>mode</th><th>senders</th><th>threads</th><th>scheduler</th><th>median ms</th><th>p90 ms</th><th>p99 ms</th><th>Mgas/s</th><th>vs seq</th><th>CP bound</th><th>% of bound</th></tr>");
+    html.push_str("<table><tr><th>mode</th><th>senders</th><th>threads</th><th>scheduler</th><th>mega</th><th>median ms</th><th>p90 ms</th><th>p99 ms</th><th>Mgas/s</th><th>vs seq</th><th>CP bound</th><th>% of bound</th></tr>");
     for r in &report.runs {
         let _ = write!(
             html,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{:.0}</td><td>{:.2}x</td><td>{:.2}x</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{:.0}</td><td>{:.2}x</td><td>{:.2}x</td><td>{}</td></tr>",
             r.mode,
             r.recover_senders,
             r.threads,
             r.scheduler.as_deref().unwrap_or("-"),
+            r.mega,
             r.median_ns as f64 / 1e6,
             r.p90_ns as f64 / 1e6,
             r.p99_ns as f64 / 1e6,
@@ -492,14 +565,20 @@ pub fn render(report: &BenchReport, predictions: &[Prediction]) -> String {
         );
     }
     html.push_str("</table>");
-    for (title, plot) in [
-        ("Throughput vs threads", throughput_vs_threads(report)),
-        ("Throughput vs block gas", throughput_vs_gas(report)),
-        ("Phases", phases(report)),
-        ("Transaction latency", latency(report)),
-        ("Cost model", cost_model(report)),
-        ("Scheduling simulator", simulator(predictions)),
-    ] {
+    let mega = throughput_vs_mega(report);
+    let plots = [
+        ("Throughput vs threads", Some(throughput_vs_threads(report))),
+        ("Throughput vs mega-block size", mega),
+        ("Throughput vs block gas", Some(throughput_vs_gas(report))),
+        ("Phases", Some(phases(report))),
+        ("Transaction latency", Some(latency(report))),
+        ("Cost model", Some(cost_model(report))),
+        ("Scheduling simulator", Some(simulator(predictions))),
+    ];
+    for (title, plot) in plots
+        .into_iter()
+        .filter_map(|(title, plot)| Some((title, plot?)))
+    {
         let _ = write!(
             html,
             "<figure><figcaption><b>{title}</b></figcaption>{plot}</figure>"
