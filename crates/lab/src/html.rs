@@ -171,6 +171,9 @@ fn throughput_vs_threads(report: &BenchReport) -> String {
     })
 }
 
+/// A line of the mega-block plot: scheduler and thread count.
+type Series = (String, usize);
+
 /// Throughput against mega-block size, one line per (scheduler, threads) measured at more
 /// than one size; `None` when the report has no mega-block runs.
 fn throughput_vs_mega(report: &BenchReport) -> Option<String> {
@@ -190,7 +193,8 @@ fn throughput_vs_mega(report: &BenchReport) -> Option<String> {
         .iter()
         .find(|r| r.mode == "sequential" && r.recover_senders == "pre")
         .map(|r| r.mgas_per_s);
-    let mut lines: Vec<((String, usize), Vec<(f64, f64)>)> = Vec::new();
+    // (scheduler, threads) → points (K, Mgas/s).
+    let mut lines: Vec<(Series, Vec<(f64, f64)>)> = Vec::new();
     for r in report.runs.iter().filter(parallel) {
         let key = (r.scheduler.clone().unwrap_or_default(), r.threads);
         let point = (r.mega as f64, r.mgas_per_s);
