@@ -21,6 +21,7 @@ fn chain() -> &'static gigagas_data::Dataset {
             tx_gas_cap: Some(gigagas_gen::builder::EIP7825_TX_GAS_CAP),
             senders: 12,
             verify_threads: 2,
+            precompiles: Vec::new(),
         };
         let dir = tempfile::tempdir().unwrap();
         generate(&options, &|_| {})

@@ -251,6 +251,10 @@ struct GenArgs {
     /// Funded sender keys.
     #[arg(long, default_value_t = 1024)]
     senders: usize,
+    /// For `precompile`: which precompiles the transactions call, comma-separated, cycled
+    /// through (ecrecover, modexp, point-evaluation; default all three).
+    #[arg(long, value_delimiter = ',')]
+    precompile: Vec<gigagas_gen::Precompile>,
 }
 
 fn parse_gas(s: &str) -> Result<u64, String> {
@@ -336,7 +340,11 @@ fn cmd_gen(args: GenArgs) -> Result<()> {
         tx_gas_cap,
         senders: args.senders,
         verify_threads: available_cores(),
+        precompiles: args.precompile.clone(),
     };
+    if !args.precompile.is_empty() && args.workload != gigagas_gen::Workload::Precompile {
+        bail!("--precompile applies to the precompile workload only");
+    }
     let bar = progress(args.blocks as u64, "blocks");
     let chain = gigagas_gen::generate(&options, &|k| bar.set_position(k as u64))?;
     bar.finish_and_clear();
@@ -344,7 +352,7 @@ fn cmd_gen(args: GenArgs) -> Result<()> {
     let failed: usize = chain.failed_txs.iter().sum();
     println!(
         "{}: {} blocks, {} txs ({failed} failed by design or revert), {:.1} Mgas, fork {}, seed {} — every block verified (sequential, parallel × 3 schedulers, state root) — generated in {:.1} s → {}",
-        args.workload,
+        chain.meta.workload,
         chain.blocks.len(),
         chain.txs(),
         chain.gas_used() as f64 / 1e6,

@@ -29,6 +29,7 @@ fn first_block_of_every_workload_agrees_with_geth() {
             tx_gas_cap: Some(gigagas_gen::builder::EIP7825_TX_GAS_CAP),
             senders: 16,
             verify_threads: 2,
+            precompiles: Vec::new(),
         };
         let chain = generate(&options, &|_| {}).unwrap_or_else(|e| panic!("{workload}: {e}"));
         let block = &chain.blocks[0];

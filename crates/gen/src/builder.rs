@@ -1,7 +1,7 @@
 //! Block building: execute candidate transactions until the block is full, fill in the
 //! header, verify through both gigagas paths.
 
-use crate::workload::{genesis, TxPlan, TxStream, Workload};
+use crate::workload::{genesis, Precompile, TxPlan, TxStream, Workload};
 use alloy_consensus::{
     proofs, Block, BlockBody, Header, SignableTransaction, TxEip1559, TxEip7702, TxEnvelope,
     EMPTY_OMMER_ROOT_HASH,
@@ -48,6 +48,8 @@ pub struct GenOptions {
     pub senders: usize,
     /// Worker threads for the parallel verification of every block.
     pub verify_threads: usize,
+    /// Precompiles the `precompile` workload cycles through (empty: all of them).
+    pub precompiles: Vec<Precompile>,
 }
 
 /// EIP-7825's transaction gas cap.
@@ -237,7 +239,7 @@ pub fn generate(opts: &GenOptions, progress: &dyn Fn(usize)) -> Result<Generated
     let mut hashes: HashMap<u64, B256> = HashMap::default();
     hashes.insert(0, genesis_hash);
     let mut rng = StdRng::seed_from_u64(opts.seed);
-    let mut stream = TxStream::new(opts.workload, opts.senders);
+    let mut stream = TxStream::new(opts.workload, opts.senders, &opts.precompiles);
     let mut nonces = vec![0u64; opts.senders];
     let pool = WorkerPool::new(opts.verify_threads);
     let mut blocks = Vec::with_capacity(opts.blocks);
@@ -282,7 +284,7 @@ pub fn generate(opts: &GenOptions, progress: &dyn Fn(usize)) -> Result<Generated
             schema: CHAIN_SCHEMA.to_owned(),
             fork: <&str>::from(opts.spec).to_owned(),
             chain_id: 1,
-            workload: opts.workload.name().to_owned(),
+            workload: workload_label(opts),
             seed: opts.seed,
             block_gas: opts.block_gas,
             blocks: blocks.len(),
@@ -293,6 +295,20 @@ pub fn generate(opts: &GenOptions, progress: &dyn Fn(usize)) -> Result<Generated
         seconds: start.elapsed().as_secs_f64(),
         failed_txs,
     })
+}
+
+/// The workload as recorded in `chain.json`: its name, and for `precompile` restricted to
+/// some precompiles, which (`precompile:modexp`).
+fn workload_label(opts: &GenOptions) -> String {
+    let mut label = opts.workload.name().to_owned();
+    let mut chosen = opts.precompiles.clone();
+    chosen.sort_unstable();
+    chosen.dedup();
+    if opts.workload == Workload::Precompile && !chosen.is_empty() && chosen.len() < 3 {
+        let names: Vec<&str> = chosen.iter().map(|p| p.name()).collect();
+        label = format!("{label}:{}", names.join(","));
+    }
+    label
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -558,6 +574,7 @@ mod tests {
             tx_gas_cap: Some(EIP7825_TX_GAS_CAP),
             senders: 16,
             verify_threads: 2,
+            precompiles: Vec::new(),
         }
     }
 
@@ -588,6 +605,36 @@ mod tests {
                 assert!(b.block.header.block_access_list_hash.is_some());
             }
         }
+    }
+
+    #[test]
+    fn each_precompile_runs_on_its_own_and_succeeds() {
+        // Every call `require`s success, so a transaction that did not fail ran all its
+        // precompile calls with a valid input (including a valid KZG proof).
+        for (precompile, min_gas) in [
+            (Precompile::Ecrecover, 20 * 3_000),
+            (Precompile::Modexp, 5 * 21_000),
+            (Precompile::PointEvaluation, 10 * 50_000),
+        ] {
+            let mut opts = options(Workload::Precompile);
+            opts.precompiles = vec![precompile];
+            let chain = generate(&opts, &|_| {}).unwrap_or_else(|e| panic!("{precompile:?}: {e}"));
+            assert_eq!(chain.failed_txs.iter().sum::<usize>(), 0, "{precompile:?}");
+            assert_eq!(
+                chain.meta.workload,
+                format!("precompile:{}", precompile.name())
+            );
+            let block = &chain.blocks[0].block;
+            let per_tx = block.header.gas_used / block.body.transactions.len() as u64;
+            assert!(per_tx > min_gas, "{precompile:?}: {per_tx} gas per tx");
+        }
+        assert_eq!(
+            generate(&options(Workload::Precompile), &|_| {})
+                .unwrap()
+                .meta
+                .workload,
+            "precompile"
+        );
     }
 
     #[test]

@@ -17,4 +17,4 @@ pub mod contracts;
 pub mod workload;
 
 pub use builder::{generate, GenError, GenOptions, GeneratedChain};
-pub use workload::Workload;
+pub use workload::{Precompile, Workload};

@@ -87,6 +87,53 @@ impl std::fmt::Display for Workload {
     }
 }
 
+/// A precompile the `precompile` workload calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Precompile {
+    /// 0x01: secp256k1 public-key recovery, 20 calls per transaction.
+    Ecrecover,
+    /// 0x05: 1024-bit modular exponentiation with a 256-bit exponent, 5 calls per transaction.
+    Modexp,
+    /// 0x0a: EIP-4844 KZG point evaluation (a valid proof), 10 calls per transaction.
+    PointEvaluation,
+}
+
+impl Precompile {
+    /// Every precompile the workload knows, in CLI order.
+    pub const ALL: [Precompile; 3] = [Self::Ecrecover, Self::Modexp, Self::PointEvaluation];
+
+    /// CLI name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Ecrecover => "ecrecover",
+            Self::Modexp => "modexp",
+            Self::PointEvaluation => "point-evaluation",
+        }
+    }
+
+    /// The contract's selector, calls per transaction, and the precompile's input.
+    fn call(self) -> (u64, u64, Bytes) {
+        match self {
+            Self::Ecrecover => (0, 20, ecrecover_input()),
+            Self::Modexp => (1, 5, modexp_input()),
+            Self::PointEvaluation => (2, 10, point_evaluation_input()),
+        }
+    }
+}
+
+impl std::str::FromStr for Precompile {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|p| p.name()).collect();
+                format!("unknown precompile {s:?} (one of: {})", names.join(", "))
+            })
+    }
+}
+
 /// What one transaction should do; the builder fills in nonce and gas limit and signs it.
 #[derive(Debug, Clone)]
 pub struct TxPlan {
@@ -200,10 +247,54 @@ fn ecrecover_input() -> Bytes {
     input.into()
 }
 
+/// modexp input: 128-byte base and modulus (odd), 32-byte exponent with the top bit set
+/// (EIP-2565/EIP-7883 price it by the modulus size and the exponent's bit length).
+fn modexp_input() -> Bytes {
+    let len = |n: u64| U256::from(n).to_be_bytes::<32>();
+    let fill = |seed: &str, n: usize| -> Vec<u8> {
+        (0..n.div_ceil(32))
+            .flat_map(|i| keccak256(format!("{seed}{i}")).0)
+            .take(n)
+            .collect()
+    };
+    let mut input = Vec::with_capacity(96 + 128 + 32 + 128);
+    input.extend_from_slice(&len(128));
+    input.extend_from_slice(&len(32));
+    input.extend_from_slice(&len(128));
+    input.extend(fill("base", 128));
+    let mut exponent = fill("exponent", 32);
+    exponent[0] |= 0x80;
+    input.extend(exponent);
+    let mut modulus = fill("modulus", 128);
+    modulus[0] |= 0x80;
+    modulus[127] |= 1;
+    input.extend(modulus);
+    input.into()
+}
+
+/// Point-evaluation input proving that the zero polynomial evaluates to 0 at z = 0: the
+/// commitment and the proof are the G1 point at infinity (a valid proof, so the precompile
+/// does the full pairing check). Versioned hash = 0x01 ‖ sha256(commitment)[1..].
+fn point_evaluation_input() -> Bytes {
+    use sha2::Digest;
+    let mut infinity = [0u8; 48];
+    infinity[0] = 0xc0;
+    let mut versioned_hash: [u8; 32] = sha2::Sha256::digest(infinity).into();
+    versioned_hash[0] = 0x01;
+    let mut input = Vec::with_capacity(192);
+    input.extend_from_slice(&versioned_hash);
+    input.extend_from_slice(&[0u8; 64]); // z, y
+    input.extend_from_slice(&infinity); // commitment
+    input.extend_from_slice(&infinity); // proof
+    input.into()
+}
+
 /// Streams the transactions of a workload.
 #[derive(Debug)]
 pub struct TxStream {
     workload: Workload,
+    /// Precompiles the `precompile` workload cycles through.
+    precompiles: Vec<Precompile>,
     senders: usize,
     count: u64,
     /// Gas the long transaction of the current block may use (set per block).
@@ -212,10 +303,16 @@ pub struct TxStream {
 }
 
 impl TxStream {
-    /// A stream over `senders` funded keys.
-    pub fn new(workload: Workload, senders: usize) -> Self {
+    /// A stream over `senders` funded keys; the `precompile` workload cycles through
+    /// `precompiles` (all of them when empty).
+    pub fn new(workload: Workload, senders: usize, precompiles: &[Precompile]) -> Self {
         Self {
             workload,
+            precompiles: if precompiles.is_empty() {
+                Precompile::ALL.to_vec()
+            } else {
+                precompiles.to_vec()
+            },
             senders,
             count: 0,
             long_tx_gas: 0,
@@ -324,9 +421,10 @@ impl TxStream {
                 )
             }
             Workload::Precompile => {
+                let kind = self.precompiles[(self.count as usize - 1) % self.precompiles.len()];
+                let (which, rounds, input) = kind.call();
                 let mut data =
-                    call("run(uint8,uint256,bytes)", &[U256::ZERO, n(20), n(0x60)]).to_vec();
-                let input = ecrecover_input();
+                    call("run(uint8,uint256,bytes)", &[n(which), n(rounds), n(0x60)]).to_vec();
                 data.extend_from_slice(&n(input.len() as u64).to_be_bytes::<32>());
                 data.extend_from_slice(&input);
                 plan(contracts::PRECOMPILES, data.into())
@@ -374,6 +472,7 @@ impl TxStream {
                     .map_or(Workload::Transfers, |(_, k)| *k);
                 let mut inner = TxStream {
                     workload: kind,
+                    precompiles: Vec::new(),
                     senders: self.senders,
                     count: self.count,
                     long_tx_gas: 0,
