@@ -85,9 +85,28 @@ struct RunArgs {
 
 #[derive(Args)]
 struct BenchArgs {
-    #[command(flatten)]
-    data: DataArg,
-    /// Write the full results (schema gigagas.bench/1, see docs/bench-json.md) to FILE.
+    /// Data sets, comma-separated or repeated: directories in the mainnet layout or generated
+    /// chains (`gigagas gen`), or .tar.zst files of one. Default (and no --workload): the
+    /// bundled sample. With several data sets (or workloads) each is measured on its own and
+    /// the JSON is a sweep (gigagas.sweep/1).
+    #[arg(long, value_name = "DIR", value_delimiter = ',')]
+    data: Vec<PathBuf>,
+    /// Workloads to generate and measure, comma-separated (as `gigagas gen`; each at every
+    /// --block-gas, with --blocks and --seed).
+    #[arg(long, value_delimiter = ',')]
+    workload: Vec<gigagas_gen::Workload>,
+    /// Block gas sizes for --workload, comma-separated (30M, 300M, 1G, …).
+    #[arg(long, value_delimiter = ',', default_value = "30M", value_parser = parse_gas)]
+    block_gas: Vec<u64>,
+    /// Blocks per generated workload chain.
+    #[arg(long, default_value_t = 3)]
+    blocks: usize,
+    /// Seed of the generated workload chains.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Write the full results to FILE: schema gigagas.bench/1 for one data set, or
+    /// gigagas.sweep/1 (one gigagas.bench/1 report per data set) for several; see
+    /// docs/bench-json.md.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
     /// Thread counts for the parallel runs, comma-separated (default: 1, 2, 4, … up to all
@@ -669,22 +688,90 @@ fn default_threads() -> Vec<usize> {
     threads
 }
 
+/// A data set `bench` measures: a path, or a workload to generate first.
+enum BenchData {
+    Bundled,
+    Path(PathBuf),
+    Generated {
+        workload: gigagas_gen::Workload,
+        block_gas: u64,
+    },
+}
+
+/// Loads (generating first where asked) one data set of a bench sweep. A generated chain is
+/// written to a temporary directory that lives as long as the returned guard.
+fn load_bench_data(
+    data: &BenchData,
+    args: &BenchArgs,
+) -> Result<(Dataset, Option<tempfile::TempDir>)> {
+    match data {
+        BenchData::Bundled => Ok((load(&DataArg { data: None })?, None)),
+        BenchData::Path(path) => Ok((
+            load(&DataArg {
+                data: Some(path.clone()),
+            })?,
+            None,
+        )),
+        BenchData::Generated {
+            workload,
+            block_gas,
+        } => {
+            let dir = tempfile::tempdir().context("creating a temporary directory")?;
+            let options = gigagas_gen::GenOptions {
+                workload: *workload,
+                blocks: args.blocks,
+                block_gas: *block_gas,
+                seed: args.seed,
+                spec: revm::primitives::hardfork::SpecId::AMSTERDAM,
+                tx_gas_cap: Some(gigagas_gen::builder::EIP7825_TX_GAS_CAP),
+                senders: 1024,
+                verify_threads: available_cores(),
+                precompiles: Vec::new(),
+            };
+            let bar = progress(args.blocks as u64, "generating");
+            let chain = gigagas_gen::generate(&options, &|k| bar.set_position(k as u64))?;
+            bar.finish_and_clear();
+            chain.write(dir.path())?;
+            let mut dataset = load(&DataArg {
+                data: Some(dir.path().to_owned()),
+            })?;
+            dataset.name = format!(
+                "{workload} {}×{} seed {}",
+                gas_label(*block_gas),
+                args.blocks,
+                args.seed
+            );
+            Ok((dataset, Some(dir)))
+        }
+    }
+}
+
+/// 30000000 → "30M", 1000000000 → "1G".
+fn gas_label(gas: u64) -> String {
+    match gas {
+        g if g % 1_000_000_000 == 0 => format!("{}G", g / 1_000_000_000),
+        g if g % 1_000_000 == 0 => format!("{}M", g / 1_000_000),
+        g => g.to_string(),
+    }
+}
+
 fn cmd_bench(args: BenchArgs) -> Result<()> {
     if args.repeats == 0 {
         bail!("--repeats must be at least 1");
     }
-    let dataset = load(&args.data)?;
-    let cases = prepare_all(&dataset)?;
-    let mut threads = args.threads.unwrap_or_else(default_threads);
+    if args.block_gas.is_empty() {
+        bail!("--block-gas needs at least one size");
+    }
+    let mut threads = args.threads.clone().unwrap_or_else(default_threads);
     threads.retain(|&t| t > 0);
     threads.sort_unstable();
     threads.dedup();
-    let mut schedulers = args.scheduler;
+    let mut schedulers = args.scheduler.clone();
     schedulers.dedup();
     if args.mega.contains(&0) {
         bail!("--mega must be positive");
     }
-    let mut mega = args.mega;
+    let mut mega = args.mega.clone();
     mega.sort_unstable();
     mega.dedup();
     let options = BenchOptions {
@@ -694,59 +781,77 @@ fn cmd_bench(args: BenchArgs) -> Result<()> {
         warmup: args.warmup,
         repeats: args.repeats,
         recovery: {
-            let mut r = args.recover_senders;
+            let mut r = args.recover_senders.clone();
             r.dedup();
             r
         },
     };
-    let numbers: Vec<u64> = cases.iter().map(|c| c.number()).collect();
-    let bar = progress(options.steps(&numbers), "benchmarking");
-    let report = bench(&dataset, &cases, &options, &|| bar.inc(1))?;
-    bar.finish_and_clear();
-
-    println!(
-        "{} blocks, {} txs, {:.1} Mgas — every run verified (header gas/bloom/receipts root, parallel = sequential per tx, BAL)",
-        report.blocks.len(),
-        report.phases.txs,
-        dataset.total_gas() as f64 / 1e6
-    );
-    println!(
-        "median of {} repeats after {} warm-up pass(es), {} cores",
-        report.settings.repeats, report.settings.warmup, report.machine.cores
-    );
+    let mut data: Vec<BenchData> = args.data.iter().cloned().map(BenchData::Path).collect();
+    for &workload in &args.workload {
+        for &block_gas in &args.block_gas {
+            data.push(BenchData::Generated {
+                workload,
+                block_gas,
+            });
+        }
+    }
+    if data.is_empty() {
+        data.push(BenchData::Bundled);
+    }
     let style = |mut table: comfy_table::Table| {
         if args.markdown {
             table.load_preset(comfy_table::presets::ASCII_MARKDOWN);
         }
         table
     };
-    println!("{}\n", style(gigagas_lab::table::runs_table(&report)));
-    println!("{}\n", style(gigagas_lab::table::phases_table(&report)));
-    if let Some(table) = gigagas_lab::table::cost_model_table(&report) {
-        println!("{}\n", style(table));
+    let mut reports = Vec::with_capacity(data.len());
+    for item in &data {
+        let (dataset, _dir) = load_bench_data(item, &args)?;
+        let cases = prepare_all(&dataset)?;
+        let numbers: Vec<u64> = cases.iter().map(|c| c.number()).collect();
+        let bar = progress(options.steps(&numbers), "benchmarking");
+        let report = bench(&dataset, &cases, &options, &|| bar.inc(1))?;
+        bar.finish_and_clear();
+        println!(
+            "{}: {} blocks, {} txs, {:.1} Mgas — every run verified (header gas/bloom/receipts root, parallel = sequential per tx, BAL)",
+            report.data,
+            report.blocks.len(),
+            report.phases.txs,
+            dataset.total_gas() as f64 / 1e6
+        );
+        println!(
+            "median of {} repeats after {} warm-up pass(es), {} cores",
+            report.settings.repeats, report.settings.warmup, report.machine.cores
+        );
+        println!("{}\n", style(gigagas_lab::table::runs_table(&report)));
+        println!("{}\n", style(gigagas_lab::table::phases_table(&report)));
+        if let Some(table) = gigagas_lab::table::cost_model_table(&report) {
+            println!("{}\n", style(table));
+        }
+        reports.push(report);
+    }
+    if reports.len() > 1 {
+        println!("sweep over {} data sets:", reports.len());
+        println!("{}\n", style(gigagas_lab::table::sweep_table(&reports)));
     }
     if let Some(path) = &args.json {
-        write_atomic(path, &serde_json::to_vec_pretty(&report)?)?;
+        let bytes = match reports.len() {
+            1 => serde_json::to_vec_pretty(&reports[0])?,
+            _ => serde_json::to_vec_pretty(&gigagas_lab::SweepReport {
+                schema: gigagas_lab::SWEEP_SCHEMA.into(),
+                reports,
+            })?,
+        };
+        write_atomic(path, &bytes)?;
     }
     Ok(())
 }
 
-fn read_report(path: &std::path::Path) -> Result<gigagas_lab::BenchReport> {
+/// Reads a result file: one report, or every report of a sweep.
+fn read_reports(path: &std::path::Path) -> Result<Vec<gigagas_lab::BenchReport>> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    let value: serde_json::Value = serde_json::from_slice(&bytes)
-        .with_context(|| format!("{}: not valid JSON", path.display()))?;
-    let schema = value
-        .get("schema")
-        .and_then(|s| s.as_str())
-        .unwrap_or("<none>");
-    if schema != gigagas_lab::SCHEMA {
-        bail!(
-            "{}: schema {schema:?}, expected {:?} (re-run gigagas bench --json)",
-            path.display(),
-            gigagas_lab::SCHEMA
-        );
-    }
-    serde_json::from_value(value).with_context(|| format!("{}: malformed result", path.display()))
+    gigagas_lab::read_reports(&bytes)
+        .with_context(|| format!("{}: unreadable result", path.display()))
 }
 
 /// The executor's dispatch order for a scheduler, applied to recorded traces.
@@ -760,21 +865,26 @@ fn scheduler_order(name: &str, txs: &[gigagas_lab::TxTrace]) -> Vec<usize> {
 }
 
 fn cmd_report(args: ReportArgs) -> Result<()> {
-    let report = read_report(&args.file)?;
+    let reports = read_reports(&args.file)?;
     let names: Vec<String> = Scheduler::ALL.iter().map(|s| s.name().to_owned()).collect();
     let threads = [1, 2, 4, 8, 16, 32, 64];
-    let predictions =
-        gigagas_lab::simulate::predict(&report, &names, &threads, &[1], &scheduler_order);
-    let html = gigagas_lab::html::render(&report, &predictions);
-    let tmp = args.out.with_extension("html.partial");
-    std::fs::write(&tmp, html).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, &args.out).with_context(|| format!("writing {}", args.out.display()))?;
-    eprintln!("wrote {}", args.out.display());
-    Ok(())
+    let with_predictions: Vec<_> = reports
+        .into_iter()
+        .map(|report| {
+            let predictions =
+                gigagas_lab::simulate::predict(&report, &names, &threads, &[1], &scheduler_order);
+            (report, predictions)
+        })
+        .collect();
+    let html = match with_predictions.as_slice() {
+        [(report, predictions)] => gigagas_lab::html::render(report, predictions),
+        several => gigagas_lab::html::render_sweep(several),
+    };
+    write_atomic(&args.out, html.as_bytes())
 }
 
 fn cmd_simulate(args: SimulateArgs) -> Result<()> {
-    let report = read_report(&args.file)?;
+    let reports = read_reports(&args.file)?;
     if args.threads.contains(&0) {
         bail!("--threads must be positive");
     }
@@ -782,39 +892,68 @@ fn cmd_simulate(args: SimulateArgs) -> Result<()> {
     if args.mega.contains(&0) {
         bail!("--mega must be positive");
     }
-    let predictions = gigagas_lab::simulate::predict(
-        &report,
-        &names,
-        &args.threads,
-        &args.mega,
-        &scheduler_order,
-    );
-    println!(
-        "{}: {} blocks, {} txs; 1-thread traces calibrated on the measured 1-thread runs",
-        args.file.display(),
-        report.blocks.len(),
-        report.phases.txs
-    );
-    println!(
-        "{}",
-        gigagas_lab::table::simulation_table(&report, &predictions)
-    );
+    for report in &reports {
+        let predictions = gigagas_lab::simulate::predict(
+            report,
+            &names,
+            &args.threads,
+            &args.mega,
+            &scheduler_order,
+        );
+        println!(
+            "{}: {}: {} blocks, {} txs; 1-thread traces calibrated on the measured 1-thread runs",
+            args.file.display(),
+            report.data,
+            report.blocks.len(),
+            report.phases.txs
+        );
+        println!(
+            "{}",
+            gigagas_lab::table::simulation_table(report, &predictions)
+        );
+    }
     Ok(())
 }
 
 fn cmd_compare(args: CompareArgs) -> Result<()> {
-    let a = read_report(&args.a)?;
-    let b = read_report(&args.b)?;
-    let blocks =
-        |r: &gigagas_lab::BenchReport| r.blocks.iter().map(|b| b.number).collect::<Vec<_>>();
-    if blocks(&a) != blocks(&b) {
+    let a = read_reports(&args.a)?;
+    let b = read_reports(&args.b)?;
+    // One report each: compared directly. Sweeps: data sets paired by name.
+    let pairs: Vec<(&gigagas_lab::BenchReport, &gigagas_lab::BenchReport)> =
+        if a.len() == 1 && b.len() == 1 {
+            vec![(&a[0], &b[0])]
+        } else {
+            a.iter()
+                .filter_map(|ra| b.iter().find(|rb| rb.data == ra.data).map(|rb| (ra, rb)))
+                .collect()
+        };
+    if pairs.is_empty() {
         bail!(
-            "{} and {} measured different blocks; comparing them would be meaningless",
+            "{} and {} share no data set",
             args.a.display(),
             args.b.display()
         );
     }
-    let comparisons = gigagas_lab::compare::compare(&a, &b, args.floor);
+    let mut comparisons = Vec::new();
+    for (ra, rb) in &pairs {
+        let blocks =
+            |r: &gigagas_lab::BenchReport| r.blocks.iter().map(|b| b.number).collect::<Vec<_>>();
+        if blocks(ra) != blocks(rb) {
+            bail!(
+                "{} and {} measured different blocks of {}; comparing them would be meaningless",
+                args.a.display(),
+                args.b.display(),
+                ra.data
+            );
+        }
+        let mut rows = gigagas_lab::compare::compare(ra, rb, args.floor);
+        if pairs.len() > 1 {
+            for row in &mut rows {
+                row.config = format!("{}: {}", ra.data, row.config);
+            }
+        }
+        comparisons.extend(rows);
+    }
     if comparisons.is_empty() {
         bail!("the two results share no configuration");
     }
@@ -828,8 +967,8 @@ fn cmd_compare(args: CompareArgs) -> Result<()> {
             "B = {} vs A = {} ({} repeats vs {}); floor {:.1}%",
             args.b.display(),
             args.a.display(),
-            b.settings.repeats,
-            a.settings.repeats,
+            pairs[0].1.settings.repeats,
+            pairs[0].0.settings.repeats,
             args.floor * 100.0
         );
         println!("{}", gigagas_lab::table::comparison_table(&comparisons));

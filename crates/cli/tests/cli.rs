@@ -525,7 +525,7 @@ fn gen_writes_a_chain_that_run_and_bench_load() {
 }
 
 #[test]
-fn mega_blocks_verify_every_block_and_refuse_non_consecutive_data() {
+fn mega_blocks_verify_every_block_and_never_join_non_consecutive_blocks() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("chain");
     let out_s = out.to_str().unwrap();
@@ -562,17 +562,99 @@ fn mega_blocks_verify_every_block_and_refuse_non_consecutive_data() {
         );
         assert!(stdout.contains("total: 4 blocks"), "{stdout}");
     }
-    // The mainnet fixture: consecutive numbers are not there (and old blocks carry lifecycle
-    // records), so a mega-block is refused with a reason, not run wrongly.
+    // The mainnet fixture (blocks 46147 and 1150000): no consecutive numbers, so each block
+    // is its own unit; mega-blocks never join blocks that are not parent and child.
     let mainnet = tempfile::tempdir().unwrap();
     fixture(mainnet.path());
-    let (ok, _, stderr) = gigagas(&[
+    let (ok, stdout, stderr) = gigagas(&[
         "run",
         "--data",
         mainnet.path().to_str().unwrap(),
         "--mega",
         "2",
     ]);
-    assert!(!ok);
-    assert!(stderr.contains("mega-block"), "{stderr}");
+    assert!(ok, "{stderr}");
+    assert_eq!(stdout.matches(" 1 blocks ").count(), 2, "{stdout}");
+}
+
+/// `bench --workload A,B --mega 1,2` generates each workload, measures each data set on its
+/// own (mega-block runs included) and writes a sweep that `report`, `simulate` and `compare`
+/// read back.
+#[test]
+fn bench_sweeps_generated_workloads_and_mega_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("sweep.json");
+    let (ok, stdout, stderr) = gigagas(&[
+        "bench",
+        "--workload",
+        "erc20,serial-chain",
+        "--block-gas",
+        "2M",
+        "--blocks",
+        "2",
+        "--threads",
+        "1,2",
+        "--scheduler",
+        "ordered",
+        "--mega",
+        "1,2",
+        "--repeats",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("sweep over 2 data sets"), "{stdout}");
+    let sweep: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(sweep["schema"], "gigagas.sweep/1");
+    let reports = sweep["reports"].as_array().unwrap();
+    let names: Vec<&str> = reports
+        .iter()
+        .map(|r| r["data"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["erc20 2M×2 seed 1", "serial-chain 2M×2 seed 1"]);
+    for report in reports {
+        assert_eq!(report["schema"], "gigagas.bench/1");
+        let runs = report["runs"].as_array().unwrap();
+        // sequential + (mega 1, 2) × (1, 2 threads) × ordered
+        assert_eq!(runs.len(), 1 + 2 * 2);
+        let mega: Vec<u64> = runs.iter().map(|r| r["mega"].as_u64().unwrap()).collect();
+        assert_eq!(mega, [1, 1, 1, 2, 2]);
+        // Two consecutive blocks form one mega-block unit.
+        assert_eq!(runs[3]["block_ns"].as_array().unwrap().len(), 1);
+        assert_eq!(runs[1]["block_ns"].as_array().unwrap().len(), 2);
+    }
+    let html = dir.path().join("sweep.html");
+    let (ok, _, stderr) = gigagas(&[
+        "report",
+        json.to_str().unwrap(),
+        "--out",
+        html.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("Sweep summary") && page.contains("serial-chain 2M×2 seed 1"));
+    assert!(
+        page.matches("<svg").count() > 2 * 6,
+        "plots per data set + summary"
+    );
+    let (ok, stdout, stderr) = gigagas(&[
+        "simulate",
+        json.to_str().unwrap(),
+        "--threads",
+        "2",
+        "--mega",
+        "1,2",
+    ]);
+    assert!(ok, "{stderr}");
+    assert_eq!(stdout.matches("1-thread traces calibrated").count(), 2);
+    let (ok, stdout, stderr) =
+        gigagas(&["compare", json.to_str().unwrap(), json.to_str().unwrap()]);
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains("erc20 2M×2 seed 1: parallel/2t/ordered/mega2"),
+        "{stdout}"
+    );
 }

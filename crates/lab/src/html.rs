@@ -525,17 +525,132 @@ fn simulator(predictions: &[Prediction]) -> String {
     })
 }
 
+const HEAD: &str = "<!doctype html><html><head><meta charset=\"utf-8\"><title>gigagas report</title>\
+<style>body{font-family:sans-serif;max-width:980px;margin:2em auto;color:#222}\
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}\
+th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}figure{margin:1.5em 0}</style>\
+</head><body><h1>gigagas benchmark report</h1>";
+
 /// Renders the whole report. `predictions` come from [`crate::simulate::predict`].
 pub fn render(report: &BenchReport, predictions: &[Prediction]) -> String {
+    let mut html = HEAD.to_owned();
+    html.push_str(&section(report, predictions));
+    html.push_str("</body></html>\n");
+    html
+}
+
+/// Renders a sweep: a summary table and plot across the data sets, then every data set's
+/// full section. Each report comes with its simulator predictions.
+pub fn render_sweep(reports: &[(BenchReport, Vec<Prediction>)]) -> String {
+    let mut html = HEAD.to_owned();
+    let only: Vec<BenchReport> = reports.iter().map(|(r, _)| r.clone()).collect();
+    html.push_str("<h2>Sweep summary</h2><table><tr>");
+    for name in crate::table::SWEEP_HEADER {
+        let _ = write!(html, "<th>{name}</th>");
+    }
+    html.push_str("</tr>");
+    for row in crate::table::sweep_rows(&only) {
+        html.push_str("<tr>");
+        for cell in row {
+            let _ = write!(html, "<td>{}</td>", escape(&cell));
+        }
+        html.push_str("</tr>");
+    }
+    html.push_str("</table>");
+    let _ = write!(
+        html,
+        "<figure><figcaption><b>Throughput vs block gas, per workload</b></figcaption>{}</figure>",
+        sweep_throughput_vs_block_gas(&only)
+    );
+    for (report, predictions) in reports {
+        let _ = write!(html, "<hr><h2>{}</h2>", escape(&report.data));
+        html.push_str(&section(report, predictions));
+    }
+    html.push_str("</body></html>\n");
+    html
+}
+
+/// Sequential and fastest-parallel Mgas/s of each data set against its mean block gas; data
+/// sets whose names share the first word (a workload at several block sizes) form one line.
+fn sweep_throughput_vs_block_gas(reports: &[BenchReport]) -> String {
+    let mut lines: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    for report in reports {
+        let blocks = report.blocks.len().max(1) as f64;
+        let gas = report.blocks.iter().map(|b| b.gas_used).sum::<u64>() as f64 / blocks / 1e6;
+        let group = report
+            .data
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_owned();
+        let pre = |r: &&crate::RunReport| r.recover_senders == "pre";
+        let seq = report
+            .runs
+            .iter()
+            .filter(pre)
+            .find(|r| r.mode == "sequential");
+        let best = report
+            .runs
+            .iter()
+            .filter(pre)
+            .filter(|r| r.mode == "parallel")
+            .map(|r| r.mgas_per_s)
+            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+        for (suffix, value) in [
+            (" sequential", seq.map(|r| r.mgas_per_s)),
+            (" parallel", best),
+        ] {
+            let Some(value) = value else { continue };
+            let key = format!("{group}{suffix}");
+            match lines.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, pts)) => pts.push((gas, value)),
+                None => lines.push((key, vec![(gas, value)])),
+            }
+        }
+    }
+    lines
+        .iter_mut()
+        .for_each(|(_, p)| p.sort_by(|a, b| a.0.total_cmp(&b.0)));
+    let all = lines.iter().flat_map(|(_, p)| p.iter());
+    let (lo, hi, top) = all.fold((f64::MAX, 0f64, 0f64), |(lo, hi, top), p| {
+        (lo.min(p.0), hi.max(p.0), top.max(p.1))
+    });
+    if lines.is_empty() || hi <= 0.0 {
+        return "<p>no data</p>".into();
+    }
+    let (lo, hi) = (lo * 0.8, hi * 1.25);
+    svg(|root| {
+        let mut chart = frame(root, "Throughput vs block gas")
+            .build_cartesian_2d((lo..hi).log_scale(), 0f64..top * 1.15)?;
+        chart
+            .configure_mesh()
+            .x_desc("gas per block, M (log)")
+            .y_desc("Mgas/s")
+            .draw()?;
+        for (k, (name, pts)) in lines.iter().enumerate() {
+            let color = Palette99::pick(k / 2).to_rgba();
+            let style = if name.ends_with("sequential") {
+                color.stroke_width(1)
+            } else {
+                color.stroke_width(3)
+            };
+            chart
+                .draw_series(LineSeries::new(pts.clone(), style))?
+                .label(name.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+            chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+        }
+        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+        Ok(())
+    })
+}
+
+/// One data set's results: summary, runs table and every plot.
+fn section(report: &BenchReport, predictions: &[Prediction]) -> String {
     let mut html = String::new();
     let _ = write!(
         html,
-        "<!doctype html><html><head><meta charset=\"utf-8\"><title>gigagas report</title>\
-         <style>body{{font-family:sans-serif;max-width:980px;margin:2em auto;color:#222}}\
-         table{{border-collapse:collapse;margin:1em 0}}td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}\
-         th{{background:#f3f3f3}}td:first-child,th:first-child{{text-align:left}}figure{{margin:1.5em 0}}</style>\
-         </head><body><h1>gigagas benchmark report</h1>\
-         <p>Data: <b>{}</b> — {} blocks, {} transactions, {:.1} Mgas; {} repeats after {} warm-up pass(es) on {} cores ({}/{}); gigagas {}. \
+        "<p>Data: <b>{}</b> — {} blocks, {} transactions, {:.1} Mgas; {} repeats after {} warm-up pass(es) on {} cores ({}/{}); gigagas {}. \
          Every run was verified before it was timed.</p><p><i>{}</i></p>",
         escape(&report.data),
         report.blocks.len(),
@@ -588,6 +703,5 @@ pub fn render(report: &BenchReport, predictions: &[Prediction]) -> String {
             "<figure><figcaption><b>{title}</b></figcaption>{plot}</figure>"
         );
     }
-    html.push_str("</body></html>\n");
     html
 }

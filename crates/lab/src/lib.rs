@@ -14,4 +14,7 @@ pub mod stats;
 pub mod table;
 
 pub use critical_path::{critical_path_bound, mega_units, unit_traces, BlockTrace};
-pub use report::{BenchReport, BlockReport, PhaseTotals, RunReport, TxTrace, SCHEMA};
+pub use report::{
+    read_reports, BenchReport, BlockReport, PhaseTotals, ReadError, RunReport, SweepReport,
+    TxTrace, SCHEMA, SWEEP_SCHEMA,
+};

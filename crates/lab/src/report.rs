@@ -6,6 +6,66 @@ use serde::{Deserialize, Serialize};
 /// Schema identifier; bumped on any incompatible change.
 pub const SCHEMA: &str = "gigagas.bench/1";
 
+/// Schema identifier of a sweep over several data sets (one [`BenchReport`] each).
+pub const SWEEP_SCHEMA: &str = "gigagas.sweep/1";
+
+/// `gigagas bench` over several data sets (`--data A,B`, `--workload …`): one complete
+/// report per data set, each measured on its own (warm-up and interleaved repeats within the
+/// data set), in the order given.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepReport {
+    /// Always [`SWEEP_SCHEMA`].
+    pub schema: String,
+    /// One report per data set.
+    pub reports: Vec<BenchReport>,
+}
+
+/// Why a result file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// Not JSON.
+    #[error("not valid JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// A schema this version does not read.
+    #[error(
+        "schema {found:?}, expected {SCHEMA:?} or {SWEEP_SCHEMA:?} (re-run gigagas bench --json)"
+    )]
+    Schema {
+        /// The file's `schema` value.
+        found: String,
+    },
+    /// A sweep with no report.
+    #[error("a sweep without any data set")]
+    Empty,
+}
+
+/// Reads a `gigagas bench --json` file: one report (`gigagas.bench/1`) or a sweep's reports
+/// (`gigagas.sweep/1`).
+pub fn read_reports(bytes: &[u8]) -> Result<Vec<BenchReport>, ReadError> {
+    let value: serde_json::Value = serde_json::from_slice(bytes)?;
+    let schema = value
+        .get("schema")
+        .and_then(|s| s.as_str())
+        .unwrap_or("<none>")
+        .to_owned();
+    match schema.as_str() {
+        SCHEMA => Ok(vec![serde_json::from_value(value)?]),
+        SWEEP_SCHEMA => {
+            let sweep: SweepReport = serde_json::from_value(value)?;
+            if sweep.reports.is_empty() {
+                return Err(ReadError::Empty);
+            }
+            if let Some(bad) = sweep.reports.iter().find(|r| r.schema != SCHEMA) {
+                return Err(ReadError::Schema {
+                    found: bad.schema.clone(),
+                });
+            }
+            Ok(sweep.reports)
+        }
+        _ => Err(ReadError::Schema { found: schema }),
+    }
+}
+
 /// A complete benchmark result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BenchReport {

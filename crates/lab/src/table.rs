@@ -266,3 +266,87 @@ pub fn cost_model_table(report: &BenchReport) -> Option<Table> {
     }
     Some(table)
 }
+
+/// Column names of [`sweep_rows`].
+pub const SWEEP_HEADER: [&str; 11] = [
+    "data",
+    "blocks",
+    "txs",
+    "gas (M)",
+    "seq Mgas/s",
+    "seq ns/gas",
+    "fastest parallel",
+    "Mgas/s",
+    "speedup vs seq",
+    "% of CP bound",
+    "longest-tx share",
+];
+
+/// One row per data set of a sweep: its size, sequential throughput and cost per gas, and its
+/// fastest verified parallel configuration (senders recovered in advance).
+pub fn sweep_rows(reports: &[BenchReport]) -> Vec<[String; 11]> {
+    let dash = || "-".to_owned();
+    reports
+        .iter()
+        .map(|report| {
+            let pre = |r: &&crate::RunReport| r.recover_senders == "pre";
+            let seq = report
+                .runs
+                .iter()
+                .filter(pre)
+                .find(|r| r.mode == "sequential");
+            let best = report
+                .runs
+                .iter()
+                .filter(pre)
+                .filter(|r| r.mode == "parallel")
+                .max_by(|a, b| a.mgas_per_s.total_cmp(&b.mgas_per_s));
+            let gas: u64 = report.blocks.iter().map(|b| b.gas_used).sum();
+            let config = |r: &crate::RunReport| {
+                let mega = if r.mega > 1 {
+                    format!(" mega {}", r.mega)
+                } else {
+                    String::new()
+                };
+                format!(
+                    "{}t {}{mega}",
+                    r.threads,
+                    r.scheduler.as_deref().unwrap_or("-")
+                )
+            };
+            [
+                report.data.clone(),
+                report.blocks.len().to_string(),
+                report.phases.txs.to_string(),
+                format!("{:.1}", gas as f64 / 1e6),
+                seq.map_or_else(dash, |r| format!("{:.0}", r.mgas_per_s)),
+                seq.map_or_else(dash, |r| format!("{:.2}", 1e3 / r.mgas_per_s)),
+                best.map_or_else(dash, config),
+                best.map_or_else(dash, |r| format!("{:.0}", r.mgas_per_s)),
+                best.map_or_else(dash, |r| format!("{:.2}x", r.speedup_vs_sequential)),
+                best.and_then(|r| r.bound_fraction)
+                    .map_or_else(dash, |f| format!("{:.0}%", f * 100.0)),
+                best.map_or_else(dash, |r| format!("{:.0}%", r.longest_tx_share * 100.0)),
+            ]
+        })
+        .collect()
+}
+
+/// [`sweep_rows`] as a terminal table.
+pub fn sweep_table(reports: &[BenchReport]) -> Table {
+    let mut table = Table::new();
+    table
+        .load_preset(UTF8_FULL_CONDENSED)
+        .set_header(SWEEP_HEADER.to_vec());
+    for row in sweep_rows(reports) {
+        table.add_row(row.into_iter().enumerate().map(|(k, cell)| {
+            let cell = Cell::new(cell);
+            if k == 0 || k == 6 {
+                cell
+            } else {
+                cell.set_alignment(CellAlignment::Right)
+            }
+        }));
+    }
+    table
+}
