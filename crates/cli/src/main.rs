@@ -171,10 +171,14 @@ struct ReportArgs {
 
 #[derive(Args)]
 struct CompareArgs {
-    /// Baseline result (`gigagas bench --json`).
-    a: PathBuf,
-    /// Candidate result.
-    b: PathBuf,
+    /// Baseline result (`gigagas bench --json`); several, comma-separated, are pooled (their
+    /// repeats joined per configuration) — e.g. the A runs of an A-B-B-A sequence
+    /// (scripts/abba.sh), so drift between runs hits both sides alike.
+    #[arg(value_delimiter = ',', required = true)]
+    a: Vec<PathBuf>,
+    /// Candidate result(s), as for A.
+    #[arg(value_delimiter = ',', required = true)]
+    b: Vec<PathBuf>,
     /// Smallest change that counts, e.g. `2%` or `0.02`.
     #[arg(long, default_value = "2%", value_parser = parse_floor)]
     floor: f64,
@@ -915,9 +919,42 @@ fn cmd_simulate(args: SimulateArgs) -> Result<()> {
     Ok(())
 }
 
+/// The results of one side of a comparison, several files pooled per data set.
+fn read_side(files: &[PathBuf]) -> Result<Vec<gigagas_lab::BenchReport>> {
+    let sets = files
+        .iter()
+        .map(|f| read_reports(f))
+        .collect::<Result<Vec<_>>>()?;
+    let pool = |reports: Vec<&gigagas_lab::BenchReport>| {
+        gigagas_lab::compare::pool(&reports).map_err(anyhow::Error::msg)
+    };
+    if sets.iter().all(|s| s.len() == 1) {
+        return Ok(vec![pool(sets.iter().map(|s| &s[0]).collect())?]);
+    }
+    sets[0]
+        .iter()
+        .map(|first| {
+            let same: Vec<&gigagas_lab::BenchReport> = sets
+                .iter()
+                .map(|s| s.iter().find(|r| r.data == first.data))
+                .collect::<Option<_>>()
+                .with_context(|| format!("{} is not in every file of its side", first.data))?;
+            pool(same)
+        })
+        .collect()
+}
+
+fn show(files: &[PathBuf]) -> String {
+    files
+        .iter()
+        .map(|f| f.display().to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 fn cmd_compare(args: CompareArgs) -> Result<()> {
-    let a = read_reports(&args.a)?;
-    let b = read_reports(&args.b)?;
+    let a = read_side(&args.a)?;
+    let b = read_side(&args.b)?;
     // One report each: compared directly. Sweeps: data sets paired by name.
     let pairs: Vec<(&gigagas_lab::BenchReport, &gigagas_lab::BenchReport)> =
         if a.len() == 1 && b.len() == 1 {
@@ -928,11 +965,7 @@ fn cmd_compare(args: CompareArgs) -> Result<()> {
                 .collect()
         };
     if pairs.is_empty() {
-        bail!(
-            "{} and {} share no data set",
-            args.a.display(),
-            args.b.display()
-        );
+        bail!("{} and {} share no data set", show(&args.a), show(&args.b));
     }
     let mut comparisons = Vec::new();
     for (ra, rb) in &pairs {
@@ -941,8 +974,8 @@ fn cmd_compare(args: CompareArgs) -> Result<()> {
         if blocks(ra) != blocks(rb) {
             bail!(
                 "{} and {} measured different blocks of {}; comparing them would be meaningless",
-                args.a.display(),
-                args.b.display(),
+                show(&args.a),
+                show(&args.b),
                 ra.data
             );
         }
@@ -965,8 +998,8 @@ fn cmd_compare(args: CompareArgs) -> Result<()> {
     } else {
         println!(
             "B = {} vs A = {} ({} repeats vs {}); floor {:.1}%",
-            args.b.display(),
-            args.a.display(),
+            show(&args.b),
+            show(&args.a),
             pairs[0].1.settings.repeats,
             pairs[0].0.settings.repeats,
             args.floor * 100.0

@@ -308,6 +308,11 @@ fn compare_gives_a_verdict_per_configuration() {
     assert!(!ok && stderr.contains("abc"), "{stderr}");
     let (ok, _, _) = gigagas(&["compare", &files[0], "/nonexistent.json"]);
     assert!(!ok);
+    // Several files per side are pooled (A-B-B-A): their repeats are joined.
+    let pooled_a = format!("{},{}", files[0], files[0]);
+    let (ok, stdout, stderr) = gigagas(&["compare", &pooled_a, &files[1]]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("(3 repeats vs 6)"), "{stdout}");
 }
 
 #[test]

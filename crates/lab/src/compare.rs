@@ -93,6 +93,38 @@ fn config(run: &RunReport) -> String {
     }
 }
 
+/// Pools several results of the same data set (e.g. the two A runs of an A-B-B-A sequence)
+/// into one: per configuration present in all of them, the repeats are concatenated and the
+/// median and Mgas/s recomputed, so drift between the runs becomes part of the spread the
+/// bootstrap sees instead of a bias of one side. The first result supplies everything else.
+pub fn pool(reports: &[&BenchReport]) -> Result<BenchReport, String> {
+    let (first, rest) = reports
+        .split_first()
+        .ok_or_else(|| "nothing to pool".to_owned())?;
+    let numbers = |r: &BenchReport| r.blocks.iter().map(|b| b.number).collect::<Vec<_>>();
+    if let Some(other) = rest.iter().find(|r| numbers(r) != numbers(first)) {
+        return Err(format!(
+            "cannot pool results of different blocks ({} vs {})",
+            first.data, other.data
+        ));
+    }
+    let mut pooled = (*first).clone();
+    pooled.runs.retain_mut(|run| {
+        let key = config(run);
+        for other in rest {
+            match other.runs.iter().find(|r| config(r) == key) {
+                Some(r) => run.repeat_ns.extend_from_slice(&r.repeat_ns),
+                None => return false,
+            }
+        }
+        run.median_ns = median(&run.repeat_ns).unwrap_or(run.median_ns).max(1);
+        run.mgas_per_s = run.total_gas as f64 / run.median_ns as f64 * 1e3;
+        true
+    });
+    pooled.settings.repeats = pooled.runs.first().map_or(0, |r| r.repeat_ns.len());
+    Ok(pooled)
+}
+
 /// Compares every configuration present in both `a` and `b` (B relative to A).
 pub fn compare(a: &BenchReport, b: &BenchReport, floor: f64) -> Vec<Comparison> {
     a.runs
@@ -116,6 +148,31 @@ pub fn compare(a: &BenchReport, b: &BenchReport, floor: f64) -> Vec<Comparison> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pooling_concatenates_repeats_of_shared_configurations() {
+        let text = include_str!("../tests/fixtures/tiny-report.json");
+        let a: BenchReport = serde_json::from_str(text).unwrap();
+        let mut b = a.clone();
+        for run in &mut b.runs {
+            run.repeat_ns = run.repeat_ns.iter().map(|t| t * 3).collect();
+        }
+        b.runs.pop();
+        let pooled = pool(&[&a, &b]).unwrap();
+        assert_eq!(
+            pooled.runs.len(),
+            a.runs.len() - 1,
+            "only shared configurations"
+        );
+        let run = &pooled.runs[0];
+        assert_eq!(run.repeat_ns.len(), 2 * a.runs[0].repeat_ns.len());
+        assert_eq!(run.median_ns, median(&run.repeat_ns).unwrap());
+        assert!((run.mgas_per_s - run.total_gas as f64 / run.median_ns as f64 * 1e3).abs() < 1e-9);
+        let mut other = a.clone();
+        other.blocks[0].number += 1;
+        assert!(pool(&[&a, &other]).is_err());
+        assert!(pool(&[]).is_err());
+    }
 
     #[test]
     fn identical_samples_are_no_change() {
