@@ -214,14 +214,14 @@ pub fn execute_mega(
                 evm.transact(tx)
                     .map_err(|e| evm_error(block.number(), i, index, e))
             });
-            let nanos = t0.elapsed().as_nanos() as u64;
+            // The transaction's time on its worker: execution and its check against the BAL.
             let done = outcome.and_then(|out| {
                 let listed = plan.writes_per_index[index.get() as usize];
                 check_tx_against_bal(&plan.bal, index, &out.state, listed)
                     .map_err(|v| ExecError::bal(block.number(), v))?;
                 let local = BlockAccessIndex::from_tx_index(i as u64);
                 check_lifecycle(&plan.blocks[b], block.number(), i, local, &out.state)?;
-                Ok(TxDone::new(out, nanos, worker))
+                Ok(TxDone::new(out, t0.elapsed().as_nanos() as u64, worker))
             });
             record(&slots[g], &abort, done);
         }

@@ -4,8 +4,10 @@
 //! With a BAL every transaction of a block is independent, so the executor is exactly list
 //! scheduling: each free worker takes the next transaction of one shared order. The simulator
 //! replays that with a min-heap of worker free times. Per-block work outside transactions
-//! (dispatch, BAL checks, merge) is folded in by scaling each block's transaction times so the
-//! 1-worker replay reproduces the measured 1-thread block time.
+//! (waking the workers, per-worker EVM setup, the in-order receipt merge) is the measured
+//! 1-thread block time minus its transactions' times; it is kept serial — added to each
+//! unit's makespan, not divided among workers — so the 1-worker replay reproduces the measured
+//! 1-thread block time and more workers do not shrink it.
 
 use crate::{report::TxTrace, BenchReport};
 use std::{cmp::Reverse, collections::BinaryHeap};
@@ -93,38 +95,45 @@ pub fn predict(
                 r.mode == "parallel" && r.recover_senders == "pre" && r.threads == 1 && r.mega == 1
             })
         });
-        // Per-block scaled transaction times.
-        let scaled: Vec<Vec<f64>> = report
+        // Per-block transaction times and the serial rest of the measured 1-thread block time.
+        let times: Vec<Vec<f64>> = report
+            .blocks
+            .iter()
+            .map(|block| block.tx.iter().map(|t| t.ns as f64).collect())
+            .collect();
+        let serial: Vec<f64> = report
             .blocks
             .iter()
             .enumerate()
             .map(|(b, block)| {
                 let sum: u64 = block.tx.iter().map(|t| t.ns).sum();
-                let scale = match calibration {
-                    Some(run) if sum > 0 => run.block_ns[b] as f64 / sum as f64,
-                    _ => 1.0,
-                };
-                block.tx.iter().map(|t| t.ns as f64 * scale).collect()
+                calibration
+                    .and_then(|run| run.block_ns.get(b))
+                    .map_or(0.0, |&ns| ns.saturating_sub(sum) as f64)
             })
             .collect();
-        let one: f64 = scaled.iter().flatten().sum();
+        let one: f64 = times.iter().flatten().sum::<f64>() + serial.iter().sum::<f64>();
         for &mega in megas {
             let k = mega.max(1);
-            // Each unit: the concatenated times and traces of k consecutive blocks.
-            let units: Vec<(Vec<f64>, Vec<usize>)> = crate::mega_units(&numbers, k)
+            // Each unit: its serial time and the concatenated times and traces of its blocks.
+            let units: Vec<(f64, Vec<f64>, Vec<usize>)> = crate::mega_units(&numbers, k)
                 .into_iter()
                 .map(|unit| {
                     let traces: Vec<TxTrace> = report.blocks[unit.clone()]
                         .iter()
                         .flat_map(|b| b.tx.iter().cloned())
                         .collect();
-                    (scaled[unit].concat(), order(scheduler, &traces))
+                    (
+                        serial[unit.clone()].iter().sum(),
+                        times[unit].concat(),
+                        order(scheduler, &traces),
+                    )
                 })
                 .collect();
             for &t in threads {
                 let predicted_ns: f64 = units
                     .iter()
-                    .map(|(times, ord)| list_schedule(times, ord, t))
+                    .map(|(serial, times, ord)| serial + list_schedule(times, ord, t))
                     .sum();
                 out.push(Prediction {
                     scheduler: scheduler.clone(),
@@ -159,6 +168,33 @@ mod tests {
         assert_eq!(list_schedule(&lpt, &[0, 1, 2, 3, 4], 2), 7.0);
         assert_eq!(list_schedule(&lpt, &[0, 2, 1, 3, 4], 2), 7.0);
         assert_eq!(list_schedule(&lpt, &[2, 3, 4, 0, 1], 2), 7.0);
+    }
+
+    #[test]
+    fn serial_block_time_is_kept_and_one_worker_reproduces_the_measurement() {
+        let report: BenchReport =
+            serde_json::from_str(include_str!("../tests/fixtures/tiny-report.json")).unwrap();
+        let ordered = |_: &str, txs: &[TxTrace]| (0..txs.len()).collect::<Vec<_>>();
+        let predictions = predict(&report, &["ordered".into()], &[1, 64], &[1], &ordered);
+        let run = report
+            .runs
+            .iter()
+            .find(|r| r.threads == 1 && r.scheduler.as_deref() == Some("ordered"))
+            .unwrap();
+        let measured: u64 = run.block_ns.iter().sum();
+        assert!((predictions[0].predicted_ns - measured as f64).abs() < 1.0);
+        // With unlimited workers each block takes its serial rest plus its longest transaction.
+        let floor: f64 = report
+            .blocks
+            .iter()
+            .zip(&run.block_ns)
+            .map(|(b, &ns)| {
+                let sum: u64 = b.tx.iter().map(|t| t.ns).sum();
+                let longest = b.tx.iter().map(|t| t.ns).max().unwrap_or(0);
+                ns.saturating_sub(sum) as f64 + longest as f64
+            })
+            .sum();
+        assert!((predictions[1].predicted_ns - floor).abs() < 1.0);
     }
 
     #[test]
