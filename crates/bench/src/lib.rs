@@ -186,6 +186,8 @@ pub struct Config {
 pub struct BlockRun {
     /// Execution wall time (the throughput figure), ns.
     pub exec_nanos: u64,
+    /// The serial tail of `exec_nanos` after the workers (parallel only), ns.
+    pub serial_nanos: u64,
     /// Canonical commit + BAL rebuild (parallel only), ns.
     pub commit_nanos: u64,
     /// Verification time, ns.
@@ -247,6 +249,7 @@ pub fn run_block_with(
             verify_nanos += t0.elapsed().as_nanos() as u64;
             Ok(BlockRun {
                 exec_nanos: run.exec_nanos,
+                serial_nanos: 0,
                 commit_nanos: 0,
                 verify_nanos,
                 tx_nanos: run.tx_nanos,
@@ -263,6 +266,7 @@ pub fn run_block_with(
             let verify_nanos = verify(&run.receipts)?;
             Ok(BlockRun {
                 exec_nanos: run.exec_nanos,
+                serial_nanos: run.serial_nanos,
                 commit_nanos: run.commit_nanos,
                 verify_nanos,
                 tx_nanos: run.tx_nanos,
@@ -583,6 +587,9 @@ fn assemble(
                 block_ns: (0..runs[m].first().map_or(0, Vec::len))
                     .map(|b| block_median(m, b, |r| r.exec_nanos))
                     .collect(),
+                block_serial_ns: (0..runs[m].first().map_or(0, Vec::len))
+                    .map(|b| block_median(m, b, |r| r.serial_nanos))
+                    .collect(),
                 sum_tx_ns: median(&repeat_sum(m, |r| r.tx_nanos.iter().sum())).unwrap_or(0),
             }
         })
@@ -705,6 +712,7 @@ pub fn run_mega(
     }
     Ok(BlockRun {
         exec_nanos: runs.first().map_or(0, |r| r.exec_nanos),
+        serial_nanos: runs.first().map_or(0, |r| r.serial_nanos),
         commit_nanos: runs.iter().map(|r| r.commit_nanos).sum(),
         verify_nanos: t0.elapsed().as_nanos() as u64,
         tx_nanos: runs

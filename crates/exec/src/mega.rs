@@ -156,8 +156,8 @@ impl MegaPlan {
 }
 
 /// Executes the mega-block on `pool` in `scheduler` order, then commits and verifies each
-/// block. `pre_state` is the first block's. Returns one run per block (its `exec_nanos` is
-/// the whole mega-block's worker phase).
+/// block. `pre_state` is the unit's (see `gigagas_data::PreState::for_consecutive`). Returns
+/// one run per block; its `exec_nanos` and `serial_nanos` are the whole mega-block's.
 pub fn execute_mega(
     blocks: &[&PreparedBlock<'_>],
     pre_state: &PreState,
@@ -226,6 +226,7 @@ pub fn execute_mega(
             record(&slots[g], &abort, done);
         }
     });
+    let workers_done = Instant::now();
     let done = collect_done(slots)?;
     // Receipts per block, in block order (all of them before any commit: the worker phase).
     let mut per_block: Vec<Vec<TxDone>> = Vec::with_capacity(blocks.len());
@@ -239,13 +240,16 @@ pub fn execute_mega(
         .map(|(block, d)| merge_receipts(block, d))
         .collect::<Result<Vec<_>, _>>()?;
     let exec_nanos = start.elapsed().as_nanos() as u64;
+    let serial_nanos = workers_done.elapsed().as_nanos() as u64;
     blocks
         .iter()
         .zip(per_block)
         .zip(receipts)
         .zip(&plan.blocks)
         .map(|(((block, d), r), p)| {
-            commit_block(block, &block.input.pre_state, p, d, r, exec_nanos)
+            let mut run = commit_block(block, &block.input.pre_state, p, d, r, exec_nanos)?;
+            run.serial_nanos = serial_nanos;
+            Ok(run)
         })
         .collect()
 }

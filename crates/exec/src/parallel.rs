@@ -83,6 +83,9 @@ pub struct ParallelRun {
     /// Wall time of the worker phase (all transactions executed and checked against the BAL,
     /// receipts merged), nanoseconds.
     pub exec_nanos: u64,
+    /// The serial tail of `exec_nanos`: after the last worker finished, collecting the
+    /// results and merging the receipts in block order, nanoseconds.
+    pub serial_nanos: u64,
     /// Wall time of the canonical commit: pre/post-execution, the transactions' state
     /// changes applied in block order and the BAL rebuilt and compared; nanoseconds.
     pub commit_nanos: u64,
@@ -190,11 +193,15 @@ pub fn execute_parallel(
         }
     });
 
+    let workers_done = Instant::now();
     let done = collect_done(slots)?;
     debug_assert_eq!(done.len(), n);
     let receipts = merge_receipts(block, &done)?;
     let exec_nanos = start.elapsed().as_nanos() as u64;
-    commit_block(block, pre_state, plan, done, receipts, exec_nanos)
+    let serial_nanos = workers_done.elapsed().as_nanos() as u64;
+    let mut run = commit_block(block, pre_state, plan, done, receipts, exec_nanos)?;
+    run.serial_nanos = serial_nanos;
+    Ok(run)
 }
 
 /// Stores a worker's result for one transaction; a failure tells every worker to stop taking
@@ -270,6 +277,7 @@ pub(crate) fn commit_block(
         tx_nanos,
         tx_worker,
         exec_nanos,
+        serial_nanos: 0,
         commit_nanos: commit_start.elapsed().as_nanos() as u64,
         post,
     })

@@ -226,6 +226,11 @@ pub struct RunReport {
     /// Median execution time of each block (each mega-block unit when `mega` > 1), ns, in
     /// the order of `blocks`.
     pub block_ns: Vec<u64>,
+    /// Median per block (unit) of the serial tail of its time after the last worker
+    /// finished: collecting results and merging receipts in block order (parallel only; the
+    /// simulator keeps it serial), ns. Empty in older files.
+    #[serde(default)]
+    pub block_serial_ns: Vec<u64>,
     /// Median over repeats of the summed per-transaction execution times (the work done
     /// inside transactions; its growth with threads measures contention), ns.
     pub sum_tx_ns: u64,

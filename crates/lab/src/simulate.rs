@@ -3,11 +3,11 @@
 //!
 //! With a BAL every transaction of a block is independent, so the executor is exactly list
 //! scheduling: each free worker takes the next transaction of one shared order. The simulator
-//! replays that with a min-heap of worker free times. Per-block work outside transactions
-//! (waking the workers, per-worker EVM setup, the in-order receipt merge) is the measured
-//! 1-thread block time minus its transactions' times; it is kept serial — added to each
-//! unit's makespan, not divided among workers — so the 1-worker replay reproduces the measured
-//! 1-thread block time and more workers do not shrink it.
+//! replays that with a min-heap of worker free times, calibrated on the measured 1-thread run:
+//! the serial tail of each block (collecting results and merging receipts after the last
+//! worker, measured as `block_serial_ns`) is added to the makespan as is; the rest of the
+//! block's time beyond its transactions (dispatch, per-worker setup) is spread over its
+//! transactions by scaling them, so the 1-worker replay reproduces the measured block time.
 
 use crate::{report::TxTrace, BenchReport};
 use std::{cmp::Reverse, collections::BinaryHeap};
@@ -95,21 +95,26 @@ pub fn predict(
                 r.mode == "parallel" && r.recover_senders == "pre" && r.threads == 1 && r.mega == 1
             })
         });
-        // Per-block transaction times and the serial rest of the measured 1-thread block time.
-        let times: Vec<Vec<f64>> = report
-            .blocks
-            .iter()
-            .map(|block| block.tx.iter().map(|t| t.ns as f64).collect())
+        // Per block: the measured serial tail, and the transaction times scaled so that they
+        // and the tail add up to the measured 1-thread block time.
+        let serial: Vec<f64> = (0..report.blocks.len())
+            .map(|b| {
+                calibration
+                    .and_then(|run| run.block_serial_ns.get(b))
+                    .map_or(0.0, |&ns| ns as f64)
+            })
             .collect();
-        let serial: Vec<f64> = report
+        let times: Vec<Vec<f64>> = report
             .blocks
             .iter()
             .enumerate()
             .map(|(b, block)| {
                 let sum: u64 = block.tx.iter().map(|t| t.ns).sum();
-                calibration
-                    .and_then(|run| run.block_ns.get(b))
-                    .map_or(0.0, |&ns| ns.saturating_sub(sum) as f64)
+                let scale = match calibration.and_then(|run| run.block_ns.get(b)) {
+                    Some(&ns) if sum > 0 => (ns as f64 - serial[b]).max(0.0) / sum as f64,
+                    _ => 1.0,
+                };
+                block.tx.iter().map(|t| t.ns as f64 * scale).collect()
             })
             .collect();
         let one: f64 = times.iter().flatten().sum::<f64>() + serial.iter().sum::<f64>();
@@ -172,8 +177,12 @@ mod tests {
 
     #[test]
     fn serial_block_time_is_kept_and_one_worker_reproduces_the_measurement() {
-        let report: BenchReport =
+        let mut report: BenchReport =
             serde_json::from_str(include_str!("../tests/fixtures/tiny-report.json")).unwrap();
+        // A serial tail of a tenth of each block's measured 1-thread time.
+        for run in &mut report.runs {
+            run.block_serial_ns = run.block_ns.iter().map(|ns| ns / 10).collect();
+        }
         let ordered = |_: &str, txs: &[TxTrace]| (0..txs.len()).collect::<Vec<_>>();
         let predictions = predict(&report, &["ordered".into()], &[1, 64], &[1], &ordered);
         let run = report
@@ -183,15 +192,18 @@ mod tests {
             .unwrap();
         let measured: u64 = run.block_ns.iter().sum();
         assert!((predictions[0].predicted_ns - measured as f64).abs() < 1.0);
-        // With unlimited workers each block takes its serial rest plus its longest transaction.
+        // With unlimited workers each block takes its serial tail plus its longest (scaled)
+        // transaction.
         let floor: f64 = report
             .blocks
             .iter()
             .zip(&run.block_ns)
-            .map(|(b, &ns)| {
+            .zip(&run.block_serial_ns)
+            .map(|((b, &ns), &serial)| {
                 let sum: u64 = b.tx.iter().map(|t| t.ns).sum();
                 let longest = b.tx.iter().map(|t| t.ns).max().unwrap_or(0);
-                ns.saturating_sub(sum) as f64 + longest as f64
+                let scale = (ns - serial) as f64 / sum as f64;
+                serial as f64 + longest as f64 * scale
             })
             .sum();
         assert!((predictions[1].predicted_ns - floor).abs() < 1.0);
