@@ -330,13 +330,35 @@ impl BenchOptions {
     }
 }
 
-/// Consecutive blocks run as one mega-block, with the state before the first of them.
+/// Consecutive blocks run as one mega-block: their merged plan and the state before the
+/// first of them, prepared once (outside every timing) and reused by every run.
 #[derive(Debug)]
 pub struct MegaUnit<'a> {
     /// Indices of the unit's blocks in the case list.
     pub blocks: Range<usize>,
     /// Pre-state of the unit (see [`mega_pre_state`]).
     pub pre_state: Cow<'a, PreState>,
+    /// The blocks' BALs and lifecycle records merged into one index space.
+    pub plan: gigagas_exec::MegaPlan,
+}
+
+impl<'a> MegaUnit<'a> {
+    /// The unit of `cases[blocks]` (consecutive blocks, each the child of the one before).
+    pub fn new(cases: &[BlockCase<'a>], blocks: Range<usize>) -> Result<Self, ExecError> {
+        let unit = &cases[blocks.clone()];
+        let prepared: Vec<&PreparedBlock<'_>> = unit.iter().map(|c| &c.prepared).collect();
+        let accesses: Vec<&gigagas_exec::BlockAccess> =
+            unit.iter().map(|c| &c.baseline.access).collect();
+        let weights = unit
+            .iter()
+            .map(|c| c.baseline.receipts.iter().map(|r| r.gas_used).collect())
+            .collect();
+        Ok(Self {
+            plan: gigagas_exec::MegaPlan::new(&prepared, &accesses, weights)?,
+            pre_state: mega_pre_state(unit),
+            blocks,
+        })
+    }
 }
 
 /// The state before the first of `cases` (consecutive blocks), from their pre-states and
@@ -351,15 +373,12 @@ pub fn mega_pre_state<'a>(cases: &[BlockCase<'a>]) -> Cow<'a, PreState> {
 }
 
 /// `cases` grouped into mega-blocks of `k` (runs of consecutive block numbers cut into
-/// chunks of `k`, see [`gigagas_lab::mega_units`]), each with its pre-state.
-pub fn mega_plan<'a>(cases: &[BlockCase<'a>], k: usize) -> Vec<MegaUnit<'a>> {
+/// chunks of `k`, see [`gigagas_lab::mega_units`]), each with its plan and pre-state.
+pub fn mega_plan<'a>(cases: &[BlockCase<'a>], k: usize) -> Result<Vec<MegaUnit<'a>>, ExecError> {
     let numbers: Vec<u64> = cases.iter().map(BlockCase::number).collect();
     mega_units(&numbers, k)
         .into_iter()
-        .map(|blocks| MegaUnit {
-            pre_state: mega_pre_state(&cases[blocks.clone()]),
-            blocks,
-        })
+        .map(|blocks| MegaUnit::new(cases, blocks))
         .collect()
 }
 
@@ -390,8 +409,8 @@ pub fn bench(
     let units: BTreeMap<usize, Vec<MegaUnit<'_>>> = modes
         .iter()
         .filter(|c| c.mega > 1)
-        .map(|c| (c.mega, mega_plan(cases, c.mega)))
-        .collect();
+        .map(|c| Ok((c.mega, mega_plan(cases, c.mega)?)))
+        .collect::<Result<_, ExecError>>()?;
     // One entry per block, or per mega-block unit for a mega configuration.
     let pass = |config: Config| -> Result<Vec<BlockRun>, ExecError> {
         let pool = pools.get(&config.mode.threads());
@@ -406,12 +425,7 @@ pub fn bench(
                 units
                     .iter()
                     .map(|unit| {
-                        let run = run_mega(
-                            &cases[unit.blocks.clone()],
-                            &unit.pre_state,
-                            pool,
-                            scheduler,
-                        );
+                        let run = run_mega(cases, unit, pool, scheduler);
                         on_step();
                         run
                     })
@@ -680,27 +694,21 @@ fn assemble(
     }
 }
 
-/// Runs `cases` (consecutive blocks) as one mega-block on `pool` from `pre_state` (the state
-/// before the first of them, see [`mega_pre_state`]) and verifies every original block:
-/// receipts equal to its sequential run, header gas/bloom/receipts root. The returned run's
-/// `exec_nanos` is the whole unit's worker phase, `commit_nanos` the summed per-block
-/// canonical commits (BAL rebuilt and compared per block), `tx_nanos` every transaction in
-/// block order.
+/// Runs `unit` (of `cases`, the full case list) as one mega-block on `pool` and verifies
+/// every original block: receipts equal to its sequential run, header gas/bloom/receipts
+/// root. The returned run's `exec_nanos` is the whole unit's worker phase, `commit_nanos` the
+/// summed per-block canonical commits (BAL rebuilt and compared per block), `tx_nanos` every
+/// transaction in block order.
 pub fn run_mega(
     cases: &[BlockCase<'_>],
-    pre_state: &PreState,
+    unit: &MegaUnit<'_>,
     pool: &WorkerPool,
     scheduler: Scheduler,
 ) -> Result<BlockRun, ExecError> {
+    let cases = &cases[unit.blocks.clone()];
     let blocks: Vec<&PreparedBlock<'_>> = cases.iter().map(|c| &c.prepared).collect();
-    let accesses: Vec<&gigagas_exec::BlockAccess> =
-        cases.iter().map(|c| &c.baseline.access).collect();
-    let weights = cases
-        .iter()
-        .map(|c| c.baseline.receipts.iter().map(|r| r.gas_used).collect())
-        .collect();
-    let plan = gigagas_exec::MegaPlan::new(&blocks, &accesses, weights)?;
-    let runs = gigagas_exec::execute_mega(&blocks, pre_state, &plan, pool, scheduler)?;
+    let (plan, pre_state) = (&unit.plan, &*unit.pre_state);
+    let runs = gigagas_exec::execute_mega(&blocks, pre_state, plan, pool, scheduler)?;
     let t0 = Instant::now();
     for (case, run) in cases.iter().zip(&runs) {
         compare_receipts(case.number(), &case.baseline.receipts, &run.receipts)?;

@@ -74,7 +74,7 @@ fn consecutive_mainnet_blocks_run_as_mega_blocks() {
         .iter()
         .map(|b| prepare(b).unwrap_or_else(|e| panic!("{e}")))
         .collect();
-    let units = gigagas_bench::mega_plan(&cases, 50);
+    let units = gigagas_bench::mega_plan(&cases, 50).unwrap_or_else(|e| panic!("{e}"));
     let pairs: Vec<Vec<u64>> = units
         .iter()
         .filter(|u| u.blocks.len() > 1)
@@ -93,7 +93,7 @@ fn consecutive_mainnet_blocks_run_as_mega_blocks() {
         for scheduler in Scheduler::ALL {
             for unit in &units {
                 let blocks = &cases[unit.blocks.clone()];
-                let run = gigagas_bench::run_mega(blocks, &unit.pre_state, &pool, scheduler)
+                let run = gigagas_bench::run_mega(&cases, unit, &pool, scheduler)
                     .unwrap_or_else(|e| panic!("{threads} threads, {scheduler}: {e}"));
                 let txs: usize = blocks.iter().map(|c| c.prepared.txs.len()).sum();
                 assert_eq!(run.tx_nanos.len(), txs);

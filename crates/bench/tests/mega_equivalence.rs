@@ -2,7 +2,7 @@
 //! as mega-blocks gives every block exactly its sequential receipts (and passes every
 //! per-block check `run_mega` makes).
 
-use gigagas_bench::{mega_plan, mega_pre_state, prepare, run_mega, BlockCase};
+use gigagas_bench::{mega_plan, prepare, run_mega, BlockCase, MegaUnit};
 use gigagas_exec::{Scheduler, WorkerPool};
 use gigagas_gen::{generate, GenOptions, Workload};
 use proptest::prelude::*;
@@ -43,12 +43,12 @@ proptest! {
     ) {
         let cases: Vec<BlockCase<'_>> = chain().blocks.iter().map(|b| prepare(b).unwrap()).collect();
         let pool = WorkerPool::new(threads);
-        let units = mega_plan(&cases, k);
+        let units = mega_plan(&cases, k).unwrap();
         prop_assert_eq!(units.len(), cases.len().div_ceil(k));
         for unit in units {
             // A generated chain's pre-states are complete: the first block's is used as is.
             prop_assert!(matches!(unit.pre_state, std::borrow::Cow::Borrowed(_)));
-            let run = run_mega(&cases[unit.blocks.clone()], &unit.pre_state, &pool, scheduler)
+            let run = run_mega(&cases, &unit, &pool, scheduler)
                 .unwrap_or_else(|e| panic!("K={k}, {threads} threads, {scheduler}: {e}"));
             let txs: usize = cases[unit.blocks].iter().map(|c| c.prepared.txs.len()).sum();
             prop_assert_eq!(run.tx_nanos.len(), txs);
@@ -76,7 +76,10 @@ fn a_lie_in_any_block_of_a_mega_block_is_rejected() {
                 .map(|b| prepare(b).unwrap())
                 .collect();
             cases[liar].baseline.access.bal = mutant.bal;
-            match run_mega(&cases, &mega_pre_state(&cases), &pool, Scheduler::Ordered) {
+            // A lie is caught when the merged plan is built or when the unit runs.
+            let outcome = MegaUnit::new(&cases, 0..cases.len())
+                .and_then(|unit| run_mega(&cases, &unit, &pool, Scheduler::Ordered));
+            match outcome {
                 Err(ExecError::Verify(VerifyError::Bal { .. })) => checked += 1,
                 other => panic!(
                     "block {liar}: {:?} ({}) gave {other:?}",

@@ -652,9 +652,9 @@ fn run_mega_blocks(dataset: &Dataset, k: usize, args: &RunArgs) -> Result<()> {
     let pool = WorkerPool::new(threads);
     let cases = prepare_all(dataset)?;
     let (mut gas, mut nanos) = (0u64, 0u64);
-    for unit in gigagas_bench::mega_plan(&cases, k) {
+    for unit in gigagas_bench::mega_plan(&cases, k)? {
         let chunk = &cases[unit.blocks.clone()];
-        let run = gigagas_bench::run_mega(chunk, &unit.pre_state, &pool, args.scheduler)?;
+        let run = gigagas_bench::run_mega(&cases, &unit, &pool, args.scheduler)?;
         let chunk_gas: u64 = chunk.iter().map(|c| c.prepared.input.gas_used()).sum();
         let txs: usize = chunk.iter().map(|c| c.prepared.txs.len()).sum();
         println!(
