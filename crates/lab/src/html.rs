@@ -583,19 +583,8 @@ fn sweep_throughput_vs_block_gas(reports: &[BenchReport]) -> String {
             .next()
             .unwrap_or("")
             .to_owned();
-        let pre = |r: &&crate::RunReport| r.recover_senders == "pre";
-        let seq = report
-            .runs
-            .iter()
-            .filter(pre)
-            .find(|r| r.mode == "sequential");
-        let best = report
-            .runs
-            .iter()
-            .filter(pre)
-            .filter(|r| r.mode == "parallel")
-            .map(|r| r.mgas_per_s)
-            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+        let seq = report.sequential();
+        let best = report.fastest_parallel().map(|r| r.mgas_per_s);
         for (suffix, value) in [
             (" sequential", seq.map(|r| r.mgas_per_s)),
             (" parallel", best),

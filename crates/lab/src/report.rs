@@ -91,6 +91,23 @@ pub struct BenchReport {
     pub cost_model: Option<crate::cost_model::CostModel>,
 }
 
+impl BenchReport {
+    /// The sequential run with senders recovered in advance.
+    pub fn sequential(&self) -> Option<&RunReport> {
+        self.runs
+            .iter()
+            .find(|r| r.recover_senders == "pre" && r.mode == "sequential")
+    }
+
+    /// The fastest parallel run with senders recovered in advance.
+    pub fn fastest_parallel(&self) -> Option<&RunReport> {
+        self.runs
+            .iter()
+            .filter(|r| r.recover_senders == "pre" && r.mode == "parallel")
+            .max_by(|a, b| a.mgas_per_s.total_cmp(&b.mgas_per_s))
+    }
+}
+
 /// The machine a report was measured on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Machine {

@@ -289,18 +289,7 @@ pub fn sweep_rows(reports: &[BenchReport]) -> Vec<[String; 11]> {
     reports
         .iter()
         .map(|report| {
-            let pre = |r: &&crate::RunReport| r.recover_senders == "pre";
-            let seq = report
-                .runs
-                .iter()
-                .filter(pre)
-                .find(|r| r.mode == "sequential");
-            let best = report
-                .runs
-                .iter()
-                .filter(pre)
-                .filter(|r| r.mode == "parallel")
-                .max_by(|a, b| a.mgas_per_s.total_cmp(&b.mgas_per_s));
+            let (seq, best) = (report.sequential(), report.fastest_parallel());
             let gas: u64 = report.blocks.iter().map(|b| b.gas_used).sum();
             let config = |r: &crate::RunReport| {
                 let mega = if r.mega > 1 {
