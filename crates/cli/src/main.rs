@@ -7,7 +7,12 @@ use gigagas_bench::{bench, prepare, run_block, BenchOptions, BlockCase, Mode, Re
 use gigagas_data::{DataSource, Dataset};
 use gigagas_exec::{Scheduler, WorkerPool};
 use indicatif::{ProgressBar, ProgressStyle};
+use limits::{check_range, parse_block_gas, parse_tx_gas_cap, TxGasCap};
+use output::{Input, Output, OutputDir};
 use std::{path::PathBuf, time::Instant};
+
+mod limits;
+mod output;
 
 /// Ethereum block execution engine and benchmark lab built on EIP-7928 block-level access
 /// lists.
@@ -70,12 +75,12 @@ struct RunArgs {
     /// Execution mode.
     #[arg(long, value_enum, default_value = "parallel")]
     mode: ModeArg,
-    /// Worker threads for parallel mode (default: all cores).
+    /// Worker threads for parallel mode, 1 to 1024 (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
-    /// Dispatch order for parallel mode: ordered, gas-used or gas-limit.
-    #[arg(long, default_value = "ordered")]
-    scheduler: Scheduler,
+    /// Dispatch order for parallel mode: ordered (default), gas-used or gas-limit.
+    #[arg(long)]
+    scheduler: Option<Scheduler>,
     /// Execute K consecutive blocks as one mega-block (parallel mode; BALs merged into one
     /// index space, every block verified on its own). Runs of consecutive block numbers are
     /// cut into chunks of K; blocks without a consecutive neighbour run alone.
@@ -95,22 +100,24 @@ struct BenchArgs {
     /// --block-gas, with --blocks and --seed).
     #[arg(long, value_delimiter = ',')]
     workload: Vec<gigagas_gen::Workload>,
-    /// Block gas sizes for --workload, comma-separated (30M, 300M, 1G, …).
-    #[arg(long, value_delimiter = ',', default_value = "30M", value_parser = parse_gas)]
-    block_gas: Vec<u64>,
-    /// Blocks per generated workload chain.
-    #[arg(long, default_value_t = 3)]
-    blocks: usize,
-    /// Seed of the generated workload chains.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Write the full results to FILE: schema gigagas.bench/1 for one data set, or
-    /// gigagas.sweep/1 (one gigagas.bench/1 report per data set) for several; see
-    /// docs/bench-json.md.
+    /// Block gas sizes for --workload, comma-separated (30M, 300M, 1G, …; at most 10G;
+    /// default 30M). Only with --workload.
+    #[arg(long, value_delimiter = ',', value_parser = parse_block_gas)]
+    block_gas: Option<Vec<u64>>,
+    /// Blocks per generated workload chain, 1 to 10000 (default 3). Only with --workload.
+    #[arg(long)]
+    blocks: Option<usize>,
+    /// Seed of the generated workload chains (default 1). Only with --workload.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Write the full results to FILE (`-`: stdout, the tables then go to stderr): schema
+    /// gigagas.bench/1 for one data set, or gigagas.sweep/1 (one gigagas.bench/1 report per
+    /// data set) for several; see docs/bench-json.md. Checked before the run starts; never
+    /// an input, never replaces a device, FIFO or directory; a symlink is written through.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
-    /// Thread counts for the parallel runs, comma-separated (default: 1, 2, 4, … up to all
-    /// cores, and all cores).
+    /// Thread counts for the parallel runs, comma-separated, each 1 to 1024 (default: 1, 2,
+    /// 4, … up to all cores, and all cores).
     #[arg(long, value_delimiter = ',')]
     threads: Option<Vec<usize>>,
     /// Schedulers for the parallel runs, comma-separated.
@@ -120,10 +127,10 @@ struct BenchArgs {
         default_value = "ordered,gas-used,gas-limit"
     )]
     scheduler: Vec<Scheduler>,
-    /// Timed passes over the data set per configuration (interleaved).
+    /// Timed passes over the data set per configuration (interleaved), 1 to 10000.
     #[arg(long, default_value_t = 5)]
     repeats: usize,
-    /// Untimed, verified passes per configuration before timing.
+    /// Untimed, verified passes per configuration before timing, 0 to 1000.
     #[arg(long, default_value_t = 1)]
     warmup: usize,
     /// Where senders are recovered, comma-separated: `pre` (in advance, not timed — the
@@ -131,8 +138,8 @@ struct BenchArgs {
     #[arg(long, value_delimiter = ',', default_value = "pre")]
     recover_senders: Vec<Recovery>,
     /// Mega-block sizes for the parallel runs, comma-separated: K consecutive blocks executed
-    /// as one unit (1 = each block on its own). Runs of consecutive block numbers are cut into
-    /// chunks of K.
+    /// as one unit (1 = each block on its own; at most 100000). Runs of consecutive block
+    /// numbers are cut into chunks of K.
     #[arg(long, value_delimiter = ',', default_value = "1")]
     mega: Vec<usize>,
     /// Print the tables as markdown (for PR comments and docs).
@@ -144,7 +151,7 @@ struct BenchArgs {
 struct SimulateArgs {
     /// A result file written by `gigagas bench --json`.
     file: PathBuf,
-    /// Thread counts to predict, comma-separated.
+    /// Thread counts to predict, comma-separated, each 1 to 1024.
     #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32,64")]
     threads: Vec<usize>,
     /// Schedulers to replay, comma-separated.
@@ -164,7 +171,8 @@ struct SimulateArgs {
 struct ReportArgs {
     /// A result file written by `gigagas bench --json`.
     file: PathBuf,
-    /// Output HTML file.
+    /// Output HTML file (`-`: stdout). Checked before anything is read; never the input
+    /// FILE, never replaces a device, FIFO or directory; a symlink is written through.
     #[arg(long, default_value = "report.html")]
     out: PathBuf,
 }
@@ -218,13 +226,14 @@ struct ConformanceArgs {
     /// Blockchain-test JSON files or directories (searched recursively).
     #[arg(required = true)]
     paths: Vec<PathBuf>,
-    /// Write the summary (schema gigagas.conformance/1) to FILE.
+    /// Write the summary (schema gigagas.conformance/1) to FILE (`-`: stdout, the tables
+    /// then go to stderr). Checked before the run; never an input.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
     /// Execution paths to import every block through.
     #[arg(long, value_enum, default_value = "both")]
     mode: ConformanceMode,
-    /// Worker threads of the parallel path.
+    /// Worker threads of the parallel path, 1 to 1024.
     #[arg(long, default_value_t = 4)]
     threads: usize,
     /// Print every failure (default: the first 20).
@@ -252,26 +261,31 @@ struct GenArgs {
     /// transfers, erc20, uniswap, nft-mint, mainnet-mix, serial-chain, long-tx,
     /// sstore-bloated, keccak, precompile or 7702.
     workload: gigagas_gen::Workload,
-    /// Blocks to generate.
+    /// Blocks to generate, 1 to 10000.
     #[arg(long, default_value_t = 10)]
     blocks: usize,
-    /// Block gas limit: a number or with a suffix (30M, 300M, 1G, 2G).
-    #[arg(long, default_value = "30M", value_parser = parse_gas)]
+    /// Block gas limit: a number or with a suffix (30M, 300M, 1G, 2G); at most 10G.
+    #[arg(long, default_value = "30M", value_parser = parse_block_gas)]
     block_gas: u64,
     /// Seed (keys and every random choice).
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Output directory.
+    /// Output directory: new or empty (an existing non-empty one only with --force). Its
+    /// parent must exist. The chain is written into a fresh temporary directory beside it
+    /// and renamed into place once complete.
     #[arg(long)]
     out: PathBuf,
+    /// Replace a non-empty --out directory (only after the new chain is complete).
+    #[arg(long)]
+    force: bool,
     /// Fork rules: Amsterdam (default, revm 43 = glamsterdam-devnet-8), Osaka, Prague or Cancun.
     #[arg(long, default_value = "Amsterdam")]
     fork: String,
     /// Per-transaction gas cap: a number (default EIP-7825's 2^24) or `off` for giant
     /// single transactions.
-    #[arg(long, default_value = "16777216")]
-    tx_gas_cap: String,
-    /// Funded sender keys.
+    #[arg(long, default_value = "16777216", value_parser = parse_tx_gas_cap)]
+    tx_gas_cap: TxGasCap,
+    /// Funded sender keys, 2 to 100000.
     #[arg(long, default_value_t = 1024)]
     senders: usize,
     /// For `precompile`: which precompiles the transactions call, comma-separated, cycled
@@ -280,35 +294,19 @@ struct GenArgs {
     precompile: Vec<gigagas_gen::Precompile>,
 }
 
-fn parse_gas(s: &str) -> Result<u64, String> {
-    let (digits, scale) = match s.chars().last() {
-        Some('K' | 'k') => (&s[..s.len() - 1], 1_000),
-        Some('M' | 'm') => (&s[..s.len() - 1], 1_000_000),
-        Some('G' | 'g') => (&s[..s.len() - 1], 1_000_000_000),
-        _ => (s, 1),
-    };
-    let n: f64 = digits
-        .parse()
-        .map_err(|_| format!("not a gas amount: {s:?}"))?;
-    if n.is_nan() || n <= 0.0 {
-        return Err(format!("gas must be positive: {s:?}"));
-    }
-    Ok((n * scale as f64) as u64)
-}
-
 #[derive(Args)]
 struct PackArgs {
     /// Source directory in the mainnet layout.
     #[arg(long)]
     data: PathBuf,
-    /// Output archive (.tar.zst).
+    /// Output archive (.tar.zst); never inside --data.
     #[arg(long)]
     out: PathBuf,
     /// Blocks to include, comma-separated (default: all).
     #[arg(long, value_delimiter = ',')]
     blocks: Option<Vec<u64>>,
-    /// zstd level.
-    #[arg(long, default_value_t = 19)]
+    /// zstd level, 1 to 22.
+    #[arg(long, default_value_t = 19, value_parser = clap::value_parser!(i32).range(1..=22))]
     level: i32,
 }
 
@@ -337,41 +335,64 @@ fn real_main() -> Result<()> {
     }
 }
 
-/// Writes `bytes` to `path` through a temporary file and a rename, so an interrupted run never
-/// leaves a partial file under the final name.
-fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension("partial");
-    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
-    eprintln!("wrote {}", path.display());
-    Ok(())
+/// `println!` through a [`Console`].
+macro_rules! say {
+    ($console:expr, $($arg:tt)*) => {
+        $console.line(format_args!($($arg)*))
+    };
+}
+
+/// Human-readable output: stdout, or stderr when stdout carries a result (`--json -`).
+#[derive(Clone, Copy)]
+struct Console {
+    to_stderr: bool,
+}
+
+impl Console {
+    fn for_output(output: Option<&Output>) -> Self {
+        Self {
+            to_stderr: output.is_some_and(Output::is_stdout),
+        }
+    }
+
+    fn line(self, text: impl std::fmt::Display) {
+        if self.to_stderr {
+            eprintln!("{text}");
+        } else {
+            println!("{text}");
+        }
+    }
 }
 
 fn cmd_gen(args: GenArgs) -> Result<()> {
     let spec = gigagas_data::chain::parse_fork(&args.fork)
-        .with_context(|| format!("unknown fork {:?}", args.fork))?;
-    let tx_gas_cap = match args.tx_gas_cap.as_str() {
-        "off" | "none" => None,
-        n => Some(parse_gas(n).map_err(anyhow::Error::msg)?),
-    };
+        .with_context(|| format!("--fork {:?}: unknown fork", args.fork))?;
+    check_range("--blocks", args.blocks, 1, limits::MAX_BLOCKS)?;
+    check_range(
+        "--senders",
+        args.senders,
+        limits::MIN_SENDERS,
+        limits::MAX_SENDERS,
+    )?;
+    if !args.precompile.is_empty() && args.workload != gigagas_gen::Workload::Precompile {
+        bail!("--precompile applies to the precompile workload only");
+    }
+    let out = OutputDir::new("--out", &args.out, args.force, &[])?;
     let options = gigagas_gen::GenOptions {
         workload: args.workload,
         blocks: args.blocks,
         block_gas: args.block_gas,
         seed: args.seed,
         spec,
-        tx_gas_cap,
+        tx_gas_cap: args.tx_gas_cap.0,
         senders: args.senders,
         verify_threads: available_cores(),
         precompiles: args.precompile.clone(),
     };
-    if !args.precompile.is_empty() && args.workload != gigagas_gen::Workload::Precompile {
-        bail!("--precompile applies to the precompile workload only");
-    }
     let bar = progress(args.blocks as u64, "blocks");
     let chain = gigagas_gen::generate(&options, &|k| bar.set_position(k as u64))?;
     bar.finish_and_clear();
-    chain.write(&args.out)?;
+    out.write_with(|dir| chain.write(dir).map_err(Into::into))?;
     let failed: usize = chain.failed_txs.iter().sum();
     println!(
         "{}: {} blocks, {} txs ({failed} failed by design or revert), {:.1} Mgas, fork {}, seed {} — every block verified (sequential, parallel × 3 schedulers, state root) — generated in {:.1} s → {}",
@@ -444,6 +465,13 @@ fn cmd_differential(args: DifferentialArgs) -> Result<()> {
 
 fn cmd_conformance(args: ConformanceArgs) -> Result<()> {
     use gigagas_conformance::{collect_files, run_files, Mode as CMode, RunOptions};
+    let threads = limits::threads("--threads", args.threads)?;
+    let json = args
+        .json
+        .as_deref()
+        .map(|path| Output::new("--json", path, &Input::all("PATHS", &args.paths)))
+        .transpose()?;
+    let console = Console::for_output(json.as_ref());
     let files = collect_files(&args.paths)?;
     if files.is_empty() {
         bail!("no .json fixture files under the given paths");
@@ -458,7 +486,7 @@ fn cmd_conformance(args: ConformanceArgs) -> Result<()> {
         &files,
         RunOptions {
             mode,
-            threads: args.threads.max(1),
+            threads,
             mutations: args.mutations,
         },
         &|| bar.inc(1),
@@ -476,7 +504,7 @@ fn cmd_conformance(args: ConformanceArgs) -> Result<()> {
             c.skipped.to_string(),
         ]);
     }
-    println!("{table}");
+    say!(console, "{table}");
     let mut forks = comfy_table::Table::new();
     forks.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
     forks.set_header(["network", "passed", "failed", "skipped"]);
@@ -488,7 +516,7 @@ fn cmd_conformance(args: ConformanceArgs) -> Result<()> {
             c.skipped.to_string(),
         ]);
     }
-    println!("{forks}");
+    say!(console, "{forks}");
     if !summary.mutants_rejected.is_empty() {
         let total: usize = summary.mutants_rejected.values().sum();
         let kinds: Vec<String> = summary
@@ -496,31 +524,39 @@ fn cmd_conformance(args: ConformanceArgs) -> Result<()> {
             .iter()
             .map(|(k, n)| format!("{k} {n}"))
             .collect();
-        println!(
+        say!(
+            console,
             "BAL mutants rejected (each naming its defect): {total} — {}",
             kinds.join(", ")
         );
     }
     for (reason, n) in &summary.skip_reasons {
-        println!("skipped {n:>5}: {reason}");
+        say!(console, "skipped {n:>5}: {reason}");
     }
     for (reason, n) in &summary.failure_reasons {
-        println!("failed  {n:>5}: {reason}");
+        say!(console, "failed  {n:>5}: {reason}");
     }
     let shown = if args.all_failures { usize::MAX } else { 20 };
     for f in summary.failures.iter().take(shown) {
-        println!(
+        say!(
+            console,
             "FAIL {} :: {} [{}] {}: {}",
-            f.file, f.test, f.fork, f.reason, f.detail
+            f.file,
+            f.test,
+            f.fork,
+            f.reason,
+            f.detail
         );
     }
     if summary.failures.len() > shown {
-        println!(
+        say!(
+            console,
             "... {} more failures (--all-failures or --json)",
             summary.failures.len() - shown
         );
     }
-    println!(
+    say!(
+        console,
         "{} tests ({} mode): {} passed, {} failed, {} skipped in {:.1} s",
         summary.total(),
         summary.mode,
@@ -529,8 +565,8 @@ fn cmd_conformance(args: ConformanceArgs) -> Result<()> {
         summary.skipped,
         summary.wall_seconds
     );
-    if let Some(path) = &args.json {
-        write_atomic(path, &serde_json::to_vec_pretty(&summary)?)?;
+    if let Some(json) = &json {
+        json.write(&serde_json::to_vec_pretty(&summary)?)?;
     }
     if summary.failed > 0 {
         bail!(
@@ -592,18 +628,61 @@ fn available_cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-fn cmd_run(args: RunArgs) -> Result<()> {
-    let dataset = load(&args.data)?;
-    if let Some(k) = args.mega {
-        return run_mega_blocks(&dataset, k.max(1), &args);
+/// What `run` does, from its flags: checked before anything is loaded.
+struct RunOptions {
+    mode: Mode,
+    /// Mega-block size (parallel only).
+    mega: Option<usize>,
+}
+
+impl RunOptions {
+    fn from_args(args: &RunArgs) -> Result<Self> {
+        match args.mode {
+            ModeArg::Sequential => {
+                let given: Vec<&str> = [
+                    ("--threads", args.threads.is_some()),
+                    ("--scheduler", args.scheduler.is_some()),
+                    ("--mega", args.mega.is_some()),
+                ]
+                .into_iter()
+                .filter_map(|(flag, given)| given.then_some(flag))
+                .collect();
+                if !given.is_empty() {
+                    bail!(
+                        "{} only appl{} to --mode parallel (sequential mode runs one transaction after another on one thread)",
+                        given.join(" and "),
+                        if given.len() == 1 { "ies" } else { "y" }
+                    );
+                }
+                Ok(Self {
+                    mode: Mode::Sequential,
+                    mega: None,
+                })
+            }
+            ModeArg::Parallel => Ok(Self {
+                mode: Mode::Parallel {
+                    threads: match args.threads {
+                        Some(t) => limits::threads("--threads", t)?,
+                        None => available_cores().min(limits::MAX_THREADS),
+                    },
+                    scheduler: args.scheduler.unwrap_or(Scheduler::Ordered),
+                },
+                mega: args
+                    .mega
+                    .map(|k| check_range("--mega", k, 1, limits::MAX_MEGA))
+                    .transpose()?,
+            }),
+        }
     }
-    let mode = match args.mode {
-        ModeArg::Sequential => Mode::Sequential,
-        ModeArg::Parallel => Mode::Parallel {
-            threads: args.threads.unwrap_or_else(available_cores).max(1),
-            scheduler: args.scheduler,
-        },
-    };
+}
+
+fn cmd_run(args: RunArgs) -> Result<()> {
+    let options = RunOptions::from_args(&args)?;
+    let dataset = load(&args.data)?;
+    let mode = options.mode;
+    if let (Some(k), Mode::Parallel { threads, scheduler }) = (options.mega, mode) {
+        return run_mega_blocks(&dataset, k, threads, scheduler);
+    }
     let pool = match mode {
         Mode::Parallel { threads, .. } => Some(WorkerPool::new(threads)),
         Mode::Sequential => None,
@@ -612,10 +691,10 @@ fn cmd_run(args: RunArgs) -> Result<()> {
     for block in &dataset.blocks {
         let case = prepare(block)?;
         let run = run_block(&case, mode, pool.as_ref())?;
-        let checks = if case.header_check.receipts_root {
-            "gas, bloom, receipts root"
-        } else {
-            "gas, bloom (pre-Byzantium: no receipts root)"
+        let checks = match (case.header_check.receipts_root, case.state_root_checked) {
+            (true, true) => "gas, bloom, receipts root, state root",
+            (true, false) => "gas, bloom, receipts root",
+            (false, _) => "gas, bloom (pre-Byzantium: no receipts root)",
         };
         let bal = match mode {
             Mode::Sequential => "",
@@ -644,17 +723,18 @@ fn cmd_run(args: RunArgs) -> Result<()> {
     Ok(())
 }
 
-fn run_mega_blocks(dataset: &Dataset, k: usize, args: &RunArgs) -> Result<()> {
-    if matches!(args.mode, ModeArg::Sequential) {
-        bail!("--mega needs --mode parallel");
-    }
-    let threads = args.threads.unwrap_or_else(available_cores).max(1);
+fn run_mega_blocks(
+    dataset: &Dataset,
+    k: usize,
+    threads: usize,
+    scheduler: Scheduler,
+) -> Result<()> {
     let pool = WorkerPool::new(threads);
     let cases = prepare_all(dataset)?;
     let (mut gas, mut nanos) = (0u64, 0u64);
     for unit in gigagas_bench::mega_plan(&cases, k)? {
         let chunk = &cases[unit.blocks.clone()];
-        let run = gigagas_bench::run_mega(&cases, &unit, &pool, args.scheduler)?;
+        let run = gigagas_bench::run_mega(&cases, &unit, &pool, scheduler)?;
         let chunk_gas: u64 = chunk.iter().map(|c| c.prepared.input.gas_used()).sum();
         let txs: usize = chunk.iter().map(|c| c.prepared.txs.len()).sum();
         println!(
@@ -674,7 +754,7 @@ fn run_mega_blocks(dataset: &Dataset, k: usize, args: &RunArgs) -> Result<()> {
         "total: {} blocks in mega-blocks of {k}, {:.1} Mgas verified (parallel/{threads}t/{}) in {:.1} ms: {:.0} Mgas/s",
         cases.len(),
         gas as f64 / 1e6,
-        args.scheduler,
+        scheduler,
         nanos as f64 / 1e6,
         gas as f64 / nanos.max(1) as f64 * 1e3
     );
@@ -682,7 +762,7 @@ fn run_mega_blocks(dataset: &Dataset, k: usize, args: &RunArgs) -> Result<()> {
 }
 
 fn default_threads() -> Vec<usize> {
-    let cores = available_cores();
+    let cores = available_cores().min(limits::MAX_THREADS);
     let mut threads: Vec<usize> = std::iter::successors(Some(1usize), |t| Some(t * 2))
         .take_while(|&t| t <= cores)
         .collect();
@@ -699,15 +779,14 @@ enum BenchData {
     Generated {
         workload: gigagas_gen::Workload,
         block_gas: u64,
+        blocks: usize,
+        seed: u64,
     },
 }
 
 /// Loads (generating first where asked) one data set of a bench sweep. A generated chain is
 /// written to a temporary directory that lives as long as the returned guard.
-fn load_bench_data(
-    data: &BenchData,
-    args: &BenchArgs,
-) -> Result<(Dataset, Option<tempfile::TempDir>)> {
+fn load_bench_data(data: &BenchData) -> Result<(Dataset, Option<tempfile::TempDir>)> {
     match data {
         BenchData::Bundled => Ok((load(&DataArg { data: None })?, None)),
         BenchData::Path(path) => Ok((
@@ -716,35 +795,34 @@ fn load_bench_data(
             })?,
             None,
         )),
-        BenchData::Generated {
+        &BenchData::Generated {
             workload,
             block_gas,
+            blocks,
+            seed,
         } => {
             let dir = tempfile::tempdir().context("creating a temporary directory")?;
             let options = gigagas_gen::GenOptions {
-                workload: *workload,
-                blocks: args.blocks,
-                block_gas: *block_gas,
-                seed: args.seed,
+                workload,
+                blocks,
+                block_gas,
+                seed,
                 spec: revm::primitives::hardfork::SpecId::AMSTERDAM,
                 tx_gas_cap: Some(gigagas_gen::builder::EIP7825_TX_GAS_CAP),
                 senders: 1024,
                 verify_threads: available_cores(),
                 precompiles: Vec::new(),
             };
-            let bar = progress(args.blocks as u64, "generating");
+            let bar = progress(blocks as u64, "generating");
             let chain = gigagas_gen::generate(&options, &|k| bar.set_position(k as u64))?;
             bar.finish_and_clear();
-            chain.write(dir.path())?;
+            chain
+                .write(dir.path())
+                .with_context(|| format!("writing the chain to {}", dir.path().display()))?;
             let mut dataset = load(&DataArg {
                 data: Some(dir.path().to_owned()),
             })?;
-            dataset.name = format!(
-                "{workload} {}×{} seed {}",
-                gas_label(*block_gas),
-                args.blocks,
-                args.seed
-            );
+            dataset.name = format!("{workload} {}×{blocks} seed {seed}", gas_label(block_gas),);
             Ok((dataset, Some(dir)))
         }
     }
@@ -759,49 +837,106 @@ fn gas_label(gas: u64) -> String {
     }
 }
 
-fn cmd_bench(args: BenchArgs) -> Result<()> {
-    if args.repeats == 0 {
-        bail!("--repeats must be at least 1");
-    }
-    if args.block_gas.is_empty() {
-        bail!("--block-gas needs at least one size");
-    }
-    let mut threads = args.threads.clone().unwrap_or_else(default_threads);
-    threads.retain(|&t| t > 0);
-    threads.sort_unstable();
-    threads.dedup();
-    let mut schedulers = args.scheduler.clone();
-    schedulers.dedup();
-    if args.mega.contains(&0) {
-        bail!("--mega must be positive");
-    }
-    let mut mega = args.mega.clone();
-    mega.sort_unstable();
-    mega.dedup();
-    let options = BenchOptions {
-        mega,
-        threads,
-        schedulers,
-        warmup: args.warmup,
-        repeats: args.repeats,
-        recovery: {
-            let mut r = args.recover_senders.clone();
-            r.dedup();
-            r
-        },
-    };
-    let mut data: Vec<BenchData> = args.data.iter().cloned().map(BenchData::Path).collect();
-    for &workload in &args.workload {
-        for &block_gas in &args.block_gas {
-            data.push(BenchData::Generated {
-                workload,
-                block_gas,
-            });
+/// Keeps the first occurrence of each item, in order.
+fn unique<T: PartialEq + Clone>(items: &[T]) -> Vec<T> {
+    let mut out: Vec<T> = Vec::with_capacity(items.len());
+    for item in items {
+        if !out.contains(item) {
+            out.push(item.clone());
         }
     }
-    if data.is_empty() {
-        data.push(BenchData::Bundled);
+    out
+}
+
+/// What `bench` does, from its flags: every flag checked before anything is loaded or run.
+struct BenchPlan {
+    options: BenchOptions,
+    data: Vec<BenchData>,
+    json: Option<Output>,
+}
+
+impl BenchPlan {
+    fn from_args(args: &BenchArgs) -> Result<Self> {
+        check_range("--repeats", args.repeats, 1, limits::MAX_REPEATS)?;
+        check_range("--warmup", args.warmup, 0, limits::MAX_WARMUP)?;
+        if args.workload.is_empty() {
+            for (flag, given) in [
+                ("--block-gas", args.block_gas.is_some()),
+                ("--blocks", args.blocks.is_some()),
+                ("--seed", args.seed.is_some()),
+            ] {
+                if given {
+                    bail!("{flag} only applies to generated data sets: give --workload too");
+                }
+            }
+        }
+        let block_gas = args.block_gas.clone().unwrap_or_else(|| vec![30_000_000]);
+        if block_gas.is_empty() {
+            bail!("--block-gas needs at least one size");
+        }
+        let blocks = check_range("--blocks", args.blocks.unwrap_or(3), 1, limits::MAX_BLOCKS)?;
+        let seed = args.seed.unwrap_or(1);
+        let mut threads = match &args.threads {
+            Some(threads) => threads
+                .iter()
+                .map(|&t| limits::threads("--threads", t))
+                .collect::<Result<Vec<_>>>()?,
+            None => default_threads(),
+        };
+        if threads.is_empty() {
+            bail!("--threads needs at least one thread count");
+        }
+        threads.sort_unstable();
+        threads.dedup();
+        let mut mega = args
+            .mega
+            .iter()
+            .map(|&k| check_range("--mega", k, 1, limits::MAX_MEGA))
+            .collect::<Result<Vec<_>>>()?;
+        mega.sort_unstable();
+        mega.dedup();
+        let options = BenchOptions {
+            mega,
+            threads,
+            schedulers: unique(&args.scheduler),
+            warmup: args.warmup,
+            repeats: args.repeats,
+            recovery: unique(&args.recover_senders),
+        };
+        let mut data: Vec<BenchData> = args.data.iter().cloned().map(BenchData::Path).collect();
+        for &workload in &args.workload {
+            for &block_gas in &block_gas {
+                data.push(BenchData::Generated {
+                    workload,
+                    block_gas,
+                    blocks,
+                    seed,
+                });
+            }
+        }
+        if data.is_empty() {
+            data.push(BenchData::Bundled);
+        }
+        let json = args
+            .json
+            .as_deref()
+            .map(|path| Output::new("--json", path, &Input::all("--data", &args.data)))
+            .transpose()?;
+        Ok(Self {
+            options,
+            data,
+            json,
+        })
     }
+}
+
+fn cmd_bench(args: BenchArgs) -> Result<()> {
+    let BenchPlan {
+        options,
+        data,
+        json,
+    } = BenchPlan::from_args(&args)?;
+    let console = Console::for_output(json.as_ref());
     let style = |mut table: comfy_table::Table| {
         if args.markdown {
             table.load_preset(comfy_table::presets::ASCII_MARKDOWN);
@@ -810,35 +945,51 @@ fn cmd_bench(args: BenchArgs) -> Result<()> {
     };
     let mut reports = Vec::with_capacity(data.len());
     for item in &data {
-        let (dataset, _dir) = load_bench_data(item, &args)?;
+        let (dataset, _dir) = load_bench_data(item)?;
         let cases = prepare_all(&dataset)?;
         let numbers: Vec<u64> = cases.iter().map(|c| c.number()).collect();
         let bar = progress(options.steps(&numbers), "benchmarking");
         let report = bench(&dataset, &cases, &options, &|| bar.inc(1))?;
         bar.finish_and_clear();
-        println!(
+        say!(
+            console,
             "{}: {} blocks, {} txs, {:.1} Mgas — every run verified (header gas/bloom/receipts root, parallel = sequential per tx, BAL)",
             report.data,
             report.blocks.len(),
             report.phases.txs,
             dataset.total_gas() as f64 / 1e6
         );
-        println!(
+        say!(
+            console,
             "median of {} repeats after {} warm-up pass(es), {} cores",
-            report.settings.repeats, report.settings.warmup, report.machine.cores
+            report.settings.repeats,
+            report.settings.warmup,
+            report.machine.cores
         );
-        println!("{}\n", style(gigagas_lab::table::runs_table(&report)));
-        println!("{}\n", style(gigagas_lab::table::phases_table(&report)));
+        say!(
+            console,
+            "{}\n",
+            style(gigagas_lab::table::runs_table(&report))
+        );
+        say!(
+            console,
+            "{}\n",
+            style(gigagas_lab::table::phases_table(&report))
+        );
         if let Some(table) = gigagas_lab::table::cost_model_table(&report) {
-            println!("{}\n", style(table));
+            say!(console, "{}\n", style(table));
         }
         reports.push(report);
     }
     if reports.len() > 1 {
-        println!("sweep over {} data sets:", reports.len());
-        println!("{}\n", style(gigagas_lab::table::sweep_table(&reports)));
+        say!(console, "sweep over {} data sets:", reports.len());
+        say!(
+            console,
+            "{}\n",
+            style(gigagas_lab::table::sweep_table(&reports))
+        );
     }
-    if let Some(path) = &args.json {
+    if let Some(json) = &json {
         let bytes = match reports.len() {
             1 => serde_json::to_vec_pretty(&reports[0])?,
             _ => serde_json::to_vec_pretty(&gigagas_lab::SweepReport {
@@ -846,7 +997,7 @@ fn cmd_bench(args: BenchArgs) -> Result<()> {
                 reports,
             })?,
         };
-        write_atomic(path, &bytes)?;
+        json.write(&bytes)?;
     }
     Ok(())
 }
@@ -869,6 +1020,11 @@ fn scheduler_order(name: &str, txs: &[gigagas_lab::TxTrace]) -> Vec<usize> {
 }
 
 fn cmd_report(args: ReportArgs) -> Result<()> {
+    let out = Output::new(
+        "--out",
+        &args.out,
+        &Input::all("FILE", std::slice::from_ref(&args.file)),
+    )?;
     let reports = read_reports(&args.file)?;
     let names: Vec<String> = Scheduler::ALL.iter().map(|s| s.name().to_owned()).collect();
     let threads = [1, 2, 4, 8, 16, 32, 64];
@@ -884,26 +1040,26 @@ fn cmd_report(args: ReportArgs) -> Result<()> {
         [(report, predictions)] => gigagas_lab::html::render(report, predictions),
         several => gigagas_lab::html::render_sweep(several),
     };
-    write_atomic(&args.out, html.as_bytes())
+    out.write(html.as_bytes())
 }
 
 fn cmd_simulate(args: SimulateArgs) -> Result<()> {
+    for &t in &args.threads {
+        limits::threads("--threads", t)?;
+    }
+    for &k in &args.mega {
+        check_range("--mega", k, 1, limits::MAX_MEGA)?;
+    }
+    let threads = unique(&args.threads);
+    let megas = unique(&args.mega);
+    let names: Vec<String> = unique(&args.scheduler)
+        .iter()
+        .map(|s| s.name().to_owned())
+        .collect();
     let reports = read_reports(&args.file)?;
-    if args.threads.contains(&0) {
-        bail!("--threads must be positive");
-    }
-    let names: Vec<String> = args.scheduler.iter().map(|s| s.name().to_owned()).collect();
-    if args.mega.contains(&0) {
-        bail!("--mega must be positive");
-    }
     for report in &reports {
-        let predictions = gigagas_lab::simulate::predict(
-            report,
-            &names,
-            &args.threads,
-            &args.mega,
-            &scheduler_order,
-        );
+        let predictions =
+            gigagas_lab::simulate::predict(report, &names, &threads, &megas, &scheduler_order);
         println!(
             "{}: {}: {} blocks, {} txs; 1-thread traces calibrated on the measured 1-thread runs",
             args.file.display(),
@@ -969,17 +1125,13 @@ fn cmd_compare(args: CompareArgs) -> Result<()> {
     }
     let mut comparisons = Vec::new();
     for (ra, rb) in &pairs {
-        let blocks =
-            |r: &gigagas_lab::BenchReport| r.blocks.iter().map(|b| b.number).collect::<Vec<_>>();
-        if blocks(ra) != blocks(rb) {
-            bail!(
-                "{} and {} measured different blocks of {}; comparing them would be meaningless",
-                show(&args.a),
+        let mut rows = gigagas_lab::compare::compare(ra, rb, args.floor).map_err(|e| {
+            anyhow::anyhow!(
+                "no verdict for B = {} vs A = {}: {e}",
                 show(&args.b),
-                ra.data
-            );
-        }
-        let mut rows = gigagas_lab::compare::compare(ra, rb, args.floor);
+                show(&args.a)
+            )
+        })?;
         if pairs.len() > 1 {
             for row in &mut rows {
                 row.config = format!("{}: {}", ra.data, row.config);
@@ -1010,11 +1162,20 @@ fn cmd_compare(args: CompareArgs) -> Result<()> {
 }
 
 fn cmd_pack(args: PackArgs) -> Result<()> {
+    let out = Output::new(
+        "--out",
+        &args.out,
+        &Input::all("--data", std::slice::from_ref(&args.data)),
+    )?;
     let blocks = match args.blocks {
         Some(b) => b,
         None => DataSource::open(&args.data)?.block_numbers()?,
     };
-    let size = gigagas_data::pack_sample(&args.data, &blocks, &args.out, args.level)?;
+    let mut size = 0;
+    out.write_via_path(|path| {
+        size = gigagas_data::pack_sample(&args.data, &blocks, path, args.level)?;
+        Ok(())
+    })?;
     eprintln!(
         "packed {} blocks into {} ({:.2} MB)",
         blocks.len(),

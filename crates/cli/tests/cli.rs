@@ -35,10 +35,18 @@ fn gigagas(args: &[&str]) -> (bool, String, String) {
     )
 }
 
-/// Runs `gigagas bench` on the fixture in `dir` with `extra` flags (no warm-up), writing
-/// `dir/<name>`; returns (stdout, path). Panics with stderr when it fails.
+/// Writes the fixture into `dir/data` (so results can go beside it: an output inside an
+/// input directory is refused) and returns that path.
+fn fixture_in(dir: &Path) -> std::path::PathBuf {
+    let data = dir.join("data");
+    fixture(&data);
+    data
+}
+
+/// Runs `gigagas bench` on the data set in `dir` with `extra` flags (no warm-up), writing
+/// `<name>` beside `dir`; returns (stdout, path). Panics with stderr when it fails.
 fn bench_fixture(dir: &Path, name: &str, extra: &[&str]) -> (String, std::path::PathBuf) {
-    let json = dir.join(name);
+    let json = dir.parent().unwrap().join(name);
     let mut args = vec!["bench", "--data", dir.to_str().unwrap(), "--warmup", "0"];
     args.extend_from_slice(extra);
     args.extend_from_slice(&["--json", json.to_str().unwrap()]);
@@ -90,12 +98,8 @@ fn run_verifies_each_block_and_prints_a_total() {
 #[test]
 fn bench_writes_json_with_verified_blocks_and_throughput() {
     let dir = tempfile::tempdir().unwrap();
-    fixture(dir.path());
-    let (stdout, json) = bench_fixture(
-        dir.path(),
-        "out.json",
-        &["--threads", "1,2", "--repeats", "2"],
-    );
+    let data = fixture_in(dir.path());
+    let (stdout, json) = bench_fixture(&data, "out.json", &["--threads", "1,2", "--repeats", "2"]);
     assert!(stdout.contains("Mgas/s"), "{stdout}");
     let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(report["schema"], "gigagas.bench/1");
@@ -218,12 +222,8 @@ fn missing_data_directory_is_an_error() {
 #[test]
 fn simulate_replays_a_bench_result_and_rejects_bad_input() {
     let dir = tempfile::tempdir().unwrap();
-    fixture(dir.path());
-    let (_, json) = bench_fixture(
-        dir.path(),
-        "out.json",
-        &["--threads", "1,2", "--repeats", "1"],
-    );
+    let data = fixture_in(dir.path());
+    let (_, json) = bench_fixture(&data, "out.json", &["--threads", "1,2", "--repeats", "1"]);
     let (ok, stdout, stderr) =
         gigagas(&["simulate", json.to_str().unwrap(), "--threads", "1,2,16"]);
     assert!(ok, "{stderr}");
@@ -277,11 +277,11 @@ fn simulate_replays_a_bench_result_and_rejects_bad_input() {
 #[test]
 fn compare_gives_a_verdict_per_configuration() {
     let dir = tempfile::tempdir().unwrap();
-    fixture(dir.path());
+    let data = fixture_in(dir.path());
     let mut files = Vec::new();
     for name in ["a.json", "b.json"] {
         let (_, json) = bench_fixture(
-            dir.path(),
+            &data,
             name,
             &["--threads", "1", "--scheduler", "ordered", "--repeats", "3"],
         );
@@ -318,12 +318,8 @@ fn compare_gives_a_verdict_per_configuration() {
 #[test]
 fn report_writes_one_self_contained_html_with_every_plot() {
     let dir = tempfile::tempdir().unwrap();
-    fixture(dir.path());
-    let (_, json) = bench_fixture(
-        dir.path(),
-        "out.json",
-        &["--threads", "1,2", "--repeats", "2"],
-    );
+    let data = fixture_in(dir.path());
+    let (_, json) = bench_fixture(&data, "out.json", &["--threads", "1,2", "--repeats", "2"]);
     let html = dir.path().join("report.html");
     let (ok, _, stderr) = gigagas(&[
         "report",
@@ -356,9 +352,9 @@ fn report_writes_one_self_contained_html_with_every_plot() {
 #[test]
 fn inline_sender_recovery_is_measured_as_its_own_configuration() {
     let dir = tempfile::tempdir().unwrap();
-    fixture(dir.path());
+    let data = fixture_in(dir.path());
     let (_, json) = bench_fixture(
-        dir.path(),
+        &data,
         "out.json",
         &[
             "--threads",

@@ -106,14 +106,23 @@ impl GeneratedChain {
             .sum()
     }
 
-    /// Writes `chain.json` and `blocks.rlp` into `dir` (created), each through a temporary
-    /// file and a rename.
+    /// Writes `blocks.rlp` and then `chain.json` into `dir` (created if missing), each
+    /// through a uniquely named temporary file in `dir` and a rename; a temporary file is
+    /// removed when its write or rename fails. Writing into a fresh directory that is renamed
+    /// into place afterwards (as `gigagas gen` does) keeps an old chain whole until the new
+    /// one is complete.
     pub fn write(&self, dir: &std::path::Path) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
         let write = |name: &str, bytes: &[u8]| {
-            let tmp = dir.join(format!("{name}.partial"));
-            std::fs::write(&tmp, bytes)?;
-            std::fs::rename(tmp, dir.join(name))
+            let tmp = dir.join(format!(".{name}.{}.partial", std::process::id()));
+            let result = std::fs::write(&tmp, bytes).and_then(|()| {
+                std::fs::File::open(&tmp)?.sync_all()?;
+                std::fs::rename(&tmp, dir.join(name))
+            });
+            if result.is_err() {
+                let _ = std::fs::remove_file(&tmp);
+            }
+            result
         };
         write(
             gigagas_data::chain::CHAIN_BLOCKS,
@@ -484,6 +493,7 @@ fn generated_input(
         source: "generator".into(),
         spec: Some(opts.spec),
         access_list,
+        complete_state: true,
     }
 }
 

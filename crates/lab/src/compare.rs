@@ -5,6 +5,9 @@
 use crate::{stats::median, BenchReport, RunReport};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
+/// Fewest repeats (pooled) each side needs for a verdict.
+pub const MIN_REPEATS: usize = 3;
+
 /// Verdict for one configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
@@ -14,6 +17,8 @@ pub enum Verdict {
     Slower,
     /// The interval reaches inside ±floor.
     NoChange,
+    /// A side has fewer than [`MIN_REPEATS`] repeats: no verdict.
+    TooFewRepeats,
 }
 
 impl std::fmt::Display for Verdict {
@@ -22,6 +27,7 @@ impl std::fmt::Display for Verdict {
             Self::Faster => "faster",
             Self::Slower => "slower",
             Self::NoChange => "no change",
+            Self::TooFewRepeats => "inconclusive: too few repeats",
         })
     }
 }
@@ -93,6 +99,66 @@ fn config(run: &RunReport) -> String {
     }
 }
 
+/// Checks that `a` and `b` measured the same data: the same blocks (numbers, in order) with
+/// the same contents (gas used, transactions and the hash of the BAL each built).
+pub fn same_data(a: &BenchReport, b: &BenchReport) -> Result<(), String> {
+    if a.blocks.len() != b.blocks.len() {
+        return Err(format!(
+            "{} has {} blocks, {} has {}",
+            a.data,
+            a.blocks.len(),
+            b.data,
+            b.blocks.len()
+        ));
+    }
+    for (x, y) in a.blocks.iter().zip(&b.blocks) {
+        if x.number != y.number {
+            return Err(format!(
+                "{} has block {} where {} has block {}",
+                a.data, x.number, b.data, y.number
+            ));
+        }
+        if x.gas_used != y.gas_used || x.txs != y.txs || x.bal_hash != y.bal_hash {
+            return Err(format!(
+                "block {} differs: {} txs, {} gas, BAL {} in {} vs {} txs, {} gas, BAL {} in {}",
+                x.number,
+                x.txs,
+                x.gas_used,
+                x.bal_hash,
+                a.data,
+                y.txs,
+                y.gas_used,
+                y.bal_hash,
+                b.data
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a run whose throughput cannot be compared: no gas, a zero repeat time, or a
+/// non-finite or non-positive Mgas/s.
+fn check_measurable(report: &BenchReport, run: &RunReport) -> Result<(), String> {
+    let bad = run.total_gas == 0
+        || run.median_ns == 0
+        || run.repeat_ns.is_empty()
+        || run.repeat_ns.contains(&0)
+        || !run.mgas_per_s.is_finite()
+        || run.mgas_per_s <= 0.0;
+    if bad {
+        return Err(format!(
+            "{}: {} has no usable throughput (total gas {}, median {} ns, {} Mgas/s, {} repeats); a result with zero or non-finite throughput cannot be compared",
+            report.data,
+            config(run),
+            run.total_gas,
+            run.median_ns,
+            run.mgas_per_s,
+            run.repeat_ns.len()
+        ));
+    }
+    Ok(())
+}
+
 /// Pools several results of the same data set (e.g. the two A runs of an A-B-B-A sequence)
 /// into one: per configuration present in all of them, the repeats are concatenated and the
 /// median and Mgas/s recomputed, so drift between the runs becomes part of the spread the
@@ -101,12 +167,9 @@ pub fn pool(reports: &[&BenchReport]) -> Result<BenchReport, String> {
     let (first, rest) = reports
         .split_first()
         .ok_or_else(|| "nothing to pool".to_owned())?;
-    let numbers = |r: &BenchReport| r.blocks.iter().map(|b| b.number).collect::<Vec<_>>();
-    if let Some(other) = rest.iter().find(|r| numbers(r) != numbers(first)) {
-        return Err(format!(
-            "cannot pool results of different blocks ({} vs {})",
-            first.data, other.data
-        ));
+    for other in rest {
+        same_data(first, other)
+            .map_err(|e| format!("cannot pool results of different data: {e}"))?;
     }
     let mut pooled = (*first).clone();
     pooled.runs.retain_mut(|run| {
@@ -125,24 +188,36 @@ pub fn pool(reports: &[&BenchReport]) -> Result<BenchReport, String> {
     Ok(pooled)
 }
 
-/// Compares every configuration present in both `a` and `b` (B relative to A).
-pub fn compare(a: &BenchReport, b: &BenchReport, floor: f64) -> Vec<Comparison> {
-    a.runs
-        .iter()
-        .filter_map(|ra| {
-            let rb = b.runs.iter().find(|rb| config(rb) == config(ra))?;
-            let change = ra.median_ns as f64 / rb.median_ns.max(1) as f64 - 1.0;
-            let ci = bootstrap_change(&ra.repeat_ns, &rb.repeat_ns, 2000, 0x6761_7367);
-            Some(Comparison {
-                config: config(ra),
-                mgas_a: ra.mgas_per_s,
-                mgas_b: rb.mgas_per_s,
-                change,
-                ci,
-                verdict: verdict(ci, floor),
-            })
-        })
-        .collect()
+/// Compares every configuration present in both `a` and `b` (B relative to A). Refuses
+/// results over different data ([`same_data`]) and configurations with zero or non-finite
+/// throughput; a configuration with fewer than [`MIN_REPEATS`] repeats on either side gets
+/// [`Verdict::TooFewRepeats`].
+pub fn compare(a: &BenchReport, b: &BenchReport, floor: f64) -> Result<Vec<Comparison>, String> {
+    same_data(a, b).map_err(|e| format!("the results measured different data: {e}"))?;
+    let mut rows = Vec::new();
+    for ra in &a.runs {
+        let Some(rb) = b.runs.iter().find(|rb| config(rb) == config(ra)) else {
+            continue;
+        };
+        check_measurable(a, ra).map_err(|e| format!("A: {e}"))?;
+        check_measurable(b, rb).map_err(|e| format!("B: {e}"))?;
+        let change = ra.median_ns as f64 / rb.median_ns as f64 - 1.0;
+        let ci = bootstrap_change(&ra.repeat_ns, &rb.repeat_ns, 2000, 0x6761_7367);
+        let enough = ra.repeat_ns.len() >= MIN_REPEATS && rb.repeat_ns.len() >= MIN_REPEATS;
+        rows.push(Comparison {
+            config: config(ra),
+            mgas_a: ra.mgas_per_s,
+            mgas_b: rb.mgas_per_s,
+            change,
+            ci,
+            verdict: if enough {
+                verdict(ci, floor)
+            } else {
+                Verdict::TooFewRepeats
+            },
+        });
+    }
+    Ok(rows)
 }
 
 #[cfg(test)]
@@ -172,6 +247,56 @@ mod tests {
         other.blocks[0].number += 1;
         assert!(pool(&[&a, &other]).is_err());
         assert!(pool(&[]).is_err());
+    }
+
+    fn tiny() -> BenchReport {
+        serde_json::from_str(include_str!("../tests/fixtures/tiny-report.json")).unwrap()
+    }
+
+    #[test]
+    fn different_data_is_refused() {
+        let a = tiny();
+        let mut b = a.clone();
+        b.blocks[0].bal_hash = "0x00".into();
+        assert!(compare(&a, &b, 0.02)
+            .unwrap_err()
+            .contains("different data"));
+        let mut c = a.clone();
+        c.blocks.pop();
+        assert!(compare(&a, &c, 0.02).is_err());
+        assert!(compare(&a, &a, 0.02).is_ok());
+    }
+
+    #[test]
+    fn zero_throughput_is_refused() {
+        let mut zero = tiny();
+        for run in &mut zero.runs {
+            run.repeat_ns = vec![0; 5];
+            run.median_ns = 0;
+            run.mgas_per_s = f64::NAN;
+        }
+        let err = compare(&zero, &zero, 0.02).unwrap_err();
+        assert!(err.contains("zero or non-finite throughput"), "{err}");
+    }
+
+    #[test]
+    fn too_few_repeats_get_no_verdict() {
+        let mut a = tiny();
+        for run in &mut a.runs {
+            run.repeat_ns = vec![100, 100];
+        }
+        let mut b = a.clone();
+        for run in &mut b.runs {
+            run.repeat_ns = vec![50, 50];
+            run.median_ns = 50;
+        }
+        let rows = compare(&a, &b, 0.02).unwrap();
+        assert!(!rows.is_empty());
+        assert!(rows.iter().all(|r| r.verdict == Verdict::TooFewRepeats));
+        assert_eq!(
+            Verdict::TooFewRepeats.to_string(),
+            "inconclusive: too few repeats"
+        );
     }
 
     #[test]

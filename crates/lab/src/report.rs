@@ -23,8 +23,9 @@ pub struct SweepReport {
 /// Why a result file could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
-    /// Not JSON.
-    #[error("not valid JSON: {0}")]
+    /// Not JSON, or JSON that does not fit the schema. The message names only the kind:
+    /// the serde error is the source (shown once by `{:#}`/error chains, not twice).
+    #[error("not valid JSON (or not the result schema)")]
     Json(#[from] serde_json::Error),
     /// A schema this version does not read.
     #[error(

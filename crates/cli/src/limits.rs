@@ -1,0 +1,161 @@
+//! Every number a flag takes, with its documented bounds. A value outside them is refused
+//! with an error naming the flag and the bound — never clamped, never saturated.
+
+use anyhow::{bail, Result};
+
+/// Most worker threads any command accepts (`--threads`): far above the cores of any machine
+/// this runs on, low enough that a typo cannot spawn threads until the machine chokes.
+pub const MAX_THREADS: usize = 1024;
+
+/// Largest block gas limit `gen` and `bench --workload` accept (`--block-gas`): 10G.
+pub const MAX_BLOCK_GAS: u64 = 10_000_000_000;
+
+/// Most blocks `gen` and `bench --workload` generate (`--blocks`).
+pub const MAX_BLOCKS: usize = 10_000;
+
+/// Most funded sender keys of `gen` (`--senders`), and the fewest the generator needs.
+pub const MAX_SENDERS: usize = 100_000;
+/// See [`MAX_SENDERS`].
+pub const MIN_SENDERS: usize = 2;
+
+/// Most timed repeats of `bench` (`--repeats`).
+pub const MAX_REPEATS: usize = 10_000;
+
+/// Most warm-up passes of `bench` (`--warmup`).
+pub const MAX_WARMUP: usize = 1_000;
+
+/// Largest mega-block size (`--mega`).
+pub const MAX_MEGA: usize = 100_000;
+
+/// Checks `value` of `flag` lies in `min..=max`.
+pub fn check_range(flag: &str, value: usize, min: usize, max: usize) -> Result<usize> {
+    if value < min {
+        bail!("{flag} {value}: must be at least {min}");
+    }
+    if value > max {
+        bail!("{flag} {value}: above the limit of {max}");
+    }
+    Ok(value)
+}
+
+/// Worker threads: 1..=[`MAX_THREADS`].
+pub fn threads(flag: &str, value: usize) -> Result<usize> {
+    check_range(flag, value, 1, MAX_THREADS)
+}
+
+/// A gas amount: a whole number, or a decimal with a suffix K, M or G (`30M`, `1.5G`).
+/// Refuses zero, fractions of a unit of gas and anything above `u64::MAX` (never saturates).
+pub fn parse_gas(s: &str) -> Result<u64, String> {
+    let (number, scale): (&str, u128) = match s.chars().last() {
+        Some('K' | 'k') => (&s[..s.len() - 1], 1_000),
+        Some('M' | 'm') => (&s[..s.len() - 1], 1_000_000),
+        Some('G' | 'g') => (&s[..s.len() - 1], 1_000_000_000),
+        _ => (s, 1),
+    };
+    let bad = || format!("not a gas amount: {s:?} (a whole number, or e.g. 30M, 1.5G)");
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    let digits = |d: &str| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || !(fraction.is_empty() || digits(fraction)) {
+        return Err(bad());
+    }
+    let too_big = || {
+        format!(
+            "gas amount {s:?} is above the largest possible ({})",
+            u64::MAX
+        )
+    };
+    // Value = (whole + fraction / 10^len) * scale, computed exactly.
+    let whole: u128 = whole.parse().map_err(|_| too_big())?;
+    let mut value = whole.checked_mul(scale).ok_or_else(too_big)?;
+    if !fraction.is_empty() {
+        let fraction = fraction.trim_end_matches('0');
+        let denominator = 10u128
+            .checked_pow(fraction.len() as u32)
+            .filter(|&d| d <= scale)
+            .ok_or_else(|| format!("gas amount {s:?} is not a whole amount of gas"))?;
+        let numerator: u128 = if fraction.is_empty() {
+            0
+        } else {
+            fraction.parse().map_err(|_| bad())?
+        };
+        if !(numerator * scale).is_multiple_of(denominator) {
+            return Err(format!("gas amount {s:?} is not a whole amount of gas"));
+        }
+        value += numerator * scale / denominator;
+    }
+    let value = u64::try_from(value).map_err(|_| too_big())?;
+    if value == 0 {
+        return Err(format!("gas must be positive: {s:?}"));
+    }
+    Ok(value)
+}
+
+/// A block gas limit: a gas amount up to [`MAX_BLOCK_GAS`].
+pub fn parse_block_gas(s: &str) -> Result<u64, String> {
+    let gas = parse_gas(s)?;
+    if gas > MAX_BLOCK_GAS {
+        return Err(format!(
+            "block gas {s:?} ({gas}) is above the limit of 10G ({MAX_BLOCK_GAS})"
+        ));
+    }
+    Ok(gas)
+}
+
+/// A per-transaction gas cap: a gas amount, or `off`/`none` for none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TxGasCap(pub Option<u64>);
+
+/// See [`TxGasCap`].
+pub fn parse_tx_gas_cap(s: &str) -> Result<TxGasCap, String> {
+    match s {
+        "off" | "none" => Ok(TxGasCap(None)),
+        n => parse_gas(n).map(|g| TxGasCap(Some(g))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gas_amounts_are_exact_and_never_saturate() {
+        assert_eq!(parse_gas("30M"), Ok(30_000_000));
+        assert_eq!(parse_gas("1.5G"), Ok(1_500_000_000));
+        assert_eq!(parse_gas("21000"), Ok(21_000));
+        assert_eq!(parse_gas("2.50k"), Ok(2_500));
+        assert_eq!(parse_gas("18446744073709551615"), Ok(u64::MAX));
+        for bad in [
+            "0",
+            "0M",
+            "",
+            "M",
+            "-1",
+            "1.5",
+            "1e3",
+            "inf",
+            "NaN",
+            "1.0000000001G",
+            "18446744073709551616",
+            "99999999999999999999G",
+            "999999999999999999999999999999999999999999",
+        ] {
+            assert!(parse_gas(bad).is_err(), "{bad:?} accepted");
+        }
+        assert!(parse_block_gas("10G").is_ok());
+        assert!(parse_block_gas("10.000000001G")
+            .unwrap_err()
+            .contains("10G"));
+        assert_eq!(parse_tx_gas_cap("off"), Ok(TxGasCap(None)));
+        assert!(parse_tx_gas_cap("0").is_err());
+    }
+
+    #[test]
+    fn thread_counts_are_bounded() {
+        assert!(threads("--threads", 0).is_err());
+        assert!(threads("--threads", MAX_THREADS + 1)
+            .unwrap_err()
+            .to_string()
+            .contains("--threads"));
+        assert_eq!(threads("--threads", 8).unwrap(), 8);
+    }
+}
