@@ -68,8 +68,9 @@ impl Input {
 /// Where a validated output goes.
 #[derive(Debug, Clone)]
 enum Target {
-    /// `-`.
-    Stdout,
+    /// `-`, `/dev/stdout` (descriptor 1) or `/dev/stderr` (descriptor 2): written through
+    /// the process's own descriptor, at its current offset.
+    Descriptor(i32),
     /// A character device, FIFO or `/proc` descriptor link: opened and written in place.
     Direct(PathBuf),
     /// A regular file (existing or not) at this resolved path: temporary file + rename.
@@ -189,7 +190,15 @@ impl Output {
             target,
         };
         if path.as_os_str() == "-" {
-            return Ok(out(Target::Stdout));
+            return Ok(out(Target::Descriptor(1)));
+        }
+        for (names, fd) in [
+            (["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"], 1),
+            (["/dev/stderr", "/dev/fd/2", "/proc/self/fd/2"], 2),
+        ] {
+            if names.iter().any(|n| path == Path::new(n)) {
+                return Ok(out(Target::Descriptor(fd)));
+            }
         }
         if path.as_os_str().is_empty() {
             bail!("{flag}: empty path");
@@ -217,10 +226,12 @@ impl Output {
             }
         }
         let (resolved, via_proc) = resolve(flag, path)?;
-        if via_proc {
+        let existing = fs::metadata(&resolved).ok();
+        if via_proc && existing.is_some() {
+            // An open descriptor (`/dev/stdout` redirected to a file): write it in place;
+            // replacing the file would leave the descriptor on an unlinked one.
             return Ok(out(Target::Direct(path.to_owned())));
         }
-        let existing = fs::metadata(&resolved).ok();
         if existing.as_ref().is_some_and(|m| !m.is_file()) {
             bail!(
                 "{flag} {}: {} is not a regular file; refusing to replace it",
@@ -240,15 +251,7 @@ impl Output {
     /// Whether this output is the terminal's standard output (so human-readable text should
     /// go to stderr instead).
     pub fn is_stdout(&self) -> bool {
-        match &self.target {
-            Target::Stdout => true,
-            Target::Direct(p) => {
-                p == Path::new("/dev/stdout")
-                    || p == Path::new("/proc/self/fd/1")
-                    || p == Path::new("/dev/fd/1")
-            }
-            Target::File(_) => false,
-        }
+        matches!(self.target, Target::Descriptor(1))
     }
 
     /// Writes `bytes` to the output.
@@ -262,7 +265,9 @@ impl Output {
     pub fn write_via_path(&self, fill: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
         let context = || format!("{} {}: writing", self.flag, self.shown.display());
         match &self.target {
-            Target::Stdout => fill(Path::new("/dev/stdout")).with_context(context),
+            Target::Descriptor(fd) => {
+                fill(&PathBuf::from(format!("/dev/fd/{fd}"))).with_context(context)
+            }
             Target::Direct(path) => fill(path).with_context(context),
             Target::File(resolved) => self.replace(resolved, |tmp| fill(tmp.path())),
         }
@@ -272,16 +277,16 @@ impl Output {
     pub fn write_with(&self, fill: impl FnOnce(&mut fs::File) -> Result<()>) -> Result<()> {
         let context = || format!("{} {}: writing", self.flag, self.shown.display());
         match &self.target {
-            Target::Stdout => {
-                // Through a duplicate of descriptor 1, so `fill` gets a `File` like
+            &Target::Descriptor(fd) => {
+                // Through a duplicate of the descriptor, so `fill` gets a `File` like
                 // everywhere else.
-                let mut file = stdout_file().with_context(context)?;
+                let mut file = descriptor_file(fd).with_context(context)?;
                 fill(&mut file).with_context(context)?;
                 file.flush().with_context(context)?;
             }
             Target::Direct(path) => {
                 let mut file = fs::OpenOptions::new()
-                    .write(true)
+                    .append(true)
                     .open(path)
                     .with_context(context)?;
                 fill(&mut file).with_context(context)?;
@@ -330,13 +335,18 @@ impl Output {
     }
 }
 
-/// Descriptor 1 as a `File`.
-fn stdout_file() -> std::io::Result<fs::File> {
+/// A duplicate of descriptor 1 (stdout) or 2 (stderr) as a `File`, after flushing what the
+/// process wrote to it so far.
+fn descriptor_file(fd: i32) -> std::io::Result<fs::File> {
     use std::os::fd::AsFd;
-    std::io::stdout().flush()?;
-    Ok(fs::File::from(
-        std::io::stdout().as_fd().try_clone_to_owned()?,
-    ))
+    let owned = if fd == 2 {
+        std::io::stderr().flush()?;
+        std::io::stderr().as_fd().try_clone_to_owned()?
+    } else {
+        std::io::stdout().flush()?;
+        std::io::stdout().as_fd().try_clone_to_owned()?
+    };
+    Ok(fs::File::from(owned))
 }
 
 /// An output directory of `gen`: validated up front, filled in a fresh temporary directory

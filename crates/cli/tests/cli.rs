@@ -65,18 +65,11 @@ fn run_verifies_each_block_and_prints_a_total() {
     let dir = tempfile::tempdir().unwrap();
     fixture(dir.path());
     let data = dir.path().to_str().unwrap();
-    for mode in ["sequential", "parallel"] {
-        let (ok, stdout, stderr) = gigagas(&[
-            "run",
-            "--data",
-            data,
-            "--mode",
-            mode,
-            "--threads",
-            "2",
-            "--scheduler",
-            "gas-used",
-        ]);
+    let parallel = ["--threads", "2", "--scheduler", "gas-used"];
+    for (mode, extra) in [("sequential", &[][..]), ("parallel", &parallel[..])] {
+        let mut args = vec!["run", "--data", data, "--mode", mode];
+        args.extend_from_slice(extra);
+        let (ok, stdout, stderr) = gigagas(&args);
         assert!(ok, "{stderr}");
         assert_eq!(
             stdout.lines().filter(|l| l.starts_with("block")).count(),
@@ -119,7 +112,9 @@ fn bench_writes_json_with_verified_blocks_and_throughput() {
 }
 
 fn expect_failure(dir: &Path, needles: &[&str]) {
-    let json = dir.join("out.json");
+    // The result goes outside the data directory (an output inside an input is refused).
+    let results = tempfile::tempdir().unwrap();
+    let json = results.path().join("out.json");
     let data = dir.to_str().unwrap();
     let (ok, _, stderr) = gigagas(&["run", "--data", data]);
     assert!(!ok, "bad input accepted");
@@ -209,7 +204,14 @@ fn wrong_header_gas_is_a_verification_failure() {
         serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     block["gasUsed"] = "0x1".into();
     std::fs::write(&path, serde_json::to_vec(&block).unwrap()).unwrap();
-    expect_failure(dir.path(), &["block 1150000", "gas_used mismatch"]);
+    // Caught by execution (gas used ≠ header) or, where the loader checks that the header
+    // fields hash to the block's stated hash, already when loading.
+    let (_, _, stderr) = gigagas(&["run", "--data", dir.path().to_str().unwrap()]);
+    assert!(
+        stderr.contains("gas_used mismatch") || stderr.contains("a header field was changed"),
+        "{stderr}"
+    );
+    expect_failure(dir.path(), &["block 1150000"]);
 }
 
 #[test]
@@ -417,7 +419,8 @@ fn conformance_counts_bad_files_and_exits_non_zero() {
     )
     .unwrap();
     std::fs::write(dir.path().join("garbled.json"), "{\"x\": [").unwrap();
-    let json = dir.path().join("out.json");
+    let results = tempfile::tempdir().unwrap();
+    let json = results.path().join("out.json");
     let (ok, stdout, stderr) = gigagas(&[
         "conformance",
         dir.path().to_str().unwrap(),
@@ -658,4 +661,545 @@ fn bench_sweeps_generated_workloads_and_mega_blocks() {
         stdout.contains("erc20 2M×2 seed 1: parallel/2t/ordered/mega2"),
         "{stdout}"
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// Hostile inputs: outputs never lose data, numbers that cannot work are refused.
+// ---------------------------------------------------------------------------------------
+
+/// A small bench result (2 blocks, 3 repeats) copied into `dir/name`.
+fn tiny_result(dir: &Path, name: &str) -> std::path::PathBuf {
+    let source =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../lab/tests/fixtures/tiny-report.json");
+    let path = dir.join(name);
+    std::fs::copy(source, &path).unwrap();
+    path
+}
+
+/// Rewrites the JSON at `path` with `f`.
+fn edit_json(path: &Path, f: impl FnOnce(&mut serde_json::Value)) {
+    let mut value: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    f(&mut value);
+    std::fs::write(path, serde_json::to_vec(&value).unwrap()).unwrap();
+}
+
+/// Names in `dir` that look like leftovers of a write (temporary files or directories).
+fn leftovers(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("partial") || n.ends_with(".old") || n.contains("probe"))
+        .collect()
+}
+
+/// Runs gigagas, killing it after `seconds`; `None` when it had to be killed.
+fn gigagas_within(args: &[&str], seconds: u64) -> Option<(bool, String, String)> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gigagas"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    Some((
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    ))
+}
+
+fn is_symlink(path: &Path) -> bool {
+    std::fs::symlink_metadata(path)
+        .unwrap()
+        .file_type()
+        .is_symlink()
+}
+
+#[test]
+fn outputs_go_to_stdout_and_devices_without_replacing_them() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let result = tiny_result(dir.path(), "result.json");
+    let r = result.to_str().unwrap();
+    for out in ["-", "/dev/stdout"] {
+        let (ok, stdout, stderr) = gigagas(&["report", r, "--out", out]);
+        assert!(ok, "--out {out}: {stderr}");
+        assert!(stdout.starts_with("<!doctype html>"), "--out {out}");
+    }
+    assert!(is_symlink(Path::new("/dev/stdout")), "/dev/stdout kept");
+    let (ok, _, stderr) = gigagas(&["report", r, "--out", "/dev/null"]);
+    assert!(ok, "{stderr}");
+    assert!(std::fs::metadata("/dev/null")
+        .unwrap()
+        .file_type()
+        .is_char_device());
+    if Path::new("/dev/full").exists() {
+        let (ok, _, stderr) = gigagas(&["report", r, "--out", "/dev/full"]);
+        assert!(!ok);
+        assert!(stderr.contains("--out /dev/full"), "{stderr}");
+        assert!(std::fs::metadata("/dev/full")
+            .unwrap()
+            .file_type()
+            .is_char_device());
+    }
+    // A FIFO is written, not replaced.
+    let fifo = dir.path().join("pipe");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    let (ok, _, stderr) = gigagas(&["report", r, "--out", fifo.to_str().unwrap()]);
+    if !ok {
+        // Unblock the reader before failing.
+        drop(std::fs::OpenOptions::new().write(true).open(&fifo));
+    }
+    assert!(ok, "{stderr}");
+    let html = reader.join().unwrap();
+    assert!(html.starts_with(b"<!doctype html>"));
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    // A directory is refused, not replaced, and nothing is left behind.
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let (ok, _, stderr) = gigagas(&["report", r, "--out", sub.to_str().unwrap()]);
+    assert!(!ok && stderr.contains("is a directory"), "{stderr}");
+    assert!(sub.is_dir());
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "{:?}",
+        leftovers(dir.path())
+    );
+}
+
+#[test]
+fn symlinked_outputs_are_written_through_and_keep_the_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let result = tiny_result(dir.path(), "result.json");
+    let r = result.to_str().unwrap();
+    let real = dir.path().join("real.html");
+    std::fs::write(&real, "stale").unwrap();
+    let link = dir.path().join("link.html");
+    std::os::unix::fs::symlink("real.html", &link).unwrap();
+    let (ok, _, stderr) = gigagas(&["report", r, "--out", link.to_str().unwrap()]);
+    assert!(ok, "{stderr}");
+    assert!(is_symlink(&link), "the link stays a link");
+    assert!(std::fs::read_to_string(&real)
+        .unwrap()
+        .starts_with("<!doctype html>"));
+    // A dangling link creates its target.
+    let dangling = dir.path().join("dangling.html");
+    std::os::unix::fs::symlink(dir.path().join("new.html"), &dangling).unwrap();
+    let (ok, _, stderr) = gigagas(&["report", r, "--out", dangling.to_str().unwrap()]);
+    assert!(ok, "{stderr}");
+    assert!(is_symlink(&dangling));
+    assert!(dir.path().join("new.html").is_file());
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "{:?}",
+        leftovers(dir.path())
+    );
+}
+
+#[test]
+fn an_output_that_is_an_input_is_refused_naming_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let result = tiny_result(dir.path(), "result.json");
+    let r = result.to_str().unwrap();
+    let before = std::fs::read(&result).unwrap();
+    let alias = dir.path().join("alias.json");
+    std::os::unix::fs::symlink(&result, &alias).unwrap();
+    let hard = dir.path().join("hard.json");
+    std::fs::hard_link(&result, &hard).unwrap();
+    let dotted = format!("{}/./result.json", dir.path().display());
+    for out in [r, alias.to_str().unwrap(), hard.to_str().unwrap(), &dotted] {
+        let (ok, _, stderr) = gigagas(&["report", r, "--out", out]);
+        assert!(!ok, "--out {out}");
+        assert!(
+            stderr.contains("refusing to overwrite an input") && stderr.contains(r),
+            "{stderr}"
+        );
+    }
+    assert_eq!(
+        std::fs::read(&result).unwrap(),
+        before,
+        "the measurement survives"
+    );
+
+    // bench: the data set itself, or a file inside the data directory; refused before the
+    // data set is even loaded.
+    let archive = dir.path().join("x.tar.zst");
+    std::fs::write(&archive, "not really an archive").unwrap();
+    let a = archive.to_str().unwrap();
+    let (ok, _, stderr) = gigagas(&["bench", "--data", a, "--json", a]);
+    assert!(!ok && stderr.contains("is the input --data"), "{stderr}");
+    assert_eq!(std::fs::read(&archive).unwrap(), b"not really an archive");
+    let data = fixture_in(dir.path());
+    let inside = data.join("out.json");
+    let (ok, _, stderr) = gigagas(&[
+        "bench",
+        "--data",
+        data.to_str().unwrap(),
+        "--json",
+        inside.to_str().unwrap(),
+    ]);
+    assert!(
+        !ok && stderr.contains("lies inside the input --data"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("loaded"),
+        "refused before loading: {stderr}"
+    );
+    assert!(!inside.exists());
+}
+
+#[test]
+fn output_paths_are_checked_before_the_work_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let result = tiny_result(dir.path(), "result.json");
+    for (args, needle) in [
+        (
+            vec!["bench", "--json", "/nonexistent-gigagas/x.json"],
+            "--json /nonexistent-gigagas/x.json: its directory /nonexistent-gigagas does not exist",
+        ),
+        (
+            vec!["bench", "--json", "/proc/gigagas-x.json"],
+            "cannot create files in /proc",
+        ),
+        (
+            vec![
+                "report",
+                result.to_str().unwrap(),
+                "--out",
+                "/nonexistent-gigagas/r.html",
+            ],
+            "does not exist",
+        ),
+        (
+            vec![
+                "conformance",
+                "/nonexistent-fixtures",
+                "--json",
+                "/nonexistent-gigagas/c.json",
+            ],
+            "--json /nonexistent-gigagas/c.json",
+        ),
+    ] {
+        let (ok, _, stderr) = gigagas_within(&args, 30).expect("refused at once");
+        assert!(!ok, "{args:?}");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+        assert!(
+            !stderr.contains("loaded"),
+            "checked before loading: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn bench_json_to_stdout_keeps_the_tables_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = fixture_in(dir.path());
+    let (ok, stdout, stderr) = gigagas(&[
+        "bench",
+        "--data",
+        data.to_str().unwrap(),
+        "--threads",
+        "1",
+        "--scheduler",
+        "ordered",
+        "--repeats",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+        "-",
+    ]);
+    assert!(ok, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("stdout is the JSON");
+    assert_eq!(report["schema"], "gigagas.bench/1");
+    assert!(stderr.contains("every run verified"), "{stderr}");
+}
+
+fn gen_small(out: &Path, extra: &[&str]) -> (bool, String, String) {
+    let mut args = vec![
+        "gen",
+        "transfers",
+        "--blocks",
+        "1",
+        "--block-gas",
+        "1M",
+        "--senders",
+        "4",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    gigagas(&args)
+}
+
+#[test]
+fn gen_never_replaces_a_directory_without_force_and_never_half_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    // A mainnet data directory: refused, nothing added.
+    let data = fixture_in(dir.path());
+    let (ok, _, stderr) = gen_small(&data, &[]);
+    assert!(
+        !ok && stderr.contains("not empty") && stderr.contains("--force"),
+        "{stderr}"
+    );
+    assert!(!data.join("chain.json").exists());
+    assert!(!data.join("blocks.rlp").exists());
+
+    // An old chain whose chain.json is a directory: refused without --force (blocks.rlp
+    // untouched); replaced whole with --force.
+    let chain = dir.path().join("chain");
+    std::fs::create_dir_all(chain.join("chain.json")).unwrap();
+    std::fs::write(chain.join("blocks.rlp"), "old").unwrap();
+    let (ok, _, stderr) = gen_small(&chain, &[]);
+    assert!(!ok && stderr.contains("not empty"), "{stderr}");
+    assert_eq!(std::fs::read(chain.join("blocks.rlp")).unwrap(), b"old");
+    let (ok, _, stderr) = gen_small(&chain, &["--force"]);
+    assert!(ok, "{stderr}");
+    assert!(chain.join("chain.json").is_file());
+    assert_ne!(std::fs::read(chain.join("blocks.rlp")).unwrap(), b"old");
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "{:?}",
+        leftovers(dir.path())
+    );
+    assert!(leftovers(&chain).is_empty(), "{:?}", leftovers(&chain));
+
+    // An empty directory is fine; a file or a missing parent is refused before generating.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let (ok, _, stderr) = gen_small(&empty, &[]);
+    assert!(ok, "{stderr}");
+    assert!(empty.join("chain.json").is_file());
+    let file = dir.path().join("file");
+    std::fs::write(&file, "keep").unwrap();
+    let (ok, _, stderr) = gen_small(&file, &["--force"]);
+    assert!(!ok && stderr.contains("not a directory"), "{stderr}");
+    assert_eq!(std::fs::read(&file).unwrap(), b"keep");
+    let (ok, _, stderr) = gen_small(&dir.path().join("missing/chain"), &[]);
+    assert!(!ok && stderr.contains("does not exist"), "{stderr}");
+}
+
+#[test]
+fn numbers_that_cannot_work_are_refused_naming_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let result = tiny_result(dir.path(), "result.json");
+    let r = result.to_str().unwrap();
+    let out = dir.path().join("chain");
+    let o = out.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["run", "--threads", "0"],
+            "--threads 0: must be at least 1",
+        ),
+        (
+            vec!["run", "--threads", "100000"],
+            "--threads 100000: above the limit of 1024",
+        ),
+        (vec!["run", "--mega", "0"], "--mega 0: must be at least 1"),
+        (
+            vec![
+                "run",
+                "--mode",
+                "sequential",
+                "--threads",
+                "7",
+                "--scheduler",
+                "gas-used",
+            ],
+            "--threads and --scheduler only apply to --mode parallel",
+        ),
+        (
+            vec!["run", "--mode", "sequential", "--mega", "2"],
+            "--mega only applies to --mode parallel",
+        ),
+        (vec!["bench", "--threads", "0"], "--threads 0"),
+        (vec!["bench", "--threads", "2,0"], "--threads 0"),
+        (
+            vec!["bench", "--threads", "100000"],
+            "above the limit of 1024",
+        ),
+        (
+            vec!["bench", "--block-gas", "300M"],
+            "--block-gas only applies to generated data sets",
+        ),
+        (
+            vec!["bench", "--blocks", "5"],
+            "--blocks only applies to generated data sets",
+        ),
+        (vec!["bench", "--repeats", "0"], "--repeats 0"),
+        (vec!["bench", "--mega", "0"], "--mega 0"),
+        (
+            vec!["bench", "--workload", "erc20", "--blocks", "0"],
+            "--blocks 0",
+        ),
+        (
+            vec!["gen", "erc20", "--blocks", "0", "--out", o],
+            "--blocks 0",
+        ),
+        (
+            vec!["gen", "erc20", "--blocks", "100000", "--out", o],
+            "above the limit of 10000",
+        ),
+        (
+            vec![
+                "gen",
+                "erc20",
+                "--block-gas",
+                "99999999999999999999G",
+                "--out",
+                o,
+            ],
+            "--block-gas",
+        ),
+        (
+            vec!["gen", "erc20", "--block-gas", "11G", "--out", o],
+            "above the limit of 10G",
+        ),
+        (
+            vec!["gen", "erc20", "--block-gas", "1.5", "--out", o],
+            "not a whole amount of gas",
+        ),
+        (
+            vec!["gen", "erc20", "--tx-gas-cap", "0", "--out", o],
+            "--tx-gas-cap",
+        ),
+        (
+            vec!["gen", "erc20", "--senders", "1", "--out", o],
+            "--senders 1",
+        ),
+        (
+            vec!["simulate", r, "--threads", "4000000000"],
+            "--threads 4000000000: above the limit of 1024",
+        ),
+        (vec!["simulate", r, "--threads", "0"], "--threads 0"),
+        (
+            vec!["conformance", "/nonexistent", "--threads", "0"],
+            "--threads 0",
+        ),
+    ];
+    for (args, needle) in cases {
+        let (ok, _, stderr) = gigagas_within(&args, 30).expect("refused at once");
+        assert!(!ok, "{args:?} accepted");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+        assert!(
+            !stderr.contains("loaded"),
+            "{args:?} refused late: {stderr}"
+        );
+    }
+    assert!(!out.exists(), "nothing generated");
+}
+
+#[test]
+fn compare_refuses_different_data_zero_throughput_and_judges_only_enough_repeats() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = tiny_result(dir.path(), "a.json");
+    let a_s = a.to_str().unwrap();
+    // Same data, 3 repeats each: a verdict.
+    let (ok, stdout, stderr) = gigagas(&["compare", a_s, a_s]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("no change"), "{stdout}");
+
+    // Different blocks (same numbers, different contents): refused.
+    let other = tiny_result(dir.path(), "other.json");
+    edit_json(&other, |v| {
+        v["blocks"][0]["bal_hash"] = "0x1234".into();
+    });
+    let (ok, stdout, stderr) = gigagas(&["compare", a_s, other.to_str().unwrap()]);
+    assert!(!ok && stderr.contains("different data"), "{stderr}");
+    assert!(stdout.is_empty());
+
+    // Zero throughput: refused, never "slower" at −100%.
+    let zero = tiny_result(dir.path(), "zero.json");
+    edit_json(&zero, |v| {
+        for run in v["runs"].as_array_mut().unwrap() {
+            run["repeat_ns"] = serde_json::json!([0, 0, 0]);
+            run["median_ns"] = 0.into();
+            run["mgas_per_s"] = 0.0.into();
+        }
+    });
+    let z = zero.to_str().unwrap();
+    let (ok, stdout, stderr) = gigagas(&["compare", z, z]);
+    assert!(
+        !ok && stderr.contains("zero or non-finite throughput"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("slower"), "{stdout}");
+
+    // Two repeats a side: no verdict; pooled to four: a verdict.
+    let two = tiny_result(dir.path(), "two.json");
+    edit_json(&two, |v| {
+        for run in v["runs"].as_array_mut().unwrap() {
+            let first = run["repeat_ns"][0].clone();
+            run["repeat_ns"] = serde_json::json!([first.clone(), first]);
+        }
+        v["settings"]["repeats"] = 2.into();
+    });
+    let t = two.to_str().unwrap();
+    let (ok, stdout, stderr) = gigagas(&["compare", t, t]);
+    assert!(ok, "{stderr}");
+    assert_eq!(
+        stdout.matches("inconclusive: too few repeats").count(),
+        3,
+        "{stdout}"
+    );
+    let pooled = format!("{t},{t}");
+    let (ok, stdout, stderr) = gigagas(&["compare", &pooled, &pooled]);
+    assert!(ok, "{stderr}");
+    assert!(!stdout.contains("inconclusive"), "{stdout}");
+}
+
+#[test]
+fn report_on_a_result_without_blocks_finishes() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = tiny_result(dir.path(), "empty.json");
+    edit_json(&empty, |v| {
+        v["blocks"] = serde_json::json!([]);
+        for run in v["runs"].as_array_mut().unwrap() {
+            run["block_ns"] = serde_json::json!([]);
+        }
+    });
+    let html = dir.path().join("empty.html");
+    let (ok, _, stderr) = gigagas_within(
+        &[
+            "report",
+            empty.to_str().unwrap(),
+            "--out",
+            html.to_str().unwrap(),
+        ],
+        60,
+    )
+    .expect("report on 0 blocks finishes");
+    assert!(ok, "{stderr}");
+    assert!(std::fs::read_to_string(&html)
+        .unwrap()
+        .contains("No transactions"));
+}
+
+#[test]
+fn a_broken_result_file_names_its_parse_error_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let cut = dir.path().join("cut.json");
+    std::fs::write(&cut, r#"{"schema": "gigagas.bench/1", "data": "#).unwrap();
+    let (ok, _, stderr) = gigagas(&["simulate", cut.to_str().unwrap()]);
+    assert!(!ok);
+    assert_eq!(stderr.matches("EOF while parsing").count(), 1, "{stderr}");
 }

@@ -384,6 +384,10 @@ fn latency(report: &BenchReport) -> String {
         .iter()
         .flat_map(|b| b.tx.iter().map(|t| (t.ns.max(1) as f64).log10()))
         .collect();
+    if times.is_empty() {
+        // No range to plot: an axis from +∞ would never finish drawing its ticks.
+        return "<p>No transactions: no latency distribution.</p>".into();
+    }
     let (lo, hi) = (
         times.iter().copied().fold(f64::INFINITY, f64::min).floor(),
         times.iter().copied().fold(0.0, f64::max).ceil().max(1.0),
@@ -693,4 +697,25 @@ fn section(report: &BenchReport, predictions: &[Prediction]) -> String {
         );
     }
     html
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A result without blocks (or without transactions) renders instead of looping forever
+    /// on an axis that starts at +∞.
+    #[test]
+    fn a_result_without_blocks_renders() {
+        let mut report: BenchReport =
+            serde_json::from_str(include_str!("../tests/fixtures/tiny-report.json")).unwrap();
+        report.blocks.clear();
+        for run in &mut report.runs {
+            run.block_ns.clear();
+            run.block_serial_ns.clear();
+        }
+        let html = render(&report, &[]);
+        assert!(html.contains("No transactions"));
+        assert!(html.ends_with("</body></html>\n"));
+    }
 }
