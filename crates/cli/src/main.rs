@@ -316,9 +316,27 @@ fn main() {
         .with_writer(std::io::stderr)
         .init();
     if let Err(err) = real_main() {
-        eprintln!("error: {err:#}");
+        eprintln!("error: {}", error_chain(&err));
         std::process::exit(1);
     }
+}
+
+/// `err` and its causes joined by `: `, each cause left out when the text so far already
+/// says it (errors that print their source inside their own message would otherwise show
+/// it twice: "EOF while parsing …: EOF while parsing …").
+fn error_chain(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in err.chain() {
+        let part = cause.to_string();
+        if part.is_empty() || text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
 }
 
 fn real_main() -> Result<()> {

@@ -1202,4 +1202,17 @@ fn a_broken_result_file_names_its_parse_error_once() {
     let (ok, _, stderr) = gigagas(&["simulate", cut.to_str().unwrap()]);
     assert!(!ok);
     assert_eq!(stderr.matches("EOF while parsing").count(), 1, "{stderr}");
+    // Errors that print their source inside their own message are not repeated by the
+    // error chain either.
+    let (ok, _, stderr) = gigagas(&["run", "--data", cut.to_str().unwrap()]);
+    assert!(!ok);
+    for line in stderr.lines().filter(|l| l.starts_with("error:")) {
+        let parts: Vec<&str> = line.split(": ").collect();
+        for window in parts.windows(2) {
+            assert_ne!(window[0], window[1], "repeated: {line}");
+        }
+    }
+    let (ok, _, stderr) = gigagas(&["run", "--data", "/nonexistent-gigagas-data"]);
+    assert!(!ok);
+    assert_eq!(stderr.matches("no such directory").count(), 1, "{stderr}");
 }
