@@ -1144,6 +1144,16 @@ fn compare_refuses_different_data_zero_throughput_and_judges_only_enough_repeats
     );
     assert!(!stdout.contains("slower"), "{stdout}");
 
+    let (ok, _, stderr) = gigagas(&["compare", z, a_s]);
+    assert!(!ok && stderr.contains("median 0 ns"), "{stderr}");
+
+    // A result without blocks: nothing to compare.
+    let empty = tiny_result(dir.path(), "empty.json");
+    edit_json(&empty, |v| v["blocks"] = serde_json::json!([]));
+    let e = empty.to_str().unwrap();
+    let (ok, _, stderr) = gigagas(&["compare", e, e]);
+    assert!(!ok && stderr.contains("has no blocks"), "{stderr}");
+
     // Two repeats a side: no verdict; pooled to four: a verdict.
     let two = tiny_result(dir.path(), "two.json");
     edit_json(&two, |v| {

@@ -99,12 +99,14 @@ fn config(run: &RunReport) -> String {
     }
 }
 
-/// Checks that `a` and `b` measured the same data: the same blocks (numbers, in order) with
-/// the same contents (gas used, transactions and the hash of the BAL each built).
-pub fn same_data(a: &BenchReport, b: &BenchReport) -> Result<(), String> {
+/// Checks that `a` and `b` (called `names.0` and `names.1` in the error) measured the same
+/// data: the same blocks (numbers, in order) with the same contents (gas used, transactions
+/// and the hash of the BAL each built).
+pub fn same_data(a: &BenchReport, b: &BenchReport, names: (&str, &str)) -> Result<(), String> {
+    let (na, nb) = names;
     if a.blocks.len() != b.blocks.len() {
         return Err(format!(
-            "{} has {} blocks, {} has {}",
+            "{na} ({}) has {} blocks, {nb} ({}) has {}",
             a.data,
             a.blocks.len(),
             b.data,
@@ -114,22 +116,14 @@ pub fn same_data(a: &BenchReport, b: &BenchReport) -> Result<(), String> {
     for (x, y) in a.blocks.iter().zip(&b.blocks) {
         if x.number != y.number {
             return Err(format!(
-                "{} has block {} where {} has block {}",
-                a.data, x.number, b.data, y.number
+                "{na} has block {} where {nb} has block {}",
+                x.number, y.number
             ));
         }
         if x.gas_used != y.gas_used || x.txs != y.txs || x.bal_hash != y.bal_hash {
             return Err(format!(
-                "block {} differs: {} txs, {} gas, BAL {} in {} vs {} txs, {} gas, BAL {} in {}",
-                x.number,
-                x.txs,
-                x.gas_used,
-                x.bal_hash,
-                a.data,
-                y.txs,
-                y.gas_used,
-                y.bal_hash,
-                b.data
+                "block {} differs: {} txs, {} gas, BAL {} in {na} vs {} txs, {} gas, BAL {} in {nb}",
+                x.number, x.txs, x.gas_used, x.bal_hash, y.txs, y.gas_used, y.bal_hash
             ));
         }
     }
@@ -168,7 +162,7 @@ pub fn pool(reports: &[&BenchReport]) -> Result<BenchReport, String> {
         .split_first()
         .ok_or_else(|| "nothing to pool".to_owned())?;
     for other in rest {
-        same_data(first, other)
+        same_data(first, other, ("the first result", "another"))
             .map_err(|e| format!("cannot pool results of different data: {e}"))?;
     }
     let mut pooled = (*first).clone();
@@ -180,8 +174,12 @@ pub fn pool(reports: &[&BenchReport]) -> Result<BenchReport, String> {
                 None => return false,
             }
         }
-        run.median_ns = median(&run.repeat_ns).unwrap_or(run.median_ns).max(1);
-        run.mgas_per_s = run.total_gas as f64 / run.median_ns as f64 * 1e3;
+        run.median_ns = median(&run.repeat_ns).unwrap_or(run.median_ns);
+        run.mgas_per_s = if run.median_ns > 0 {
+            run.total_gas as f64 / run.median_ns as f64 * 1e3
+        } else {
+            0.0 // no usable time: `compare` refuses it
+        };
         true
     });
     pooled.settings.repeats = pooled.runs.first().map_or(0, |r| r.repeat_ns.len());
@@ -193,7 +191,15 @@ pub fn pool(reports: &[&BenchReport]) -> Result<BenchReport, String> {
 /// throughput; a configuration with fewer than [`MIN_REPEATS`] repeats on either side gets
 /// [`Verdict::TooFewRepeats`].
 pub fn compare(a: &BenchReport, b: &BenchReport, floor: f64) -> Result<Vec<Comparison>, String> {
-    same_data(a, b).map_err(|e| format!("the results measured different data: {e}"))?;
+    for (name, report) in [("A", a), ("B", b)] {
+        if report.blocks.is_empty() {
+            return Err(format!(
+                "{name} ({}) has no blocks: nothing was measured",
+                report.data
+            ));
+        }
+    }
+    same_data(a, b, ("A", "B")).map_err(|e| format!("the results measured different data: {e}"))?;
     let mut rows = Vec::new();
     for ra in &a.runs {
         let Some(rb) = b.runs.iter().find(|rb| config(rb) == config(ra)) else {
@@ -264,6 +270,8 @@ mod tests {
         let mut c = a.clone();
         c.blocks.pop();
         assert!(compare(&a, &c, 0.02).is_err());
+        c.blocks.clear();
+        assert!(compare(&c, &c, 0.02).unwrap_err().contains("no blocks"));
         assert!(compare(&a, &a, 0.02).is_ok());
     }
 
