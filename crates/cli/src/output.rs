@@ -2,13 +2,14 @@
 //! generated chains (`gen --out DIR`) and archives (`pack --out`).
 //!
 //! Rules (each refused case is an error naming the flag, before any work starts):
-//! - `-` is stdout.
+//! - `-` and `/dev/stdout` are the process's stdout (`/dev/stderr` its stderr), written
+//!   through its own descriptor.
 //! - A symlink is resolved and written through: the temporary file is created beside the
 //!   *resolved* target and renamed onto it, so the link stays a link.
-//! - An existing character device or FIFO (`/dev/null`, `/dev/stdout`, a named pipe) is
-//!   written directly, never replaced; so is a path that resolves through `/proc` (the
-//!   `/dev/stdout` → `/proc/self/fd/1` links), which names an open descriptor, not a file.
-//!   A directory, socket or block device is refused.
+//! - An existing character device or FIFO (`/dev/null`, a named pipe) is written in place
+//!   (appending), never replaced; so is an existing file reached through `/proc` (a
+//!   `/proc/self/fd/N` link names an open descriptor). A directory, socket or block device
+//!   is refused.
 //! - An output that is also an input (same resolved path, same device and inode, or inside
 //!   an input directory) is refused naming both.
 //! - The target's directory must exist, be a directory and be writable (checked by creating
@@ -385,6 +386,14 @@ impl OutputDir {
                     "{flag} {}: exists and is not a directory; refusing to replace it",
                     path.display()
                 );
+            }
+            if let Ok(cwd) = std::env::current_dir().and_then(fs::canonicalize) {
+                if force && cwd.starts_with(&resolved) {
+                    bail!(
+                        "{flag} {}: contains the current directory; refusing to replace it",
+                        path.display()
+                    );
+                }
             }
             let mut inside = entries(&resolved);
             if !inside.is_empty() && !force {

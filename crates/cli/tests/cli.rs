@@ -865,6 +865,20 @@ fn an_output_that_is_an_input_is_refused_naming_both() {
         "refused before loading: {stderr}"
     );
     assert!(!inside.exists());
+    // pack: the archive inside the directory it packs.
+    let archive = data.join("sample.tar.zst");
+    let (ok, _, stderr) = gigagas(&[
+        "pack",
+        "--data",
+        data.to_str().unwrap(),
+        "--out",
+        archive.to_str().unwrap(),
+    ]);
+    assert!(
+        !ok && stderr.contains("lies inside the input --data"),
+        "{stderr}"
+    );
+    assert!(!archive.exists());
 }
 
 #[test]
@@ -996,6 +1010,53 @@ fn gen_never_replaces_a_directory_without_force_and_never_half_writes() {
     assert_eq!(std::fs::read(&file).unwrap(), b"keep");
     let (ok, _, stderr) = gen_small(&dir.path().join("missing/chain"), &[]);
     assert!(!ok && stderr.contains("does not exist"), "{stderr}");
+
+    // A symlinked output directory is written through: the link stays a link.
+    let real = dir.path().join("real");
+    std::fs::create_dir(&real).unwrap();
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink("real", &link).unwrap();
+    for extra in [&[][..], &["--force"][..]] {
+        let (ok, _, stderr) = gen_small(&link, extra);
+        assert!(ok, "{stderr}");
+        assert!(is_symlink(&link));
+        assert!(real.join("chain.json").is_file());
+    }
+    // --force never replaces the directory the command runs in.
+    let (ok, _, stderr) = gigagas_in(
+        &real,
+        &[
+            "gen",
+            "transfers",
+            "--blocks",
+            "1",
+            "--out",
+            real.to_str().unwrap(),
+            "--force",
+        ],
+    );
+    assert!(
+        !ok && stderr.contains("contains the current directory"),
+        "{stderr}"
+    );
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "{:?}",
+        leftovers(dir.path())
+    );
+}
+
+fn gigagas_in(cwd: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_gigagas"))
+        .current_dir(cwd)
+        .args(args)
+        .output()
+        .expect("run gigagas");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 #[test]
