@@ -55,11 +55,14 @@ fn bundled_sample_verifies_in_every_mode() {
 }
 
 #[test]
+#[cfg_attr(
+    not(gigagas_shared_mainnet),
+    ignore = "needs ../shared/data/mainnet (GIGAGAS_SHARED_DATA)"
+)]
 fn shared_mainnet_set_verifies_in_every_mode() {
-    if let Some(dataset) = common::shared_mainnet() {
-        assert_eq!(dataset.blocks.len(), 50);
-        verify_everywhere(&dataset);
-    }
+    let dataset = common::shared_mainnet();
+    assert_eq!(dataset.blocks.len(), 50);
+    verify_everywhere(&dataset);
 }
 
 /// The runs of consecutive mainnet blocks in the set (Spurious Dragon → Byzantium, Istanbul →

@@ -10,10 +10,8 @@ pub fn embedded() -> Dataset {
 }
 
 /// The full shared mainnet set (see [`gigagas_data::shared_data_dir`]).
-pub fn shared_mainnet() -> Option<Dataset> {
-    let dir = gigagas_data::shared_data_dir("mainnet")?;
-    Some(
-        gigagas_data::load(&DataSource::open(&dir).expect("open shared data"))
-            .expect("load shared data"),
-    )
+pub fn shared_mainnet() -> Dataset {
+    let dir = gigagas_data::shared_data_dir("mainnet");
+    gigagas_data::load(&DataSource::open(&dir).expect("open shared data"))
+        .expect("load shared data")
 }

@@ -1,0 +1,11 @@
+//! Marks the tests that need inputs outside the repository (see `tools/test-probe.rs`).
+
+#[path = "../../tools/test-probe.rs"]
+mod probe;
+
+fn main() {
+    probe::shared_data(
+        "gigagas_shared_blockchain_tests",
+        "ethereum-tests/BlockchainTests",
+    );
+}

@@ -1,0 +1,76 @@
+//! Build-time probe for tests that need inputs outside the repository (the shared data sets
+//! and geth's `evm`), included by the `build.rs` of every crate that has such tests.
+//!
+//! Each probe declares a `cfg` and sets it when the input is there, so those tests carry
+//! `#[cfg_attr(not(cfg), ignore = "needs …")]`: `cargo test` then counts them as *ignored*,
+//! with the reason, instead of printing `ok` for a test that returned early. Under `CI` an
+//! absent input is a build error: CI must run everything.
+//!
+//! When the input is absent the probe reruns only when one of the environment variables that
+//! locate it changes; after adding the input later, `touch` the crate's `build.rs` (or run
+//! `cargo clean -p CRATE`) so the probe looks again.
+
+use std::path::PathBuf;
+
+fn in_ci() -> bool {
+    std::env::var_os("CI").is_some()
+}
+
+fn found(cfg: &str, path: &std::path::Path, what: &str) {
+    println!("cargo::rustc-check-cfg=cfg({cfg})");
+    println!("cargo::rerun-if-env-changed=CI");
+    if path.exists() {
+        println!("cargo::rustc-cfg={cfg}");
+        println!("cargo::rerun-if-changed={}", path.display());
+    } else if in_ci() {
+        panic!(
+            "CI: {what} not found at {}: tests that need it cannot be skipped in CI",
+            path.display()
+        );
+    } else {
+        println!(
+            "cargo::warning={what} not found at {}: the tests that need it are ignored (see README)",
+            path.display()
+        );
+    }
+}
+
+/// Sets `cfg` when `$GIGAGAS_SHARED_DATA/<sub>` (default `../shared/data/<sub>` beside the
+/// repository) exists.
+#[allow(dead_code)]
+pub fn shared_data(cfg: &str, sub: &str) {
+    println!("cargo::rerun-if-env-changed=GIGAGAS_SHARED_DATA");
+    let root = std::env::var_os("GIGAGAS_SHARED_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"))
+                .join("../../../shared/data")
+        });
+    found(cfg, &root.join(sub), &format!("shared data {sub}"));
+}
+
+/// Sets `cfg` when geth's pinned `evm` is installed: `$GIGAGAS_GETH_EVM`, else
+/// `$GIGAGAS_TOOLS/geth-v1.17.10/evm` (default `~/.cache/gigagas/…`), as
+/// `scripts/install-geth-evm.sh` puts it.
+#[allow(dead_code)]
+pub fn geth_evm(cfg: &str) {
+    for var in ["GIGAGAS_GETH_EVM", "GIGAGAS_TOOLS", "HOME"] {
+        println!("cargo::rerun-if-env-changed={var}");
+    }
+    let path = std::env::var_os("GIGAGAS_GETH_EVM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            std::env::var_os("GIGAGAS_TOOLS")
+                .map(PathBuf::from)
+                .or_else(|| {
+                    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/gigagas"))
+                })
+                .unwrap_or_else(|| PathBuf::from(".cache/gigagas"))
+                .join("geth-v1.17.10/evm")
+        });
+    found(
+        cfg,
+        &path,
+        "geth evm v1.17.10 (scripts/install-geth-evm.sh)",
+    );
+}
