@@ -45,6 +45,8 @@ pub struct BlockCase<'a> {
     pub bal_prepare_nanos: u64,
     /// Which header values were checked.
     pub header_check: HeaderCheck,
+    /// Whether the header's state root was recomputed and matched (complete pre-states only).
+    pub state_root_checked: bool,
 }
 
 impl BlockCase<'_> {
@@ -69,6 +71,10 @@ pub fn prepare(input: &BlockInput) -> Result<BlockCase<'_>, ExecError> {
     let baseline = execute_sequential(&prepared, &input.pre_state)?;
     let header_check =
         check_against_header(&input.header, &baseline.receipts, prepared.header_rules())?;
+    let state_root_checked = input.complete_state;
+    if state_root_checked {
+        check_state_root(input, &baseline)?;
+    }
     // A block that ships its BAL (generated Amsterdam chains) runs in parallel from *that*
     // list, which must equal the one sequential execution builds.
     let access = match &input.access_list {
@@ -100,7 +106,24 @@ pub fn prepare(input: &BlockInput) -> Result<BlockCase<'_>, ExecError> {
         recover_nanos,
         bal_prepare_nanos: t1.elapsed().as_nanos() as u64,
         header_check,
+        state_root_checked,
     })
+}
+
+/// On a complete pre-state, the post-state root of the verified sequential run must equal the
+/// header's `stateRoot` (computed from scratch; outside every timed region).
+fn check_state_root(input: &BlockInput, run: &SequentialRun) -> Result<(), ExecError> {
+    let post = gigagas_state::apply_changes(&input.pre_state, &run.post);
+    let root = gigagas_state::state_root(&post);
+    if root != input.header.state_root {
+        return Err(ExecError::Verify(VerifyError::Header {
+            block: input.number(),
+            field: "state_root",
+            expected: input.header.state_root.to_string(),
+            actual: root.to_string(),
+        }));
+    }
+    Ok(())
 }
 
 /// One execution mode.

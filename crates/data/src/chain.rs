@@ -253,6 +253,7 @@ pub(crate) fn load(source: &DataSource) -> Result<Dataset, DataError> {
                 ),
             ));
         }
+        check_against_meta(source, &meta, k, &b)?;
         let pre_state = Arc::new(PreState::new(state.clone(), hashes.clone()));
         apply_bal(&mut state, &b.bal);
         parent = hash;
@@ -276,14 +277,60 @@ pub(crate) fn load(source: &DataSource) -> Result<Dataset, DataError> {
             source: source.display_path(CHAIN_BLOCKS),
             spec: Some(spec),
             access_list: Some(b.bal),
+            complete_state: true,
             transactions,
             header: b.block.header,
         });
     }
+    crate::integrity::check_all(&inputs, &hashes)?;
     Ok(Dataset {
         name: source.display_path("").display().to_string(),
         blocks: inputs,
     })
+}
+
+/// A block's header and transactions must match the chain's metadata: its gas limit and the
+/// chain id of every transaction that names one.
+fn check_against_meta(
+    source: &DataSource,
+    meta: &ChainMeta,
+    k: usize,
+    b: &ChainBlock,
+) -> Result<(), DataError> {
+    use alloy_consensus::Transaction as _;
+    let header = &b.block.header;
+    if header.gas_limit != meta.block_gas {
+        return Err(invalid(
+            source,
+            CHAIN_BLOCKS,
+            format!(
+                "block {} (record {k}): gas limit {}, chain.json says block_gas {}",
+                header.number, header.gas_limit, meta.block_gas
+            ),
+        ));
+    }
+    if header.number != k as u64 + 1 {
+        return Err(invalid(
+            source,
+            CHAIN_BLOCKS,
+            format!("record {k} is block {}, expected {}", header.number, k + 1),
+        ));
+    }
+    for (i, tx) in b.block.body.transactions.iter().enumerate() {
+        if let Some(id) = tx.chain_id() {
+            if id != meta.chain_id {
+                return Err(invalid(
+                    source,
+                    CHAIN_BLOCKS,
+                    format!(
+                        "block {} tx {i}: chain id {id}, chain.json says {}",
+                        header.number, meta.chain_id
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The system contracts a chain from Prague on needs in its genesis (EIP-4788 beacon roots,

@@ -6,6 +6,7 @@
 
 pub mod chain;
 mod error;
+pub mod integrity;
 mod mainnet;
 mod model;
 mod pack;
@@ -18,7 +19,9 @@ pub use model::{BlockInput, Dataset, Transaction};
 pub use pack::pack_sample;
 pub use prestate::{PreAccount, PreState, PreStateError};
 pub use shared::shared_data_dir;
-pub use source::{DataSource, EMBEDDED_SAMPLE};
+pub use source::{
+    read_bounded, DataSource, ARCHIVE_MANIFEST, EMBEDDED_SAMPLE, MAX_ARCHIVE_BYTES, MAX_FILE_BYTES,
+};
 
 /// Loads every block of a data set in the mainnet layout
 /// (`blocks/<n>/{block,pre_state}.json`, `bytecodes.json`, `block_hashes.json`).

@@ -45,8 +45,14 @@ fn u64_number_or_hex<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::E
     match NumOrHex::deserialize(d)? {
         NumOrHex::Num(n) => Ok(n),
         NumOrHex::Hex(s) => {
-            let digits = s.strip_prefix("0x").unwrap_or(&s);
-            u64::from_str_radix(digits, 16).map_err(serde::de::Error::custom)
+            // A string is 0x-prefixed hex (the RPC convention); "12" would be ambiguous.
+            let digits = s.strip_prefix("0x").ok_or_else(|| {
+                serde::de::Error::custom(format!(
+                    "nonce {s:?}: a string nonce must be 0x-prefixed hex (or give a JSON number)"
+                ))
+            })?;
+            u64::from_str_radix(digits, 16)
+                .map_err(|e| serde::de::Error::custom(format!("nonce {s:?}: {e}")))
         }
     }
 }
@@ -73,6 +79,7 @@ pub(crate) fn load(source: &DataSource) -> Result<Dataset, DataError> {
         .par_iter()
         .map(|&n| load_block(source, n, &codes, &block_hashes))
         .collect::<Result<Vec<_>, _>>()?;
+    crate::integrity::check_all(&blocks, &block_hashes)?;
     Ok(Dataset {
         name: source.display_path("").display().to_string(),
         blocks,
@@ -97,10 +104,11 @@ fn load_block_hashes(source: &DataSource) -> Result<HashMap<u64, B256>, DataErro
         .collect()
 }
 
-fn load_bytecodes(source: &DataSource) -> Result<HashMap<B256, Bytecode>, DataError> {
+/// `None` when the data set has no `bytecodes.json`.
+fn load_bytecodes(source: &DataSource) -> Result<Option<HashMap<B256, Bytecode>>, DataError> {
     const REL: &str = "bytecodes.json";
     let Some(bytes) = source.read_optional(REL)? else {
-        return Ok(HashMap::default());
+        return Ok(None);
     };
     let raw: HashMap<B256, Bytes> = parse_json(source, REL, &bytes, "bytecodes")?;
     raw.into_par_iter()
@@ -118,13 +126,14 @@ fn load_bytecodes(source: &DataSource) -> Result<HashMap<B256, Bytecode>, DataEr
             })?;
             Ok((hash, bytecode))
         })
-        .collect()
+        .collect::<Result<_, _>>()
+        .map(Some)
 }
 
 fn load_block(
     source: &DataSource,
     number: u64,
-    codes: &HashMap<B256, Bytecode>,
+    codes: &Option<HashMap<B256, Bytecode>>,
     block_hashes: &Arc<HashMap<u64, B256>>,
 ) -> Result<BlockInput, DataError> {
     let block_rel = format!("blocks/{number}/block.json");
@@ -175,6 +184,7 @@ fn load_block(
         source: block_path,
         spec: None,
         access_list: None,
+        complete_state: false,
     })
 }
 
@@ -232,7 +242,7 @@ fn parse_transaction(
 fn load_pre_state(
     source: &DataSource,
     rel: &str,
-    codes: &HashMap<B256, Bytecode>,
+    codes: &Option<HashMap<B256, Bytecode>>,
     block_hashes: &Arc<HashMap<u64, B256>>,
 ) -> Result<PreState, DataError> {
     let raw: HashMap<Address, RawAccount> =
@@ -244,6 +254,14 @@ fn load_pre_state(
             let code = if code_hash == KECCAK_EMPTY || code_hash == B256::ZERO {
                 None
             } else {
+                let Some(codes) = codes else {
+                    return Err(DataError::Invalid {
+                        path: source.display_path(rel),
+                        what: format!(
+                            "account {address} has code hash {code_hash} but the data set has no bytecodes.json"
+                        ),
+                    });
+                };
                 Some(
                     codes
                         .get(&code_hash)

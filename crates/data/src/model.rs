@@ -48,6 +48,10 @@ pub struct BlockInput {
     /// The block access list shipped with the block (generated Amsterdam chains); the header's
     /// `block_access_list_hash` commits to it. `None` for data without BALs (mainnet).
     pub access_list: Option<alloy_eip7928::BlockAccessList>,
+    /// Whether `pre_state` is the whole world state (generated chains, blockchain tests): then
+    /// the post-state root is computed and must equal the header's `stateRoot`. `false` for
+    /// touched-only pre-states (the mainnet data), whose root says nothing.
+    pub complete_state: bool,
 }
 
 impl BlockInput {

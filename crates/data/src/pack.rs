@@ -15,7 +15,13 @@ pub fn pack_sample(
 ) -> Result<u64, DataError> {
     let src = DataSource::open(source)?;
     let mut builder = tar::Builder::new(Vec::new());
+    let mut members: Vec<(String, String)> = Vec::new();
     let mut add = |rel: &str, bytes: &[u8]| -> Result<(), DataError> {
+        use sha2::{Digest, Sha256};
+        members.push((
+            rel.to_owned(),
+            alloy_primitives::hex::encode(Sha256::digest(bytes)),
+        ));
         let mut header = tar::Header::new_gnu();
         header.set_size(bytes.len() as u64);
         header.set_mode(0o644);
@@ -66,6 +72,25 @@ pub fn pack_sample(
     if let Some(hashes) = src.read_optional("block_hashes.json")? {
         add("block_hashes.json", &hashes)?;
     }
+    let manifest: String = members
+        .iter()
+        .map(|(rel, hash)| format!("{hash}  {rel}\n"))
+        .collect();
+    let mut header = tar::Header::new_gnu();
+    header.set_size(manifest.len() as u64);
+    header.set_mode(0o644);
+    header.set_mtime(0);
+    header.set_cksum();
+    builder
+        .append_data(
+            &mut header,
+            crate::source::ARCHIVE_MANIFEST,
+            manifest.as_bytes(),
+        )
+        .map_err(|source| DataError::Io {
+            path: out.to_owned(),
+            source,
+        })?;
     let tar = builder.into_inner().map_err(|source| DataError::Io {
         path: out.to_owned(),
         source,
@@ -76,6 +101,7 @@ pub fn pack_sample(
     };
     let mut encoder = zstd::stream::Encoder::new(Vec::new(), level).map_err(io_err)?;
     encoder.long_distance_matching(true).map_err(io_err)?;
+    encoder.include_checksum(true).map_err(io_err)?;
     encoder.window_log(27).map_err(io_err)?;
     encoder.write_all(&tar).map_err(io_err)?;
     let compressed = encoder.finish().map_err(io_err)?;
