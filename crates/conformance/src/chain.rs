@@ -168,12 +168,6 @@ struct Imported {
     total_difficulty: U256,
 }
 
-/// Tests revm 43 cannot pass, by fixture file name, with the reason (skipped, not failed).
-const KNOWN_ENGINE_GAPS: &[(&str, &str)] = &[(
-    "InitCollisionParis.json",
-    "EIP-7610 (CREATE onto an address with non-empty storage must collide) is not implemented by revm 43",
-)];
-
 /// Expected-exception names that need checks this runner does not make (ommer header
 /// validation); a test expecting one is skipped with this reason.
 fn unchecked_exception(expected: &str) -> Option<&'static str> {
@@ -202,12 +196,6 @@ pub fn run_test(
         }
         Err(NetworkError::Unsupported(why)) => return TestResult::Skipped(why.to_owned()),
     };
-    if let Some((_, why)) = KNOWN_ENGINE_GAPS
-        .iter()
-        .find(|(file, _)| source.file_name().is_some_and(|f| f == *file))
-    {
-        return TestResult::Skipped((*why).to_owned());
-    }
     if let Some(why) = test
         .blocks
         .iter()
@@ -300,6 +288,12 @@ pub fn run_test(
             format!("lastblockhash {} was not imported", test.lastblockhash),
         );
     };
+    if test.post_state.is_none() && test.post_state_hash.is_none() {
+        return failed(
+            "no expected state",
+            "the test has neither postState nor postStateHash: nothing to check the head state against",
+        );
+    }
     if let Some(expected) = &test.post_state {
         if let Some(diff) = first_state_difference(expected, &head.state) {
             return failed("post state", diff);
@@ -426,6 +420,7 @@ fn import_block(
             .unwrap_or_default(),
         ommers: block.body.ommers.iter().map(Header::hash_slow).collect(),
         ommer_headers: block.body.ommers.clone(),
+        complete_state: true,
         pre_state: pre.clone(),
         source: source.to_path_buf(),
         spec: Some(spec),

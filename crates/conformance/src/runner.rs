@@ -26,9 +26,10 @@ pub struct RunOptions {
 /// Every `.json` file under `paths` (files as given, directories recursively), sorted.
 pub fn collect_files(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
+    let mut seen_dirs = std::collections::HashSet::new();
     for path in paths {
         if path.is_dir() {
-            walk(path, &mut files)?;
+            walk(path, &mut files, &mut seen_dirs)?;
         } else if path.exists() {
             files.push(path.clone());
         } else {
@@ -38,16 +39,37 @@ pub fn collect_files(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
             ));
         }
     }
+    // One file reached by several paths (symlinks) is one file.
+    let mut unique = std::collections::BTreeMap::new();
+    for file in files {
+        let key = std::fs::canonicalize(&file).unwrap_or_else(|_| file.clone());
+        unique.entry(key).or_insert(file);
+    }
+    let mut files: Vec<PathBuf> = unique.into_values().collect();
     files.sort();
-    files.dedup();
+    if files.is_empty() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("no *.json test files under {paths:?}"),
+        ));
+    }
     Ok(files)
 }
 
-fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
+/// Collects `*.json` below `dir`; each directory is entered once by its canonical path, so a
+/// symlink loop ends instead of counting the same files again and again.
+fn walk(
+    dir: &Path,
+    files: &mut Vec<PathBuf>,
+    seen: &mut std::collections::HashSet<PathBuf>,
+) -> std::io::Result<()> {
+    if !seen.insert(std::fs::canonicalize(dir)?) {
+        return Ok(());
+    }
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
         if path.is_dir() {
-            walk(&path, files)?;
+            walk(&path, files, seen)?;
         } else if path.extension().is_some_and(|e| e == "json") {
             files.push(path);
         }
@@ -91,11 +113,18 @@ fn run_file(file: &Path, options: RunOptions, pool: &WorkerPool) -> Vec<Outcome>
             detail,
         )]
     };
-    let text = match std::fs::read_to_string(file) {
+    // Regular files only, bounded: a FIFO or device named *.json is refused, not read.
+    let text = match gigagas_data::read_bounded(file).and_then(|b| {
+        String::from_utf8(b)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()))
+    }) {
         Ok(t) => t,
         Err(e) => return whole_file("unreadable file", e.to_string()),
     };
     let tests = match parse_file(&text) {
+        Ok(t) if t.is_empty() => {
+            return whole_file("no tests", "the file holds no test (`{}`)".into())
+        }
         Ok(t) => t,
         Err(e) => return whole_file("invalid JSON", e.to_string()),
     };

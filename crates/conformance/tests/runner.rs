@@ -63,6 +63,27 @@ fn bundled_fixtures_pass_in_every_mode() {
     }
 }
 
+/// EIP-7610: creations onto an address that holds only storage collide, in both paths
+/// (ethereum/tests fixtures the shared set lacks; see `tests/eip7610/README.md`).
+#[test]
+fn eip7610_collisions_pass_in_both_paths() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/eip7610");
+    let files = collect_files(&[dir]).unwrap();
+    assert_eq!(files.len(), 4);
+    let summary = run_files(
+        &files,
+        RunOptions {
+            mode: Mode::Both,
+            threads: 2,
+            mutations: 1,
+        },
+        &|| {},
+    );
+    assert_eq!(summary.failed, 0, "{:#?}", summary.failures);
+    assert_eq!(summary.skipped, 0, "{:?}", summary.skip_reasons);
+    assert_eq!(summary.passed, 6);
+}
+
 #[test]
 fn a_wrong_state_root_in_a_header_is_caught_by_both_paths() {
     let mut value = first_test("balance_within_block.json");
@@ -171,13 +192,65 @@ fn bad_input_fails_the_test_and_the_run_goes_on() {
     assert!(summary.failures[0].file.ends_with("broken.json"));
 }
 
+/// Inputs that used to pass or hang: a test without any expected end state, a file without
+/// tests, a symlink loop, a FIFO named like a fixture, and a folder without fixtures.
+#[test]
+fn hostile_fixture_files_fail_instead_of_passing() {
+    let mut no_post = first_test("balance_within_block.json");
+    no_post.as_object_mut().unwrap().remove("postState");
+    no_post.as_object_mut().unwrap().remove("postStateHash");
+    let (category, _) = failure(run(no_post, Mode::Both));
+    assert_eq!(category, "no expected state");
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("empty.json"), "{}").unwrap();
+    std::fs::copy(
+        fixtures_dir().join("double_kill.json"),
+        dir.path().join("double_kill.json"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(dir.path(), dir.path().join("loop")).unwrap();
+    let made_fifo = std::process::Command::new("mkfifo")
+        .arg(dir.path().join("fifo.json"))
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(made_fifo, "mkfifo is needed for this test");
+    let files = collect_files(&[dir.path().to_path_buf()]).unwrap();
+    assert_eq!(files.len(), 3, "{files:?}");
+    let summary = run_files(
+        &files,
+        RunOptions {
+            mode: Mode::Both,
+            threads: 2,
+            mutations: 0,
+        },
+        &|| {},
+    );
+    assert_eq!(
+        (summary.passed, summary.failed),
+        (2, 2),
+        "{:#?}",
+        summary.failures
+    );
+    let reasons: Vec<&str> = summary.failures.iter().map(|f| f.reason.as_str()).collect();
+    assert!(
+        reasons.contains(&"no tests") && reasons.contains(&"unreadable file"),
+        "{reasons:?}"
+    );
+
+    let empty = tempfile::tempdir().unwrap();
+    assert!(collect_files(&[empty.path().to_path_buf()]).is_err());
+}
+
 /// A representative subset of the shared ethereum/tests set, both paths, with one BAL mutant
 /// of each kind per valid block (every one must be rejected naming its defect).
 #[test]
+#[cfg_attr(
+    not(gigagas_shared_blockchain_tests),
+    ignore = "needs ../shared/data/ethereum-tests/BlockchainTests (GIGAGAS_SHARED_DATA)"
+)]
 fn shared_subset_passes_in_both_paths() {
-    let Some(root) = gigagas_data::shared_data_dir("ethereum-tests/BlockchainTests") else {
-        return;
-    };
+    let root = gigagas_data::shared_data_dir("ethereum-tests/BlockchainTests");
     let dirs: Vec<PathBuf> = [
         "ValidBlocks",
         "InvalidBlocks",

@@ -9,6 +9,7 @@
 //! Architecture invariant: no file I/O and no printing; timings are measured here, judged
 //! elsewhere.
 
+mod eip7610;
 mod env;
 mod error;
 mod lifecycle;
@@ -21,6 +22,7 @@ pub mod spec;
 mod system;
 mod worker_db;
 
+pub use eip7610::{Eip7610Journal, StorageProbe};
 pub use env::{tx_env, BlockEnvs};
 pub use error::{ExecError, TxLabel};
 pub use lifecycle::{events_of, Lifecycle, LifecycleEvent};

@@ -18,9 +18,9 @@ use gigagas_data::PreState;
 use gigagas_verify::{check_tx_against_bal, count_writes_per_index, BalViolation};
 use revm::{
     context::ContextTr,
-    handler::{instructions::EthInstructions, MainBuilder, MainContext},
+    handler::{instructions::EthInstructions, MainBuilder},
     state::bal::Bal,
-    Context, ExecuteEvm,
+    ExecuteEvm,
 };
 use std::{
     collections::BTreeMap,
@@ -187,11 +187,9 @@ pub fn execute_mega(
             return;
         }
         let db = WorkerDb::new(pre_state, plan.bal.clone(), &plan.lifecycle);
-        let mut evm = Context::mainnet()
-            .with_db(db)
-            .with_block(blocks[0].envs.block.clone())
-            .with_cfg(blocks[0].envs.cfg.clone())
-            .build_mainnet();
+        let mut evm =
+            crate::eip7610::context(db, blocks[0].envs.block.clone(), blocks[0].envs.cfg.clone())
+                .build_mainnet();
         loop {
             let k = cursor.fetch_add(1, Ordering::Relaxed);
             if k >= n || abort.load(Ordering::Relaxed) {

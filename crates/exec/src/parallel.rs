@@ -17,12 +17,12 @@ use revm::{
     context::{result::EVMError, ContextTr},
     database::{CacheState, State},
     database_interface::{bal::EvmDatabaseError, DatabaseCommit},
-    handler::{MainBuilder, MainContext},
+    handler::MainBuilder,
     state::{
         bal::{Bal, BalError},
         EvmState,
     },
-    Context, ExecuteEvm,
+    ExecuteEvm,
 };
 use std::{
     sync::{
@@ -167,10 +167,7 @@ pub fn execute_parallel(
             return;
         }
         let db = WorkerDb::new(pre_state, plan.bal.clone(), &plan.lifecycle);
-        let mut evm = Context::mainnet()
-            .with_db(db)
-            .with_block(block.envs.block.clone())
-            .with_cfg(block.envs.cfg.clone())
+        let mut evm = crate::eip7610::context(db, block.envs.block.clone(), block.envs.cfg.clone())
             .build_mainnet();
         loop {
             let k = cursor.fetch_add(1, Ordering::Relaxed);

@@ -9,8 +9,7 @@ use revm::{
     context::ContextTr,
     database::{CacheState, State},
     handler::MainBuilder,
-    handler::MainContext,
-    Context, ExecuteCommitEvm, ExecuteEvm,
+    ExecuteCommitEvm, ExecuteEvm,
 };
 use std::time::Instant;
 
@@ -73,11 +72,9 @@ pub fn execute_sequential(
     let mut tx_gas_spent = Vec::with_capacity(block.txs.len());
     let mut cumulative = 0u64;
     {
-        let mut evm = Context::mainnet()
-            .with_db(&mut state)
-            .with_block(block.envs.block.clone())
-            .with_cfg(block.envs.cfg.clone())
-            .build_mainnet();
+        let mut evm =
+            crate::eip7610::context(&mut state, block.envs.block.clone(), block.envs.cfg.clone())
+                .build_mainnet();
         for (i, tx) in block.txs.iter().enumerate() {
             let t0 = Instant::now();
             let index = BlockAccessIndex::from_tx_index(i as u64);

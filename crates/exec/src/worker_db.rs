@@ -188,3 +188,19 @@ where
             .map_err(EvmDatabaseError::Database)
     }
 }
+
+impl<DB: DatabaseRef + crate::StorageProbe> crate::StorageProbe for WorkerDb<'_, DB> {
+    fn has_storage(&self, address: Address) -> bool {
+        // An account destroyed earlier in the block (EIP-161 clearing, SELFDESTRUCT) lost its
+        // storage; without code nothing can have written it since.
+        if let Some(lifecycle) = self.lifecycle {
+            if lifecycle
+                .last_destroyed_before(&address, self.index())
+                .is_some()
+            {
+                return false;
+            }
+        }
+        self.pre_state.has_storage(address)
+    }
+}
