@@ -86,6 +86,25 @@ struct RunArgs {
     /// cut into chunks of K; blocks without a consecutive neighbour run alone.
     #[arg(long, value_name = "K")]
     mega: Option<usize>,
+    /// Run the whole block pipeline (recover → execute → verify → write → root) with this
+    /// state root after each block: none, serial or parallel. Prints each stage's time, the
+    /// end-to-end Mgas/s and the pipeline's bound. On complete states (generated chains) the
+    /// root must equal the header's; on touched-only pre-states (mainnet data) it is the root
+    /// of that partial state and is not compared.
+    #[arg(long, value_name = "MODE")]
+    root: Option<gigagas_engine::RootMode>,
+    /// With the pipeline: overlap stages across blocks (on, the default) or run each block's
+    /// stages back to back (off, for the comparison).
+    #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
+    pipeline: Option<bool>,
+}
+
+fn parse_on_off(s: &str) -> Result<bool, String> {
+    match s {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(format!("expected on or off, got {s:?}")),
+    }
 }
 
 #[derive(Args)]
@@ -698,6 +717,18 @@ fn cmd_run(args: RunArgs) -> Result<()> {
     let options = RunOptions::from_args(&args)?;
     let dataset = load(&args.data)?;
     let mode = options.mode;
+    if args.root.is_some() || args.pipeline.is_some() {
+        if options.mega.is_some() {
+            bail!("--mega and --root/--pipeline cannot be combined yet (the pipeline runs one block per unit)");
+        }
+        let pipeline = gigagas_engine::PipelineOptions {
+            mode,
+            root: args.root.unwrap_or(gigagas_engine::RootMode::None),
+            overlap: args.pipeline.unwrap_or(true),
+            threads: mode.threads(),
+        };
+        return run_pipeline(&dataset, &pipeline);
+    }
     if let (Some(k), Mode::Parallel { threads, scheduler }) = (options.mega, mode) {
         return run_mega_blocks(&dataset, k, threads, scheduler);
     }
@@ -737,6 +768,66 @@ fn cmd_run(args: RunArgs) -> Result<()> {
         gas as f64 / 1e6,
         nanos as f64 / 1e6,
         gas as f64 / nanos.max(1) as f64 * 1e3
+    );
+    Ok(())
+}
+
+/// `run --root/--pipeline`: every block through the engine's pipeline; a per-block timeline
+/// and the per-stage totals.
+fn run_pipeline(dataset: &Dataset, options: &gigagas_engine::PipelineOptions) -> Result<()> {
+    let pool = match options.mode {
+        Mode::Parallel { threads, .. } => Some(WorkerPool::new(threads)),
+        Mode::Sequential => None,
+    };
+    let cases = prepare_all(dataset)?;
+    let run = gigagas_engine::run_pipeline(&cases, options, pool.as_ref())?;
+    let ms = |ns: u64| ns as f64 / 1e6;
+    for b in &run.blocks {
+        let stage = |s: &str| b.stages.get(s).map_or(0.0, |span| ms(span.nanos()));
+        let root = match (b.state_root, b.root_checked) {
+            (Some(r), true) => format!("root {r} = header"),
+            (Some(r), false) => format!("root {r} (partial pre-state: not compared)"),
+            (None, _) => String::new(),
+        };
+        println!(
+            "block {:>9} {:>5} txs {:>7.2} Mgas  recover {:>7.3}  execute {:>8.3}  verify {:>7.3}  write {:>7.3}  root {:>8.3} ms  {root}",
+            b.number,
+            b.txs,
+            b.gas as f64 / 1e6,
+            stage("recover"),
+            stage("execute"),
+            stage("verify"),
+            stage("write"),
+            stage("root"),
+        );
+    }
+    let phases = run.phases_ns();
+    let total: u64 = phases.values().sum();
+    let shares: Vec<String> = gigagas_engine::STAGES
+        .iter()
+        .map(|s| {
+            let ns = phases[s];
+            format!(
+                "{s} {:.1} ms ({:.0}%)",
+                ms(ns),
+                ns as f64 / total.max(1) as f64 * 100.0
+            )
+        })
+        .collect();
+    println!("stages (busy, summed over blocks): {}", shares.join(", "));
+    let exec_ns = phases["execute"];
+    println!(
+        "total: {} blocks, {:.1} Mgas verified ({}, root {}, pipeline {}) in {:.1} ms: end-to-end {:.0} Mgas/s (execution alone {:.0} Mgas/s); {:.0}% of the pipeline bound ({:.1} ms)",
+        run.blocks.len(),
+        run.gas() as f64 / 1e6,
+        run.mode,
+        run.root.name(),
+        if run.overlap { "on" } else { "off" },
+        ms(run.wall_ns),
+        run.e2e_mgas_per_s(),
+        run.gas() as f64 / exec_ns.max(1) as f64 * 1e3,
+        run.percent_of_bound(),
+        ms(run.bound_ns()),
     );
     Ok(())
 }

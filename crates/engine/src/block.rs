@@ -1,0 +1,270 @@
+//! The verified block: preparing a block (sender recovery, the sequential baseline that
+//! builds the BAL, header and state-root checks, the parallel plan) and one verified run of
+//! it in either mode.
+
+use gigagas_data::BlockInput;
+use gigagas_exec::{
+    execute_parallel, execute_sequential, recover_senders, spec, ExecError, ParallelPlan,
+    PreparedBlock, Scheduler, SequentialRun, WorkerPool,
+};
+use gigagas_verify::{
+    bal_divergence, check_against_header, compare_receipts, BalViolation, HeaderCheck, TxReceipt,
+    VerifyError,
+};
+use std::time::Instant;
+
+/// A block prepared for measurement: its verified sequential baseline and parallel plan.
+#[derive(Debug)]
+pub struct BlockCase<'a> {
+    /// Environment and transaction environments.
+    pub prepared: PreparedBlock<'a>,
+    /// The sequential run that built the BAL (verified against the header).
+    pub baseline: SequentialRun,
+    /// The validated BAL for parallel runs.
+    pub plan: ParallelPlan,
+    /// Sender recovery wall time, ns.
+    pub recover_nanos: u64,
+    /// BAL validation and indexing time, ns.
+    pub bal_prepare_nanos: u64,
+    /// Which header values were checked.
+    pub header_check: HeaderCheck,
+    /// Whether the header's state root was recomputed and matched (complete pre-states only).
+    pub state_root_checked: bool,
+}
+
+impl BlockCase<'_> {
+    /// Block number.
+    pub fn number(&self) -> u64 {
+        self.prepared.number()
+    }
+
+    /// Fork name.
+    pub fn fork(&self) -> &'static str {
+        spec::spec_name(self.prepared.envs.spec)
+    }
+}
+
+/// Recovers senders, runs the sequential baseline (building the BAL), verifies it against the
+/// header and prepares the BAL for parallel execution.
+pub fn prepare(input: &BlockInput) -> Result<BlockCase<'_>, ExecError> {
+    let t0 = Instant::now();
+    let senders = recover_senders(input)?;
+    let recover_nanos = t0.elapsed().as_nanos() as u64;
+    let prepared = PreparedBlock::new(input, &senders)?;
+    let baseline = execute_sequential(&prepared, &input.pre_state)?;
+    let header_check =
+        check_against_header(&input.header, &baseline.receipts, prepared.header_rules())?;
+    let state_root_checked = input.complete_state;
+    if state_root_checked {
+        check_state_root(input, &baseline)?;
+    }
+    // A block that ships its BAL (generated Amsterdam chains) runs in parallel from *that*
+    // list, which must equal the one sequential execution builds.
+    let access = match &input.access_list {
+        Some(shipped) => {
+            if alloy_eip7928::compute_block_access_list_hash(shipped) != baseline.access.hash() {
+                let what = bal_divergence(shipped, &baseline.access.bal)
+                    .unwrap_or_else(|| "hash differs".into());
+                return Err(ExecError::Verify(gigagas_verify::VerifyError::Bal {
+                    block: input.number(),
+                    violation: Box::new(BalViolation::RebuiltDiffers(format!(
+                        "the block's BAL differs from sequential execution: {what}"
+                    ))),
+                }));
+            }
+            gigagas_exec::BlockAccess {
+                bal: shipped.clone(),
+                lifecycle: baseline.access.lifecycle.clone(),
+            }
+        }
+        None => baseline.access.clone(),
+    };
+    let t1 = Instant::now();
+    let weights = baseline.receipts.iter().map(|r| r.gas_used).collect();
+    let plan = ParallelPlan::new(input.number(), &access, prepared.txs.len(), Some(weights))?;
+    Ok(BlockCase {
+        prepared,
+        baseline,
+        plan,
+        recover_nanos,
+        bal_prepare_nanos: t1.elapsed().as_nanos() as u64,
+        header_check,
+        state_root_checked,
+    })
+}
+
+/// On a complete pre-state, the post-state root of the verified sequential run must equal the
+/// header's `stateRoot` (computed from scratch; outside every timed region).
+fn check_state_root(input: &BlockInput, run: &SequentialRun) -> Result<(), ExecError> {
+    let post = gigagas_state::apply_changes(&input.pre_state, &run.post);
+    let root = gigagas_state::state_root(&post);
+    if root != input.header.state_root {
+        return Err(ExecError::Verify(VerifyError::Header {
+            block: input.number(),
+            field: "state_root",
+            expected: input.header.state_root.to_string(),
+            actual: root.to_string(),
+        }));
+    }
+    Ok(())
+}
+
+/// One execution mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Mode {
+    /// The sequential baseline.
+    Sequential,
+    /// BAL-parallel on `threads` workers with `scheduler`.
+    Parallel {
+        /// Worker threads.
+        threads: usize,
+        /// Dispatch order.
+        scheduler: Scheduler,
+    },
+}
+
+impl Mode {
+    /// Worker threads (1 for sequential).
+    pub fn threads(&self) -> usize {
+        match self {
+            Self::Sequential => 1,
+            Self::Parallel { threads, .. } => *threads,
+        }
+    }
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Sequential => f.write_str("sequential"),
+            Self::Parallel { threads, scheduler } => write!(f, "parallel/{threads}t/{scheduler}"),
+        }
+    }
+}
+
+/// Where sender recovery happens in a measured run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Recovery {
+    /// Senders recovered in advance; not part of the timed execution (the research setting).
+    Pre,
+    /// Each sender recovered inside execution, by the thread that runs the transaction.
+    Inline,
+}
+
+impl Recovery {
+    /// Name as used on the command line and in the JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Pre => "pre",
+            Self::Inline => "inline",
+        }
+    }
+}
+
+impl std::str::FromStr for Recovery {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "pre" => Ok(Self::Pre),
+            "inline" => Ok(Self::Inline),
+            _ => Err(format!(
+                "unknown sender recovery {s:?} (expected pre or inline)"
+            )),
+        }
+    }
+}
+
+/// Timings of one verified run of one block.
+#[derive(Debug, Clone)]
+pub struct BlockRun {
+    /// Execution wall time (the throughput figure), ns.
+    pub exec_nanos: u64,
+    /// The serial tail of `exec_nanos` after the workers (parallel only), ns.
+    pub serial_nanos: u64,
+    /// Canonical commit + BAL rebuild (parallel only), ns.
+    pub commit_nanos: u64,
+    /// Verification time, ns.
+    pub verify_nanos: u64,
+    /// Per-transaction execution times, ns.
+    pub tx_nanos: Vec<u64>,
+}
+
+/// Runs `case` once in `mode` (a parallel mode needs `pool` with the right thread count) and
+/// verifies the result: header values, and per transaction against the sequential baseline.
+pub fn run_block(
+    case: &BlockCase<'_>,
+    mode: Mode,
+    pool: Option<&WorkerPool>,
+) -> Result<BlockRun, ExecError> {
+    run_block_with(case, mode, Recovery::Pre, pool)
+}
+
+/// [`run_block`] with a choice of where sender recovery happens.
+pub fn run_block_with(
+    case: &BlockCase<'_>,
+    mode: Mode,
+    recovery: Recovery,
+    pool: Option<&WorkerPool>,
+) -> Result<BlockRun, ExecError> {
+    let input = case.prepared.input;
+    let inline;
+    let prepared = match recovery {
+        Recovery::Pre => &case.prepared,
+        Recovery::Inline => {
+            inline = PreparedBlock {
+                inline_recovery: true,
+                ..case.prepared.clone()
+            };
+            &inline
+        }
+    };
+    let verify = |receipts: &[TxReceipt]| -> Result<u64, ExecError> {
+        let t0 = Instant::now();
+        compare_receipts(input.number(), &case.baseline.receipts, receipts)?;
+        check_against_header(&input.header, receipts, case.prepared.header_rules())?;
+        Ok(t0.elapsed().as_nanos() as u64)
+    };
+    match mode {
+        Mode::Sequential => {
+            let run = execute_sequential(prepared, &input.pre_state)?;
+            let mut verify_nanos = verify(&run.receipts)?;
+            let t0 = Instant::now();
+            if run.access != case.baseline.access {
+                let what = bal_divergence(&case.baseline.access.bal, &run.access.bal)
+                    .unwrap_or_else(|| "lifecycle records differ".into());
+                return Err(ExecError::Verify(VerifyError::Bal {
+                    block: input.number(),
+                    violation: Box::new(BalViolation::RebuiltDiffers(format!(
+                        "sequential re-run is not deterministic: {what}"
+                    ))),
+                }));
+            }
+            verify_nanos += t0.elapsed().as_nanos() as u64;
+            Ok(BlockRun {
+                exec_nanos: run.exec_nanos,
+                serial_nanos: 0,
+                commit_nanos: 0,
+                verify_nanos,
+                tx_nanos: run.tx_nanos,
+            })
+        }
+        Mode::Parallel { threads, scheduler } => {
+            let pool =
+                pool.filter(|p| p.threads() == threads)
+                    .ok_or_else(|| ExecError::Unsupported {
+                        block: input.number(),
+                        what: format!("no worker pool with {threads} threads"),
+                    })?;
+            let run = execute_parallel(prepared, &input.pre_state, &case.plan, pool, scheduler)?;
+            let verify_nanos = verify(&run.receipts)?;
+            Ok(BlockRun {
+                exec_nanos: run.exec_nanos,
+                serial_nanos: run.serial_nanos,
+                commit_nanos: run.commit_nanos,
+                verify_nanos,
+                tx_nanos: run.tx_nanos,
+            })
+        }
+    }
+}

@@ -1,0 +1,19 @@
+//! The engine: the one home of the verified-block pipeline.
+//!
+//! A block goes through named stages, as in any client: **recover** senders, **execute**
+//! (sequential, building the BAL, or parallel from the BAL), **verify** (header values,
+//! per-transaction equality with the baseline, the BAL), **write** (apply the block's changes
+//! to the state) and **root** (the state root of the result, serial or parallel). [`block`]
+//! prepares a block and runs it once, verified; [`pipeline`] runs a chain of prepared blocks
+//! through the stages, back to back or overlapped across blocks, and times every stage.
+//!
+//! Architecture invariant: a time is recorded only for a run that verified; an error stops
+//! the pipeline at the failing block, and nothing after it is accepted.
+
+pub mod block;
+pub mod pipeline;
+
+pub use block::{prepare, run_block, run_block_with, BlockCase, BlockRun, Mode, Recovery};
+pub use pipeline::{
+    run_pipeline, BlockTimeline, PipelineOptions, PipelineRun, RootMode, StageSpan, STAGES,
+};

@@ -1,0 +1,480 @@
+//! The block pipeline: recover → execute → verify → write → root, per block, either back to
+//! back (`overlap: false`) or as three overlapped stage threads joined by bounded queues
+//! (`overlap: true`): the senders of block N+1 are recovered while block N executes, and the
+//! state of block N is written and hashed while block N+1 executes.
+//!
+//! Every stage of every block is timed (start and end on one clock), so the report can show
+//! a timeline, each stage's share, the end-to-end throughput and the pipeline's own bound:
+//! `wall ≥ max(process CPU time / threads, the busiest stage's total, the longest block)`
+//! — a stage handles one block at a time, and one block's stages depend on each other.
+//!
+//! Prefetch is a named stage with nothing to do while the state is in memory; it is reported
+//! as zero rather than hidden.
+
+use crate::block::{BlockCase, Mode};
+use alloy_primitives::B256;
+use gigagas_data::PreState;
+use gigagas_exec::{
+    execute_parallel, execute_sequential, recover_senders, ExecError, PreparedBlock, WorkerPool,
+};
+use gigagas_verify::{bal_divergence, check_against_header, compare_receipts, BalViolation};
+use gigagas_verify::{TxReceipt, VerifyError};
+use revm::database::CacheState;
+use std::{
+    collections::BTreeMap,
+    sync::mpsc::{sync_channel, Receiver, SyncSender},
+    time::Instant,
+};
+
+/// Stage names, in pipeline order (the keys of [`PipelineRun::phases_ns`]).
+pub const STAGES: [&str; 6] = ["recover", "prefetch", "execute", "verify", "write", "root"];
+
+/// Which state root the pipeline computes after each block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RootMode {
+    /// No root: the pure-execution condition.
+    None,
+    /// The root on one thread.
+    Serial,
+    /// Storage tries hashed in parallel on the thread budget, then the account trie.
+    Parallel,
+}
+
+impl RootMode {
+    /// Name as used on the command line and in the JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Serial => "serial",
+            Self::Parallel => "parallel",
+        }
+    }
+}
+
+impl std::str::FromStr for RootMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "none" => Ok(Self::None),
+            "serial" => Ok(Self::Serial),
+            "parallel" => Ok(Self::Parallel),
+            _ => Err(format!(
+                "unknown root mode {s:?} (expected none, serial or parallel)"
+            )),
+        }
+    }
+}
+
+/// How [`run_pipeline`] runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PipelineOptions {
+    /// Execution mode (a parallel mode needs a worker pool with its thread count).
+    pub mode: Mode,
+    /// State root after each block.
+    pub root: RootMode,
+    /// Overlap stages across blocks (`false`: each block's stages back to back).
+    pub overlap: bool,
+    /// The thread budget: the worker pool's size, and the size of the pool that recovers
+    /// senders and hashes the parallel root.
+    pub threads: usize,
+}
+
+/// Start and end of one stage of one block, ns since the pipeline started.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct StageSpan {
+    /// Start, ns.
+    pub start_ns: u64,
+    /// End, ns.
+    pub end_ns: u64,
+}
+
+impl StageSpan {
+    /// Duration, ns.
+    pub fn nanos(&self) -> u64 {
+        self.end_ns.saturating_sub(self.start_ns)
+    }
+}
+
+/// One block's way through the pipeline.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BlockTimeline {
+    /// Block number.
+    pub number: u64,
+    /// Gas used.
+    pub gas: u64,
+    /// Transactions.
+    pub txs: usize,
+    /// Span of each stage that ran (keys from [`STAGES`]).
+    pub stages: BTreeMap<&'static str, StageSpan>,
+    /// The state root computed (with a root mode other than `none`).
+    pub state_root: Option<B256>,
+    /// Whether that root was compared with the header's and matched (complete states only;
+    /// a touched-only pre-state gives the root of that partial state, not compared).
+    pub root_checked: bool,
+}
+
+/// A verified pipeline run.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PipelineRun {
+    /// Execution mode name.
+    pub mode: String,
+    /// Root mode.
+    pub root: RootMode,
+    /// Whether stages overlapped.
+    pub overlap: bool,
+    /// Thread budget.
+    pub threads: usize,
+    /// Every block, in order.
+    pub blocks: Vec<BlockTimeline>,
+    /// Wall time of the whole run, ns.
+    pub wall_ns: u64,
+    /// Process CPU time (user + system) during the run, ns; `None` where unreadable.
+    pub cpu_ns: Option<u64>,
+}
+
+impl PipelineRun {
+    /// Gas of all blocks.
+    pub fn gas(&self) -> u64 {
+        self.blocks.iter().map(|b| b.gas).sum()
+    }
+
+    /// End-to-end throughput: gas / wall time of the whole pipeline, Mgas/s.
+    pub fn e2e_mgas_per_s(&self) -> f64 {
+        self.gas() as f64 / self.wall_ns.max(1) as f64 * 1e3
+    }
+
+    /// Busy time of each stage summed over blocks, ns (every key of [`STAGES`]).
+    pub fn phases_ns(&self) -> BTreeMap<&'static str, u64> {
+        let mut phases: BTreeMap<&'static str, u64> = STAGES.iter().map(|s| (*s, 0)).collect();
+        for b in &self.blocks {
+            for (stage, span) in &b.stages {
+                *phases.entry(stage).or_default() += span.nanos();
+            }
+        }
+        phases
+    }
+
+    /// The pipeline's lower bound on wall time, ns: the largest of the process CPU time over
+    /// the thread budget, the busiest stage's total (a stage handles one block at a time) and
+    /// the longest block (its stages depend on each other).
+    pub fn bound_ns(&self) -> u64 {
+        let busiest_stage = self.phases_ns().values().copied().max().unwrap_or(0);
+        let longest_block = self
+            .blocks
+            .iter()
+            .map(|b| b.stages.values().map(StageSpan::nanos).sum::<u64>())
+            .max()
+            .unwrap_or(0);
+        let cpu = self.cpu_ns.unwrap_or(0) / self.threads.max(1) as u64;
+        busiest_stage.max(longest_block).max(cpu)
+    }
+
+    /// Bound / wall, percent (how close the run came to its bound).
+    pub fn percent_of_bound(&self) -> f64 {
+        self.bound_ns() as f64 / self.wall_ns.max(1) as f64 * 100.0
+    }
+}
+
+/// Process CPU time (user + system) so far, from `/proc/self/stat`; `None` elsewhere.
+fn process_cpu_ns() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which is in parentheses and may hold spaces).
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    // The kernel's USER_HZ is 100 on every Linux architecture gigagas targets.
+    Some((utime + stime) * 10_000_000)
+}
+
+/// The clock every span is read from.
+struct Clock(Instant);
+
+impl Clock {
+    fn now(&self) -> u64 {
+        self.0.elapsed().as_nanos() as u64
+    }
+
+    /// Runs `f`, returning its result and its span.
+    fn time<T>(&self, f: impl FnOnce() -> T) -> (T, StageSpan) {
+        let start_ns = self.now();
+        let out = f();
+        (
+            out,
+            StageSpan {
+                start_ns,
+                end_ns: self.now(),
+            },
+        )
+    }
+}
+
+/// Stage 1 output: the block's transactions with their recovered senders.
+struct Recovered<'a> {
+    index: usize,
+    prepared: PreparedBlock<'a>,
+    recover: StageSpan,
+}
+
+/// Stage 2 output: the verified block's changes.
+struct Executed {
+    index: usize,
+    post: CacheState,
+    recover: StageSpan,
+    execute: StageSpan,
+    verify: StageSpan,
+}
+
+fn recover_stage<'a>(
+    case: &BlockCase<'a>,
+    index: usize,
+    clock: &Clock,
+    budget: &rayon::ThreadPool,
+) -> Result<Recovered<'a>, ExecError> {
+    let input = case.prepared.input;
+    let (prepared, recover) = clock.time(|| {
+        budget.install(|| {
+            let senders = recover_senders(input)?;
+            PreparedBlock::new(input, &senders)
+        })
+    });
+    Ok(Recovered {
+        index,
+        prepared: prepared?,
+        recover,
+    })
+}
+
+fn execute_stage(
+    case: &BlockCase<'_>,
+    rec: Recovered<'_>,
+    options: &PipelineOptions,
+    pool: Option<&WorkerPool>,
+    clock: &Clock,
+) -> Result<Executed, ExecError> {
+    let input = case.prepared.input;
+    let number = input.number();
+    let pre = &*input.pre_state;
+    let (out, execute) = clock.time(|| -> Result<_, ExecError> {
+        Ok(match options.mode {
+            Mode::Sequential => {
+                let run = execute_sequential(&rec.prepared, pre)?;
+                (run.receipts, run.post, Some(run.access))
+            }
+            Mode::Parallel { threads, scheduler } => {
+                let pool = pool.filter(|p| p.threads() == threads).ok_or_else(|| {
+                    ExecError::Unsupported {
+                        block: number,
+                        what: format!("no worker pool with {threads} threads"),
+                    }
+                })?;
+                let run = execute_parallel(&rec.prepared, pre, &case.plan, pool, scheduler)?;
+                (run.receipts, run.post, None)
+            }
+        })
+    });
+    let (receipts, post, access) = out?;
+    let (checked, verify) = clock.time(|| verify_block(case, &receipts, access.as_ref()));
+    checked?;
+    Ok(Executed {
+        index: rec.index,
+        post,
+        recover: rec.recover,
+        execute,
+        verify,
+    })
+}
+
+/// The verify stage: receipts equal to the baseline's, header values, and (sequential) the
+/// rebuilt BAL equal to the baseline's. The parallel path checked every transaction against
+/// the BAL and rebuilt it inside execution.
+fn verify_block(
+    case: &BlockCase<'_>,
+    receipts: &[TxReceipt],
+    access: Option<&gigagas_exec::BlockAccess>,
+) -> Result<(), ExecError> {
+    let input = case.prepared.input;
+    compare_receipts(input.number(), &case.baseline.receipts, receipts)?;
+    check_against_header(&input.header, receipts, case.prepared.header_rules())?;
+    if let Some(access) = access {
+        if *access != case.baseline.access {
+            let what = bal_divergence(&case.baseline.access.bal, &access.bal)
+                .unwrap_or_else(|| "lifecycle records differ".into());
+            return Err(ExecError::Verify(VerifyError::Bal {
+                block: input.number(),
+                violation: Box::new(BalViolation::RebuiltDiffers(format!(
+                    "sequential re-run is not deterministic: {what}"
+                ))),
+            }));
+        }
+    }
+    Ok(())
+}
+
+/// The write and root stages: the block's changes applied to its pre-state, then (unless
+/// `RootMode::None`) the root of the result, compared with the header's on complete states.
+fn commit_stage(
+    case: &BlockCase<'_>,
+    done: Executed,
+    options: &PipelineOptions,
+    clock: &Clock,
+    budget: &rayon::ThreadPool,
+    serial: &rayon::ThreadPool,
+) -> Result<BlockTimeline, ExecError> {
+    let input = case.prepared.input;
+    let (post_state, write): (PreState, _) =
+        clock.time(|| gigagas_state::apply_changes(&input.pre_state, &done.post));
+    let mut stages = BTreeMap::from([
+        ("recover", done.recover),
+        (
+            "prefetch",
+            StageSpan {
+                start_ns: done.recover.end_ns,
+                end_ns: done.recover.end_ns,
+            },
+        ),
+        ("execute", done.execute),
+        ("verify", done.verify),
+        ("write", write),
+    ]);
+    let (mut state_root, mut root_checked) = (None, false);
+    if options.root != RootMode::None {
+        let pool = if options.root == RootMode::Serial {
+            serial
+        } else {
+            budget
+        };
+        let (root, span) = clock.time(|| pool.install(|| gigagas_state::state_root(&post_state)));
+        stages.insert("root", span);
+        if input.complete_state {
+            if root != input.header.state_root {
+                return Err(ExecError::Verify(VerifyError::Header {
+                    block: input.number(),
+                    field: "state_root",
+                    expected: input.header.state_root.to_string(),
+                    actual: root.to_string(),
+                }));
+            }
+            root_checked = true;
+        }
+        state_root = Some(root);
+    }
+    let _ = done.index;
+    Ok(BlockTimeline {
+        number: input.number(),
+        gas: input.gas_used(),
+        txs: input.transactions.len(),
+        stages,
+        state_root,
+        root_checked,
+    })
+}
+
+/// Runs `cases` (consecutive prepared blocks) through the pipeline. A parallel mode needs
+/// `pool` with `options.threads` workers. The first error, in block order, stops the run:
+/// no block after it is written or hashed.
+pub fn run_pipeline(
+    cases: &[BlockCase<'_>],
+    options: &PipelineOptions,
+    pool: Option<&WorkerPool>,
+) -> Result<PipelineRun, ExecError> {
+    let threads = options.threads.max(1);
+    let build = |n: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .map_err(|e| ExecError::Unsupported {
+                block: cases.first().map_or(0, BlockCase::number),
+                what: format!("cannot start a {n}-thread pool: {e}"),
+            })
+    };
+    let budget = build(threads)?;
+    let serial = build(1)?;
+    let clock = Clock(Instant::now());
+    let cpu0 = process_cpu_ns();
+    let blocks = if options.overlap {
+        overlapped(cases, options, pool, &clock, &budget, &serial)?
+    } else {
+        let mut blocks = Vec::with_capacity(cases.len());
+        for (i, case) in cases.iter().enumerate() {
+            let rec = recover_stage(case, i, &clock, &budget)?;
+            let done = execute_stage(case, rec, options, pool, &clock)?;
+            blocks.push(commit_stage(case, done, options, &clock, &budget, &serial)?);
+        }
+        blocks
+    };
+    let wall_ns = clock.now();
+    let cpu_ns = cpu0.zip(process_cpu_ns()).map(|(a, b)| b.saturating_sub(a));
+    Ok(PipelineRun {
+        mode: options.mode.to_string(),
+        root: options.root,
+        overlap: options.overlap,
+        threads,
+        blocks,
+        wall_ns,
+        cpu_ns,
+    })
+}
+
+/// Depth of the queues between stages: one block waiting per stage (back-pressure: a fast
+/// stage never runs more than one block ahead, so memory stays bounded).
+const QUEUE: usize = 1;
+
+fn overlapped(
+    cases: &[BlockCase<'_>],
+    options: &PipelineOptions,
+    pool: Option<&WorkerPool>,
+    clock: &Clock,
+    budget: &rayon::ThreadPool,
+    serial: &rayon::ThreadPool,
+) -> Result<Vec<BlockTimeline>, ExecError> {
+    std::thread::scope(|scope| {
+        let (to_exec, from_recover): (SyncSender<Recovered<'_>>, Receiver<_>) = sync_channel(QUEUE);
+        let (to_commit, from_exec): (SyncSender<Executed>, Receiver<_>) = sync_channel(QUEUE);
+        let recover = scope.spawn(move || -> Result<(), ExecError> {
+            for (i, case) in cases.iter().enumerate() {
+                let rec = recover_stage(case, i, clock, budget)?;
+                if to_exec.send(rec).is_err() {
+                    break; // a later stage stopped
+                }
+            }
+            Ok(())
+        });
+        let execute = scope.spawn(move || -> Result<(), ExecError> {
+            for rec in from_recover {
+                let done = execute_stage(&cases[rec.index], rec, options, pool, clock)?;
+                if to_commit.send(done).is_err() {
+                    break;
+                }
+            }
+            Ok(())
+        });
+        let mut blocks = Vec::with_capacity(cases.len());
+        let mut commit_error = None;
+        for done in from_exec {
+            match commit_stage(&cases[done.index], done, options, clock, budget, serial) {
+                Ok(b) => blocks.push(b),
+                Err(e) => {
+                    commit_error = Some(e);
+                    break;
+                }
+            }
+        }
+        // Dropping the receiver (end of loop) stops the stages above at their next send.
+        let join = |h: std::thread::ScopedJoinHandle<'_, Result<(), ExecError>>| {
+            h.join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        };
+        let executed = join(execute);
+        let recovered = join(recover);
+        // Errors in block order: a stage further down only saw earlier blocks.
+        if let Some(e) = commit_error {
+            return Err(e);
+        }
+        executed?;
+        recovered?;
+        Ok(blocks)
+    })
+}

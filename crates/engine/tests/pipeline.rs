@@ -1,0 +1,125 @@
+//! The block pipeline on a generated chain (a complete state, so every root is checked):
+//! overlapped and back-to-back runs, every root mode and both execution modes give the
+//! header's state roots; a wrong state root in a header stops the run at that block.
+
+use gigagas_engine::{prepare, run_pipeline, BlockCase, Mode, PipelineOptions, RootMode, STAGES};
+use gigagas_exec::{Scheduler, WorkerPool};
+use gigagas_gen::{generate, GenOptions, Workload};
+use proptest::prelude::*;
+use revm::primitives::hardfork::SpecId;
+use std::sync::OnceLock;
+
+fn chain() -> &'static gigagas_data::Dataset {
+    static DATA: OnceLock<gigagas_data::Dataset> = OnceLock::new();
+    DATA.get_or_init(|| {
+        let options = GenOptions {
+            workload: Workload::MainnetMix,
+            blocks: 5,
+            block_gas: 3_000_000,
+            seed: 9,
+            spec: SpecId::AMSTERDAM,
+            tx_gas_cap: Some(gigagas_gen::builder::EIP7825_TX_GAS_CAP),
+            senders: 12,
+            verify_threads: 2,
+            precompiles: Vec::new(),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        generate(&options, &|_| {})
+            .unwrap()
+            .write(dir.path())
+            .unwrap();
+        gigagas_data::load(&gigagas_data::DataSource::open(dir.path()).unwrap()).unwrap()
+    })
+}
+
+fn options(mode: Mode, root: RootMode, overlap: bool) -> PipelineOptions {
+    PipelineOptions {
+        mode,
+        root,
+        overlap,
+        threads: mode.threads(),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    /// Any mode, root mode and overlap: every block verified, each root the header's, every
+    /// stage timed inside the run.
+    #[test]
+    fn every_configuration_gives_the_header_roots(
+        threads in 1usize..=4,
+        parallel in any::<bool>(),
+        root in prop::sample::select(vec![RootMode::None, RootMode::Serial, RootMode::Parallel]),
+        overlap in any::<bool>(),
+    ) {
+        let data = chain();
+        let cases: Vec<BlockCase<'_>> = data.blocks.iter().map(|b| prepare(b).unwrap()).collect();
+        let mode = if parallel {
+            Mode::Parallel { threads, scheduler: Scheduler::GasUsed }
+        } else {
+            Mode::Sequential
+        };
+        let pool = parallel.then(|| WorkerPool::new(threads));
+        let run = run_pipeline(&cases, &options(mode, root, overlap), pool.as_ref()).unwrap();
+        prop_assert_eq!(run.blocks.len(), data.blocks.len());
+        for (b, input) in run.blocks.iter().zip(&data.blocks) {
+            prop_assert_eq!(b.number, input.number());
+            match root {
+                RootMode::None => prop_assert!(b.state_root.is_none()),
+                _ => {
+                    prop_assert_eq!(b.state_root, Some(input.header.state_root));
+                    prop_assert!(b.root_checked);
+                }
+            }
+            for span in b.stages.values() {
+                prop_assert!(span.start_ns <= span.end_ns && span.end_ns <= run.wall_ns);
+            }
+        }
+        let phases = run.phases_ns();
+        prop_assert_eq!(phases.len(), STAGES.len());
+        prop_assert!(run.bound_ns() <= run.wall_ns.max(run.cpu_ns.unwrap_or(0)));
+        prop_assert_eq!(run.gas(), data.total_gas());
+    }
+}
+
+/// A header whose state root was changed (and re-hashed, so the loader's hash check passes):
+/// `prepare` refuses it, and the pipeline refuses it at that block with both roots named,
+/// overlapped or not, committing none of the blocks after it.
+#[test]
+fn a_wrong_state_root_stops_the_run_at_its_block() {
+    let data = chain();
+    let mut blocks = data.blocks.clone();
+    let last = blocks.len() - 1;
+    let wrong = alloy_primitives::B256::repeat_byte(0xab);
+    blocks[last].header.state_root = wrong;
+    blocks[last].hash = blocks[last].header.hash_slow();
+    let e = prepare(&blocks[last]).unwrap_err().to_string();
+    assert!(
+        e.contains("state_root") && e.contains(&wrong.to_string()),
+        "{e}"
+    );
+
+    // The pipeline checks the root itself: give it the cases of the good blocks, with the
+    // last block's input swapped for the tampered one after preparing.
+    let mut cases: Vec<BlockCase<'_>> = data.blocks.iter().map(|b| prepare(b).unwrap()).collect();
+    cases[last].prepared.input = &blocks[last];
+    for overlap in [false, true] {
+        let pool = WorkerPool::new(2);
+        let mode = Mode::Parallel {
+            threads: 2,
+            scheduler: Scheduler::Ordered,
+        };
+        let e = run_pipeline(
+            &cases,
+            &options(mode, RootMode::Parallel, overlap),
+            Some(&pool),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains(&format!("block {}", blocks[last].number())) && e.contains("state_root"),
+            "{e}"
+        );
+    }
+}
