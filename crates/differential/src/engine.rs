@@ -3,11 +3,12 @@
 
 use crate::{scenario::Scenario, Outcome};
 use alloy_consensus::{proofs, Header, EMPTY_OMMER_ROOT_HASH};
+use alloy_eip7928::BlockAccessList;
 use alloy_primitives::{map::HashMap, Address, U256};
 use gigagas_data::{BlockInput, PreAccount, PreState, Transaction};
 use gigagas_exec::{
-    execute_parallel, execute_sequential, recover_senders, BlockEnvs, ExecError, ParallelPlan,
-    PreparedBlock, Scheduler, WorkerPool,
+    execute_parallel, execute_sequential, recover_senders, BlockAccess, BlockEnvs, ExecError,
+    ParallelPlan, PreparedBlock, Scheduler, WorkerPool,
 };
 use revm::{bytecode::Bytecode, primitives::hardfork::SpecId, state::AccountInfo};
 use std::sync::Arc;
@@ -51,7 +52,7 @@ pub fn block_input(scenario: &Scenario) -> BlockInput {
         timestamp: env.timestamp,
         mix_hash: env.prevrandao,
         base_fee_per_gas: Some(env.base_fee),
-        withdrawals_root: Some(proofs::calculate_withdrawals_root(&[])),
+        withdrawals_root: Some(proofs::calculate_withdrawals_root(&scenario.withdrawals)),
         blob_gas_used: Some(0),
         excess_blob_gas: Some(0),
         parent_beacon_block_root: Some(env.parent_beacon_block_root),
@@ -72,7 +73,7 @@ pub fn block_input(scenario: &Scenario) -> BlockInput {
                 .unwrap_or_default(),
             })
             .collect(),
-        withdrawals: Vec::new(),
+        withdrawals: scenario.withdrawals.clone(),
         ommers: Vec::new(),
         ommer_headers: Vec::new(),
         pre_state: Arc::new(pre_state(scenario)),
@@ -88,6 +89,21 @@ pub fn block_input(scenario: &Scenario) -> BlockInput {
 /// Runs `scenario` through both gigagas paths (parallel on `threads` workers), requires them
 /// to agree per transaction, and returns the parallel path's outcome.
 pub fn run(scenario: &Scenario, threads: usize) -> Result<Outcome, ExecError> {
+    run_detailed(scenario, threads).map(|d| d.outcome)
+}
+
+/// Both paths' result for a scenario, with the BAL (and lifecycle records) the sequential
+/// path built.
+#[derive(Debug, Clone)]
+pub struct Detailed {
+    /// The parallel path's outcome (the sequential path agreed with it).
+    pub outcome: Outcome,
+    /// The BAL the sequential path built.
+    pub access: BlockAccess,
+}
+
+/// Like [`run`], also returning the sequential path's BAL and lifecycle records.
+pub fn run_detailed(scenario: &Scenario, threads: usize) -> Result<Detailed, ExecError> {
     let input = block_input(scenario);
     let senders = recover_senders(&input)?;
     let prepared = PreparedBlock::with_envs(
@@ -124,13 +140,79 @@ pub fn run(scenario: &Scenario, threads: usize) -> Result<Outcome, ExecError> {
         }));
     }
     let amsterdam = scenario.spec.is_enabled_in(SpecId::AMSTERDAM);
-    Ok(Outcome {
-        state_root,
-        receipts_root: gigagas_verify::receipts_root(&parallel.receipts),
-        gas_used: gigagas_verify::block_gas_used(&parallel.receipts, prepared.header_rules()),
-        tx_gas: parallel.receipts.iter().map(|r| r.gas_used).collect(),
-        tx_success: parallel.receipts.iter().map(|r| r.success).collect(),
-        bal_hash: amsterdam.then(|| sequential.access.hash()),
-        bal: amsterdam.then(|| sequential.access.bal.clone()),
+    Ok(Detailed {
+        outcome: Outcome {
+            state_root,
+            receipts_root: gigagas_verify::receipts_root(&parallel.receipts),
+            gas_used: gigagas_verify::block_gas_used(&parallel.receipts, prepared.header_rules()),
+            tx_gas: parallel.receipts.iter().map(|r| r.gas_used).collect(),
+            tx_success: parallel.receipts.iter().map(|r| r.success).collect(),
+            bal_hash: amsterdam.then(|| sequential.access.hash()),
+            bal: amsterdam.then(|| sequential.access.bal.clone()),
+        },
+        access: sequential.access,
+    })
+}
+
+/// What each gigagas path made of a block that comes with a lying BAL.
+#[derive(Debug)]
+pub struct LieVerdict {
+    /// Sequential path: the BAL it built differs from the given one (`Some(what differs)`),
+    /// or `None` when it built exactly the given BAL (the lie was accepted).
+    pub sequential: Option<String>,
+    /// Parallel path fed the given BAL: `Err` is its rejection, `Ok` an acceptance.
+    pub parallel: Result<(), ExecError>,
+}
+
+/// Runs `scenario` with `given` as the block's BAL: the sequential path builds its own and
+/// compares; the parallel path plans from `given` (with the sequential run's lifecycle
+/// records) and executes in block order, so the lowest-index defect is the one reported.
+pub fn run_with_bal(
+    scenario: &Scenario,
+    given: &BlockAccessList,
+    threads: usize,
+) -> Result<LieVerdict, ExecError> {
+    let input = block_input(scenario);
+    let senders = recover_senders(&input)?;
+    let prepared = PreparedBlock::with_envs(
+        &input,
+        &senders,
+        BlockEnvs::with_spec(&input, scenario.spec),
+    );
+    let pre = &input.pre_state;
+    let sequential = execute_sequential(&prepared, pre)?;
+    let built = &sequential.access.bal;
+    let seq = if built == given {
+        None
+    } else {
+        let mut d = crate::compare::bal_differences(built, given, &[]);
+        if d.is_empty() {
+            // Same accounts, different list shape (order, duplicates).
+            d.push(format!(
+                "BAL hash built {} given {}",
+                alloy_eip7928::compute_block_access_list_hash(built),
+                alloy_eip7928::compute_block_access_list_hash(given)
+            ));
+        }
+        Some(d.join("; "))
+    };
+    let lying = BlockAccess {
+        bal: given.clone(),
+        lifecycle: sequential.access.lifecycle.clone(),
+    };
+    let n = input.transactions.len();
+    let parallel = ParallelPlan::new(input.number(), &lying, n, None).and_then(|plan| {
+        execute_parallel(
+            &prepared,
+            pre,
+            &plan,
+            &WorkerPool::new(threads),
+            Scheduler::Ordered,
+        )
+        .map(|_| ())
+    });
+    Ok(LieVerdict {
+        sequential: seq,
+        parallel,
     })
 }

@@ -106,6 +106,19 @@ fn q(n: impl std::fmt::LowerHex) -> String {
     format!("0x{n:x}")
 }
 
+fn e_withdrawals(scenario: &Scenario) -> Value {
+    Value::Array(
+        scenario
+            .withdrawals
+            .iter()
+            .map(|w| {
+                json!({"index": q(w.index), "validatorIndex": q(w.validator_index),
+                       "address": w.address.to_string(), "amount": q(w.amount)})
+            })
+            .collect(),
+    )
+}
+
 /// The scenario's `alloc.json`, `env.json` and `txs.rlp` as `t8n` reads them.
 fn inputs(scenario: &Scenario) -> (Value, Value, Value) {
     let alloc: serde_json::Map<String, Value> = scenario
@@ -135,7 +148,7 @@ fn inputs(scenario: &Scenario) -> (Value, Value, Value) {
         "currentExcessBlobGas": "0x0",
         "parentBeaconBlockRoot": e.parent_beacon_block_root.to_string(),
         "blockHashes": { (e.number - 1).to_string(): e.parent_hash.to_string() },
-        "withdrawals": [],
+        "withdrawals": e_withdrawals(scenario),
     });
     let mut rlp = Vec::new();
     alloy_rlp::encode_list(&scenario.transactions, &mut rlp);

@@ -13,9 +13,11 @@
 //! nothing here decides a result by itself — it reports what differs.
 
 pub mod compare;
+pub mod eip7928;
 pub mod engine;
 pub mod geth;
 pub mod scenario;
+pub mod suite;
 
 use alloy_eip7928::BlockAccessList;
 use alloy_primitives::B256;

@@ -49,6 +49,8 @@ pub struct Scenario {
     pub transactions: Vec<TxEnvelope>,
     /// What each transaction does (for messages).
     pub labels: Vec<&'static str>,
+    /// Withdrawals (EIP-4895), credited after the transactions.
+    pub withdrawals: Vec<alloy_eips::eip4895::Withdrawal>,
 }
 
 /// `SSTORE(calldata[0..32], calldata[32..64])`.
@@ -303,6 +305,7 @@ pub fn build(spec: SpecId) -> Scenario {
         },
         transactions,
         labels,
+        withdrawals: Vec::new(),
     }
 }
 
@@ -329,5 +332,12 @@ pub fn from_generated(
         },
         transactions: first.block.body.transactions.clone(),
         labels: vec!["generated"; first.block.body.transactions.len()],
+        withdrawals: first
+            .block
+            .body
+            .withdrawals
+            .as_ref()
+            .map(|w| w.to_vec())
+            .unwrap_or_default(),
     }
 }
