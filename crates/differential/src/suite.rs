@@ -140,7 +140,11 @@ pub fn run_case(case: &Case, evm: Option<&Path>, threads: usize) -> Row {
     let mut row = Row {
         scenario: case.name.clone(),
         source: case.file.to_owned(),
-        kind: if case.lie.is_some() { "invalid-bal" } else { "valid" },
+        kind: if case.lie.is_some() {
+            "invalid-bal"
+        } else {
+            "valid"
+        },
         sequential: String::new(),
         parallel: String::new(),
         geth: "not run".into(),
@@ -162,7 +166,8 @@ pub fn run_case(case: &Case, evm: Option<&Path>, threads: usize) -> Row {
     let unmet = eip7928::unmet(&case.expect, &bal, &detailed.outcome.tx_success);
     if !unmet.is_empty() {
         failed = true;
-        row.notes.extend(unmet.into_iter().map(|u| format!("expectation: {u}")));
+        row.notes
+            .extend(unmet.into_iter().map(|u| format!("expectation: {u}")));
     }
     match &case.lie {
         None => {
@@ -174,7 +179,8 @@ pub fn run_case(case: &Case, evm: Option<&Path>, threads: usize) -> Row {
             (lie.apply)(&mut lying);
             if lying == bal {
                 failed = true;
-                row.notes.push(format!("modifier {} changed nothing", lie.modifier));
+                row.notes
+                    .push(format!("modifier {} changed nothing", lie.modifier));
             }
             match engine::run_with_bal(&case.scenario, &lying, threads) {
                 Err(e) => {
@@ -201,15 +207,21 @@ pub fn run_case(case: &Case, evm: Option<&Path>, threads: usize) -> Row {
                                 row.parallel = format!("rejected: {violation}");
                             } else {
                                 failed = true;
-                                row.parallel = format!("rejected, but not naming {}: {violation}", lie.defect.describe());
+                                row.parallel = format!(
+                                    "rejected, but not naming {}: {violation}",
+                                    lie.defect.describe()
+                                );
                             }
                         }
-                        Err(e @ ExecError::Lifecycle { .. }) if lie.defect == eip7928::Defect::Any => {
+                        Err(e @ ExecError::Lifecycle { .. })
+                            if lie.defect == eip7928::Defect::Any =>
+                        {
                             row.parallel = format!("rejected: {}", exec_error_short(&e));
                         }
                         Err(e) => {
                             failed = true;
-                            row.parallel = format!("rejected for another reason: {}", exec_error_short(&e));
+                            row.parallel =
+                                format!("rejected for another reason: {}", exec_error_short(&e));
                         }
                     }
                     row.notes.push(format!("lie: {}", lie.modifier));
@@ -226,10 +238,11 @@ pub fn run_case(case: &Case, evm: Option<&Path>, threads: usize) -> Row {
             }
             Ok(theirs) => {
                 let ignore = scenario::eip8282_contracts();
-                let mut d: Vec<String> = differences(&detailed.outcome, &theirs, &case.scenario.labels, &ignore)
-                    .into_iter()
-                    .filter(|l| !l.starts_with("BAL hash"))
-                    .collect();
+                let mut d: Vec<String> =
+                    differences(&detailed.outcome, &theirs, &case.scenario.labels, &ignore)
+                        .into_iter()
+                        .filter(|l| !l.starts_with("BAL hash"))
+                        .collect();
                 let geth_bal: Vec<_> = theirs
                     .bal
                     .clone()
@@ -237,7 +250,9 @@ pub fn run_case(case: &Case, evm: Option<&Path>, threads: usize) -> Row {
                     .into_iter()
                     .filter(|a| !ignore.contains(&a.address))
                     .collect();
-                if Some(alloy_eip7928::compute_block_access_list_hash(&geth_bal)) != detailed.outcome.bal_hash {
+                if Some(alloy_eip7928::compute_block_access_list_hash(&geth_bal))
+                    != detailed.outcome.bal_hash
+                {
                     let extra = bal_differences(&bal, &geth_bal, &[]);
                     if extra.is_empty() {
                         d.push("BAL hash (without EIP-8282 accounts) differs".into());
@@ -248,7 +263,8 @@ pub fn run_case(case: &Case, evm: Option<&Path>, threads: usize) -> Row {
                 } else {
                     failed = true;
                     row.geth = "differs".into();
-                    row.notes.extend(d.into_iter().map(|x| format!("geth: {x}")));
+                    row.notes
+                        .extend(d.into_iter().map(|x| format!("geth: {x}")));
                 }
             }
         }
@@ -279,7 +295,11 @@ pub fn table(report: &Report) -> String {
                 s.chars().take(9).collect()
             }
         };
-        let notes: Vec<&String> = r.notes.iter().filter(|n| !n.starts_with("port:") && !n.starts_with("lie:")).collect();
+        let notes: Vec<&String> = r
+            .notes
+            .iter()
+            .filter(|n| !n.starts_with("port:") && !n.starts_with("lie:"))
+            .collect();
         out.push_str(&format!(
             "{:<78} {:<40} {:<9} {:<9} {:<8} {:?}{}\n",
             r.scenario,
@@ -288,9 +308,21 @@ pub fn table(report: &Report) -> String {
             short(&r.parallel),
             r.geth,
             r.result,
-            if notes.is_empty() { String::new() } else { format!(": {}", notes.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" | ")) }
+            if notes.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ": {}",
+                    notes
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" | ")
+                )
+            }
         ));
-        if r.result == Verdict::Failed && r.parallel.starts_with("rejected") && r.parallel.len() > 9 {
+        if r.result == Verdict::Failed && r.parallel.starts_with("rejected") && r.parallel.len() > 9
+        {
             out.push_str(&format!("    parallel: {}\n", r.parallel));
         }
     }

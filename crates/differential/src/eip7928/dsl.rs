@@ -3,9 +3,7 @@
 //! ported test reads like its Python original.
 
 use crate::scenario::{AllocAccount, BlockEnv, Scenario, CHAIN_ID};
-use alloy_consensus::{
-    SignableTransaction, TxEip1559, TxEip2930, TxEip7702, TxEnvelope, TxLegacy,
-};
+use alloy_consensus::{SignableTransaction, TxEip1559, TxEip2930, TxEip7702, TxEnvelope, TxLegacy};
 use alloy_eips::{
     eip2930::{AccessList, AccessListItem},
     eip4895::Withdrawal,
@@ -177,7 +175,18 @@ macro_rules! op {
 
 /// `CALL(gas, to, value, 0, 0, 0, 0)`.
 pub fn call(gas: impl Into<Arg>, to: Address, value: u64) -> Code {
-    op(opc::CALL, vec![gas.into(), to.into(), value.into(), 0u64.into(), 0u64.into(), 0u64.into(), 0u64.into()])
+    op(
+        opc::CALL,
+        vec![
+            gas.into(),
+            to.into(),
+            value.into(),
+            0u64.into(),
+            0u64.into(),
+            0u64.into(),
+            0u64.into(),
+        ],
+    )
 }
 
 /// A call-family opcode with no memory arguments: `CALL`/`CALLCODE` get a value argument,
@@ -207,7 +216,11 @@ pub fn mstore_code(code: &Code) -> Code {
     for (i, chunk) in code.0.chunks(32).enumerate() {
         let mut word = [0u8; 32];
         word[..chunk.len()].copy_from_slice(chunk);
-        out = out + op(opc::MSTORE, vec![(i as u64 * 32).into(), U256::from_be_bytes(word).into()]);
+        out = out
+            + op(
+                opc::MSTORE,
+                vec![(i as u64 * 32).into(), U256::from_be_bytes(word).into()],
+            );
     }
     out
 }
@@ -401,22 +414,39 @@ impl Builder {
     }
 
     /// `pre.deploy_contract(code, storage=..., balance=...)`.
-    pub fn contract_with(&mut self, code: Code, storage: &[(u64, u64)], balance: impl Wei) -> Address {
+    pub fn contract_with(
+        &mut self,
+        code: Code,
+        storage: &[(u64, u64)],
+        balance: impl Wei,
+    ) -> Address {
         self.next_contract += 1;
-        let address = Address::from_word(B256::from(U256::from(0x1000 * self.next_contract + 0xc0de_0000_0000)));
+        let address = Address::from_word(B256::from(U256::from(
+            0x1000 * self.next_contract + 0xc0de_0000_0000,
+        )));
         self.put(address, code.bytes(), storage, balance, 1);
         address
     }
 
     /// An account at a chosen address.
-    pub fn put(&mut self, address: Address, code: Bytes, storage: &[(u64, u64)], balance: impl Wei, nonce: u64) {
+    pub fn put(
+        &mut self,
+        address: Address,
+        code: Bytes,
+        storage: &[(u64, u64)],
+        balance: impl Wei,
+        nonce: u64,
+    ) {
         self.alloc.insert(
             address,
             AllocAccount {
                 balance: balance.wei(),
                 nonce,
                 code,
-                storage: storage.iter().map(|(k, v)| (U256::from(*k), U256::from(*v))).collect(),
+                storage: storage
+                    .iter()
+                    .map(|(k, v)| (U256::from(*k), U256::from(*v)))
+                    .collect(),
             },
         );
     }
@@ -448,7 +478,13 @@ impl Builder {
     }
 
     /// An EIP-7702 authorization signed by `signer`.
-    pub fn auth(&self, signer: Address, to: Address, nonce: u64, chain_id: u64) -> SignedAuthorization {
+    pub fn auth(
+        &self,
+        signer: Address,
+        to: Address,
+        nonce: u64,
+        chain_id: u64,
+    ) -> SignedAuthorization {
         let auth = Authorization {
             chain_id: U256::from(chain_id),
             address: to,
@@ -471,11 +507,24 @@ impl Builder {
                 l.into_iter()
                     .map(|(address, slots)| AccessListItem {
                         address,
-                        storage_keys: slots.into_iter().map(|s| B256::from(U256::from(s))).collect(),
+                        storage_keys: slots
+                            .into_iter()
+                            .map(|s| B256::from(U256::from(s)))
+                            .collect(),
                     })
                     .collect(),
             )
         });
+        // Authorizations that will apply bump their authority's nonce (after the sender's).
+        for a in &t.auths {
+            if let Ok(authority) = a.recover_authority() {
+                if (a.chain_id.is_zero() || a.chain_id == U256::from(CHAIN_ID))
+                    && self.nonce(authority) == a.nonce
+                {
+                    self.bump(authority);
+                }
+            }
+        }
         let envelope: TxEnvelope = if !t.auths.is_empty() {
             let (max_fee, prio) = t.fees.unwrap_or((t.gas_price, t.gas_price));
             sign(

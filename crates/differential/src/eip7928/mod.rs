@@ -89,12 +89,14 @@ impl Defect {
             (Defect::Missing(a), BalViolation::WrongWrite { address, bal, .. }) => {
                 a == address && bal == "no write"
             }
-            (Defect::WrongWrite(a) | Defect::Extra(a), BalViolation::WrongWrite { address, .. }) => {
-                a == address
-            }
-            (Defect::WrongWrite(a) | Defect::Extra(a) | Defect::Missing(a), BalViolation::RebuiltDiffers(s)) => {
-                s.to_lowercase().contains(&a.to_string().to_lowercase())
-            }
+            (
+                Defect::WrongWrite(a) | Defect::Extra(a),
+                BalViolation::WrongWrite { address, .. },
+            ) => a == address,
+            (
+                Defect::WrongWrite(a) | Defect::Extra(a) | Defect::Missing(a),
+                BalViolation::RebuiltDiffers(s),
+            ) => s.to_lowercase().contains(&a.to_string().to_lowercase()),
             (Defect::Extra(_), BalViolation::Malformed(_)) => false,
             _ => false,
         }
@@ -284,7 +286,9 @@ pub fn unmet(expect: &[Expect], bal: &BlockAccessList, success: &[bool]) -> Vec<
                                 .any(|w| w.block_access_index.0 == *index && w.new_value == *value)
                     });
                     if !hit {
-                        out.push(format!("{a}: no write of {value:#x} to slot {slot:#x} at index {index}"));
+                        out.push(format!(
+                            "{a}: no write of {value:#x} to slot {slot:#x} at index {index}"
+                        ));
                     }
                 }
             }
@@ -293,7 +297,9 @@ pub fn unmet(expect: &[Expect], bal: &BlockAccessList, success: &[bool]) -> Vec<
                     let s = U256::from(*slot);
                     if c.storage_reads.contains(&s) || c.storage_changes.iter().any(|x| x.slot == s)
                     {
-                        out.push(format!("{a}: slot {slot:#x} in the BAL, expected untouched"));
+                        out.push(format!(
+                            "{a}: slot {slot:#x} in the BAL, expected untouched"
+                        ));
                     }
                 }
             }
