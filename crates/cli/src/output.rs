@@ -209,6 +209,8 @@ impl Output {
         if let Ok(meta) = fs::metadata(path) {
             let kind = meta.file_type();
             if kind.is_char_device() || kind.is_fifo() {
+                // Still never an input (`report FIFO --out FIFO` would read its own output).
+                check_not_input(flag, path, path, Some(&meta), inputs)?;
                 return Ok(out(Target::Direct(path.to_owned())));
             }
             if kind.is_dir() {
@@ -229,8 +231,9 @@ impl Output {
         let (resolved, via_proc) = resolve(flag, path)?;
         let existing = fs::metadata(&resolved).ok();
         if via_proc && existing.is_some() {
-            // An open descriptor (`/dev/stdout` redirected to a file): write it in place;
-            // replacing the file would leave the descriptor on an unlinked one.
+            // An open descriptor (`/dev/fd/3` onto a file): write it in place; replacing the
+            // file would leave the descriptor on an unlinked one.
+            check_not_input(flag, path, &resolved, existing.as_ref(), inputs)?;
             return Ok(out(Target::Direct(path.to_owned())));
         }
         if existing.as_ref().is_some_and(|m| !m.is_file()) {

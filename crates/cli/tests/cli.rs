@@ -838,6 +838,16 @@ fn an_output_that_is_an_input_is_refused_naming_both() {
         before,
         "the measurement survives"
     );
+    // A FIFO that is the input is not written either (it would read its own output).
+    let fifo = dir.path().join("pipe");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let f = fifo.to_str().unwrap();
+    let (ok, _, stderr) = gigagas_within(&["report", f, "--out", f], 30).expect("refused at once");
+    assert!(!ok && stderr.contains("is the input FILE"), "{stderr}");
 
     // bench: the data set itself, or a file inside the data directory; refused before the
     // data set is even loaded.
