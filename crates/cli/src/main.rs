@@ -273,6 +273,21 @@ struct DifferentialArgs {
     /// Install geth's evm v1.17.10 into the tool cache with `go install` if it is absent.
     #[arg(long)]
     install: bool,
+    /// Run a scenario suite instead of the per-fork block: `eip7928` (the EIP-7928 tests of
+    /// ethereum/execution-specs, valid and invalid BALs; docs/results/eip7928-scenarios.md).
+    /// Exits non-zero if any scenario failed.
+    #[arg(long, value_name = "SUITE")]
+    suite: Option<String>,
+    /// With --suite: write the report (schema gigagas.eip7928-suite/1: per-scenario rows and
+    /// the totals passed, failed, skipped) to FILE (`-`: stdout, the table then goes to stderr).
+    #[arg(long, value_name = "FILE", requires = "suite")]
+    json: Option<PathBuf>,
+    /// With --suite: only the scenarios whose name contains TEXT.
+    #[arg(long, value_name = "TEXT", requires = "suite")]
+    filter: Option<String>,
+    /// With --suite: gigagas only (both paths, stated BAL entries, invalid BALs), no geth.
+    #[arg(long, requires = "suite")]
+    no_geth: bool,
 }
 
 #[derive(Args)]
@@ -445,9 +460,41 @@ fn cmd_gen(args: GenArgs) -> Result<()> {
     Ok(())
 }
 
+fn cmd_differential_suite(args: &DifferentialArgs, suite: &str) -> Result<()> {
+    use gigagas_differential::{geth, suite as s};
+    if !suite.eq_ignore_ascii_case("eip7928") {
+        bail!("--suite {suite:?}: unknown suite (eip7928)");
+    }
+    let json = args
+        .json
+        .as_deref()
+        .map(|path| Output::new("--json", path, &[]))
+        .transpose()?;
+    let console = Console::for_output(json.as_ref());
+    let evm = if args.no_geth {
+        None
+    } else {
+        let evm = geth::evm_binary(args.install)?;
+        eprintln!("geth: {}", evm.display());
+        Some(evm)
+    };
+    let report = s::run(evm.as_deref(), available_cores().min(4), args.filter.as_deref());
+    console.line(s::table(&report).trim_end());
+    if let Some(json) = &json {
+        json.write(&serde_json::to_vec_pretty(&report)?)?;
+    }
+    if report.failed > 0 {
+        bail!("{} of {} EIP-7928 scenarios failed", report.failed, report.ported_cases);
+    }
+    Ok(())
+}
+
 fn cmd_differential(args: DifferentialArgs) -> Result<()> {
     use gigagas_differential::{compare::differences, engine, geth, scenario};
     use revm::primitives::hardfork::SpecId;
+    if let Some(suite) = &args.suite {
+        return cmd_differential_suite(&args, suite);
+    }
     let evm = geth::evm_binary(args.install)?;
     eprintln!("geth: {}", evm.display());
     let mut disagreements = 0;
