@@ -154,7 +154,8 @@ pub fn genesis_accounts(alloc: &BTreeMap<Address, AllocAccount>) -> HashMap<Addr
         .collect()
 }
 
-/// Applies a block's BAL (the last post-value of every account field and slot) to `state`.
+/// Applies a block's BAL (the last post-value of every account field and slot) to `state`;
+/// a changed account left empty is removed (EIP-161, every fork a generated chain can have).
 pub fn apply_bal(state: &mut HashMap<Address, PreAccount>, bal: &BlockAccessList) {
     for changes in bal {
         let touched = !changes.balance_changes.is_empty()
@@ -184,6 +185,10 @@ pub fn apply_bal(state: &mut HashMap<Address, PreAccount>, bal: &BlockAccessList
                     account.storage.insert(slot.slot, c.new_value);
                 }
             }
+        }
+        // EIP-161: a touched account left empty does not exist afterwards.
+        if account.info.is_empty() && account.storage.is_empty() {
+            state.remove(&changes.address);
         }
     }
 }

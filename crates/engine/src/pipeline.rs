@@ -8,6 +8,11 @@
 //! `wall ≥ max(process CPU time / threads, the busiest stage's total, the longest block)`
 //! — a stage handles one block at a time, and one block's stages depend on each other.
 //!
+//! A block that arrives with its BAL (generated Amsterdam chains) has every post-value before
+//! it executes, so its write and root stages start from the BAL at once, beside its
+//! execution; the root is accepted only after execution verified that BAL. Without a shipped
+//! BAL (mainnet data: the BAL is built by the baseline run) they wait for execution's changes.
+//!
 //! Prefetch is a named stage with nothing to do while the state is in memory; it is reported
 //! as zero rather than hidden.
 
@@ -218,6 +223,51 @@ struct Recovered<'a> {
     recover: StageSpan,
 }
 
+/// The write and root stages done from a shipped BAL, before execution confirmed it.
+struct EarlyRoot {
+    post_state: PreState,
+    write: StageSpan,
+    root: Option<(B256, StageSpan)>,
+}
+
+/// Write and root from the block's shipped BAL; `None` for blocks without one or without a
+/// complete state (whose root is computed from execution's changes).
+fn early_root_stage(
+    case: &BlockCase<'_>,
+    options: &PipelineOptions,
+    clock: &Clock,
+    budget: &rayon::ThreadPool,
+    serial: &rayon::ThreadPool,
+) -> Option<EarlyRoot> {
+    let input = case.prepared.input;
+    let bal = input
+        .access_list
+        .as_ref()
+        .filter(|_| input.complete_state)?;
+    let (post_state, write) = clock.time(|| {
+        let mut accounts: alloy_primitives::map::HashMap<_, _> = input
+            .pre_state
+            .accounts()
+            .map(|(a, acc)| (*a, acc.clone()))
+            .collect();
+        gigagas_data::chain::apply_bal(&mut accounts, bal);
+        PreState::new(accounts, input.pre_state.block_hashes().clone())
+    });
+    let root = (options.root != RootMode::None).then(|| {
+        let pool = if options.root == RootMode::Serial {
+            serial
+        } else {
+            budget
+        };
+        clock.time(|| pool.install(|| gigagas_state::state_root(&post_state)))
+    });
+    Some(EarlyRoot {
+        post_state,
+        write,
+        root,
+    })
+}
+
 /// Stage 2 output: the verified block's changes.
 struct Executed {
     index: usize,
@@ -318,14 +368,21 @@ fn verify_block(
 fn commit_stage(
     case: &BlockCase<'_>,
     done: Executed,
+    early: Option<EarlyRoot>,
     options: &PipelineOptions,
     clock: &Clock,
     budget: &rayon::ThreadPool,
     serial: &rayon::ThreadPool,
 ) -> Result<BlockTimeline, ExecError> {
     let input = case.prepared.input;
-    let (post_state, write): (PreState, _) =
-        clock.time(|| gigagas_state::apply_changes(&input.pre_state, &done.post));
+    let (post_state, write, early_root) = match early {
+        Some(e) => (e.post_state, e.write, Some(e.root)),
+        None => {
+            let (post_state, write): (PreState, _) =
+                clock.time(|| gigagas_state::apply_changes(&input.pre_state, &done.post));
+            (post_state, write, None)
+        }
+    };
     let mut stages = BTreeMap::from([
         ("recover", done.recover),
         (
@@ -341,12 +398,17 @@ fn commit_stage(
     ]);
     let (mut state_root, mut root_checked) = (None, false);
     if options.root != RootMode::None {
-        let pool = if options.root == RootMode::Serial {
-            serial
-        } else {
-            budget
+        let (root, span) = match early_root.flatten() {
+            Some(done) => done,
+            None => {
+                let pool = if options.root == RootMode::Serial {
+                    serial
+                } else {
+                    budget
+                };
+                clock.time(|| pool.install(|| gigagas_state::state_root(&post_state)))
+            }
         };
-        let (root, span) = clock.time(|| pool.install(|| gigagas_state::state_root(&post_state)));
         stages.insert("root", span);
         if input.complete_state {
             if root != input.header.state_root {
@@ -400,8 +462,11 @@ pub fn run_pipeline(
         let mut blocks = Vec::with_capacity(cases.len());
         for (i, case) in cases.iter().enumerate() {
             let rec = recover_stage(case, i, &clock, &budget)?;
+            let early = early_root_stage(case, options, &clock, &budget, &serial);
             let done = execute_stage(case, rec, options, pool, &clock)?;
-            blocks.push(commit_stage(case, done, options, &clock, &budget, &serial)?);
+            blocks.push(commit_stage(
+                case, done, early, options, &clock, &budget, &serial,
+            )?);
         }
         blocks
     };
@@ -433,6 +498,17 @@ fn overlapped(
     std::thread::scope(|scope| {
         let (to_exec, from_recover): (SyncSender<Recovered<'_>>, Receiver<_>) = sync_channel(QUEUE);
         let (to_commit, from_exec): (SyncSender<Executed>, Receiver<_>) = sync_channel(QUEUE);
+        let (to_commit_root, from_root): (SyncSender<Option<EarlyRoot>>, Receiver<_>) =
+            sync_channel(QUEUE);
+        // Write and root from shipped BALs, beside execution (`None` for other blocks).
+        scope.spawn(move || {
+            for case in cases {
+                let early = early_root_stage(case, options, clock, budget, serial);
+                if to_commit_root.send(early).is_err() {
+                    break;
+                }
+            }
+        });
         let recover = scope.spawn(move || -> Result<(), ExecError> {
             for (i, case) in cases.iter().enumerate() {
                 let rec = recover_stage(case, i, clock, budget)?;
@@ -454,7 +530,17 @@ fn overlapped(
         let mut blocks = Vec::with_capacity(cases.len());
         let mut commit_error = None;
         for done in from_exec {
-            match commit_stage(&cases[done.index], done, options, clock, budget, serial) {
+            // Block order on both queues: the next early root belongs to this block.
+            let early = from_root.recv().ok().flatten();
+            match commit_stage(
+                &cases[done.index],
+                done,
+                early,
+                options,
+                clock,
+                budget,
+                serial,
+            ) {
                 Ok(b) => blocks.push(b),
                 Err(e) => {
                     commit_error = Some(e);
@@ -462,7 +548,8 @@ fn overlapped(
                 }
             }
         }
-        // Dropping the receiver (end of loop) stops the stages above at their next send.
+        // Dropping the receivers stops the stages above at their next send.
+        drop(from_root);
         let join = |h: std::thread::ScopedJoinHandle<'_, Result<(), ExecError>>| {
             h.join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
