@@ -97,6 +97,11 @@ struct RunArgs {
     /// stages back to back (off, for the comparison).
     #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
     pipeline: Option<bool>,
+    /// With --root/--pipeline: write the run (gigagas.pipeline/1: every block's stage spans,
+    /// `phases_ns`, `e2e_mgas_per_s`, `mgas_per_s` of execution alone, the bound) to FILE
+    /// (`-` for stdout), after every block verified.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
 }
 
 fn parse_on_off(s: &str) -> Result<bool, String> {
@@ -478,13 +483,21 @@ fn cmd_differential_suite(args: &DifferentialArgs, suite: &str) -> Result<()> {
         eprintln!("geth: {}", evm.display());
         Some(evm)
     };
-    let report = s::run(evm.as_deref(), available_cores().min(4), args.filter.as_deref());
+    let report = s::run(
+        evm.as_deref(),
+        available_cores().min(4),
+        args.filter.as_deref(),
+    );
     console.line(s::table(&report).trim_end());
     if let Some(json) = &json {
         json.write(&serde_json::to_vec_pretty(&report)?)?;
     }
     if report.failed > 0 {
-        bail!("{} of {} EIP-7928 scenarios failed", report.failed, report.ported_cases);
+        bail!(
+            "{} of {} EIP-7928 scenarios failed",
+            report.failed,
+            report.ported_cases
+        );
     }
     Ok(())
 }
@@ -762,6 +775,17 @@ impl RunOptions {
 
 fn cmd_run(args: RunArgs) -> Result<()> {
     let options = RunOptions::from_args(&args)?;
+    let json = match &args.json {
+        Some(_) if args.root.is_none() && args.pipeline.is_none() => {
+            bail!("--json on run needs --root or --pipeline (per-block timings of the pipeline); bench --json measures execution")
+        }
+        Some(path) => Some(Output::new(
+            "--json",
+            path,
+            &Input::all("--data", args.data.data.iter()),
+        )?),
+        None => None,
+    };
     let dataset = load(&args.data)?;
     let mode = options.mode;
     if args.root.is_some() || args.pipeline.is_some() {
@@ -774,7 +798,7 @@ fn cmd_run(args: RunArgs) -> Result<()> {
             overlap: args.pipeline.unwrap_or(true),
             threads: mode.threads(),
         };
-        return run_pipeline(&dataset, &pipeline);
+        return run_pipeline(&dataset, &pipeline, json.as_ref());
     }
     if let (Some(k), Mode::Parallel { threads, scheduler }) = (options.mega, mode) {
         return run_mega_blocks(&dataset, k, threads, scheduler);
@@ -821,7 +845,11 @@ fn cmd_run(args: RunArgs) -> Result<()> {
 
 /// `run --root/--pipeline`: every block through the engine's pipeline; a per-block timeline
 /// and the per-stage totals.
-fn run_pipeline(dataset: &Dataset, options: &gigagas_engine::PipelineOptions) -> Result<()> {
+fn run_pipeline(
+    dataset: &Dataset,
+    options: &gigagas_engine::PipelineOptions,
+    json: Option<&Output>,
+) -> Result<()> {
     let pool = match options.mode {
         Mode::Parallel { threads, .. } => Some(WorkerPool::new(threads)),
         Mode::Sequential => None,
@@ -876,6 +904,19 @@ fn run_pipeline(dataset: &Dataset, options: &gigagas_engine::PipelineOptions) ->
         run.percent_of_bound(),
         ms(run.bound_ns()),
     );
+    if let Some(json) = json {
+        let value = serde_json::json!({
+            "schema": "gigagas.pipeline/1",
+            "data": dataset.name,
+            "run": run,
+            "phases_ns": phases,
+            "e2e_mgas_per_s": run.e2e_mgas_per_s(),
+            "mgas_per_s": run.gas() as f64 / exec_ns.max(1) as f64 * 1e3,
+            "bound_ns": run.bound_ns(),
+            "percent_of_bound": run.percent_of_bound(),
+        });
+        json.write(&serde_json::to_vec_pretty(&value)?)?;
+    }
     Ok(())
 }
 
