@@ -20,8 +20,8 @@ mod update;
 
 pub use node::{BranchNode, Child, ExtensionChild};
 pub use state::{
-    apply, compute_updates, from_prestate, from_scratch, stored_root, write_updates,
-    AccountChange, AccountInfo, ChangeSet, Parallelism, StateUpdates,
+    apply, compute_updates, from_prestate, from_scratch, stored_root, write_updates, AccountChange,
+    AccountInfo, ChangeSet, Parallelism, StateUpdates,
 };
 pub use store::{lower_bound, MemoryStore, NodeStore, Owner, StoreError};
 pub use update::TrieUpdates;

@@ -90,5 +90,7 @@ pub(crate) fn extension_ref(ext: &Nibbles, child: &RlpNode, buf: &mut Vec<u8>) -
 
 /// Root hash from the root node's reference: the hash itself, or keccak of an inline node.
 pub(crate) fn root_of_ref(node_ref: &RlpNode) -> B256 {
-    node_ref.as_hash().unwrap_or_else(|| keccak256(node_ref.as_slice()))
+    node_ref
+        .as_hash()
+        .unwrap_or_else(|| keccak256(node_ref.as_slice()))
 }

@@ -63,7 +63,9 @@ pub enum Parallelism {
 
 impl Parallelism {
     /// The threshold measured in `docs/results/incremental-root.md`.
-    pub const DEFAULT: Parallelism = Parallelism::Parallel { split_min_changes: 64 };
+    pub const DEFAULT: Parallelism = Parallelism::Parallel {
+        split_min_changes: 64,
+    };
 
     fn split(self) -> Option<usize> {
         match self {
@@ -90,7 +92,13 @@ pub struct StateUpdates {
 
 /// Root of the state held in `store`.
 pub fn stored_root<S: NodeStore + ?Sized>(store: &S) -> Result<B256, StoreError> {
-    Ok(TrieWalk { store, owner: None, split: None }.root_sub()?.root_hash())
+    Ok(TrieWalk {
+        store,
+        owner: None,
+        split: None,
+    }
+    .root_sub()?
+    .root_hash())
 }
 
 /// Computes the new root and every write for `changes` against the pre-state in `store`
@@ -109,19 +117,40 @@ pub fn compute_updates<S: NodeStore + ?Sized>(
         .collect();
     units.sort_by_key(|(_, c)| std::cmp::Reverse(c.storage.len()));
     let storage_unit = |(owner, change): &(&B256, &AccountChange)| {
-        let walk = TrieWalk { store, owner: Some(**owner), split };
+        let walk = TrieWalk {
+            store,
+            owner: Some(**owner),
+            split,
+        };
         let slot_changes: Vec<Change> = change
             .storage
             .iter()
-            .map(|(k, v)| (Nibbles::unpack(k), (!v.is_zero()).then(|| alloy_rlp::encode(v))))
+            .map(|(k, v)| {
+                (
+                    Nibbles::unpack(k),
+                    (!v.is_zero()).then(|| alloy_rlp::encode(v)),
+                )
+            })
             .collect();
-        let root = if change.storage_wiped { Sub::Empty } else { walk.root_sub()? };
+        let root = if change.storage_wiped {
+            Sub::Empty
+        } else {
+            walk.root_sub()?
+        };
         let (sub, writes) = walk.run(root, &slot_changes)?;
-        Ok::<_, StoreError>((**owner, sub.root_hash(), into_updates(change.storage_wiped, writes)))
+        Ok::<_, StoreError>((
+            **owner,
+            sub.root_hash(),
+            into_updates(change.storage_wiped, writes),
+        ))
     };
     let storage_results: Vec<(B256, B256, TrieUpdates)> = match split {
         None => units.iter().map(storage_unit).collect::<Result<_, _>>()?,
-        Some(_) => units.par_iter().with_max_len(1).map(storage_unit).collect::<Result<_, _>>()?,
+        Some(_) => units
+            .par_iter()
+            .with_max_len(1)
+            .map(storage_unit)
+            .collect::<Result<_, _>>()?,
     };
     let mut storage_roots: BTreeMap<B256, B256> = BTreeMap::new();
     let mut storage_nodes = BTreeMap::new();
@@ -137,14 +166,22 @@ pub fn compute_updates<S: NodeStore + ?Sized>(
     for (hashed, change) in &changes.accounts {
         let leaf = match change.info {
             None => {
-                storage_nodes.insert(*hashed, TrieUpdates { wiped: true, ..Default::default() });
+                storage_nodes.insert(
+                    *hashed,
+                    TrieUpdates {
+                        wiped: true,
+                        ..Default::default()
+                    },
+                );
                 storage.insert(*hashed, (true, BTreeMap::new()));
                 None
             }
             Some(info) => {
                 let storage_root = match storage_roots.get(hashed) {
                     Some(root) => *root,
-                    None => store.account(hashed)?.map_or(EMPTY_ROOT_HASH, |a| a.storage_root),
+                    None => store
+                        .account(hashed)?
+                        .map_or(EMPTY_ROOT_HASH, |a| a.storage_root),
                 };
                 if change.storage_wiped || !change.storage.is_empty() {
                     storage.insert(*hashed, (change.storage_wiped, change.storage.clone()));
@@ -160,7 +197,11 @@ pub fn compute_updates<S: NodeStore + ?Sized>(
         account_changes.push((Nibbles::unpack(hashed), leaf.map(alloy_rlp::encode)));
         accounts.insert(*hashed, leaf);
     }
-    let walk = TrieWalk { store, owner: None, split };
+    let walk = TrieWalk {
+        store,
+        owner: None,
+        split,
+    };
     let (sub, writes) = walk.run(walk.root_sub()?, &account_changes)?;
     Ok(StateUpdates {
         root: sub.root_hash(),
@@ -252,20 +293,35 @@ pub fn from_scratch(
         .collect();
     storages.sort_unstable_by_key(|(_, s)| std::cmp::Reverse(s.len()));
     let build_storage = |(owner, slots): &(B256, Vec<(B256, U256)>)| {
-        let leaves: Vec<Leaf> =
-            slots.iter().map(|(k, v)| (Nibbles::unpack(k), alloy_rlp::encode(v))).collect();
-        let (sub, writes) = TrieWalk { store: &empty, owner: Some(*owner), split }.build_root(&leaves);
+        let leaves: Vec<Leaf> = slots
+            .iter()
+            .map(|(k, v)| (Nibbles::unpack(k), alloy_rlp::encode(v)))
+            .collect();
+        let (sub, writes) = TrieWalk {
+            store: &empty,
+            owner: Some(*owner),
+            split,
+        }
+        .build_root(&leaves);
         (*owner, sub.root_hash(), writes)
     };
     let built: Vec<_> = match split {
         None => storages.iter().map(build_storage).collect(),
-        Some(_) => storages.par_iter().with_max_len(1).map(build_storage).collect(),
+        Some(_) => storages
+            .par_iter()
+            .with_max_len(1)
+            .map(build_storage)
+            .collect(),
     };
     let mut roots = BTreeMap::new();
     for (owner, root, writes) in built {
         roots.insert(owner, root);
         for (path, node) in writes {
-            store.storage_nodes.entry(owner).or_default().insert(path, node.expect("build only puts"));
+            store
+                .storage_nodes
+                .entry(owner)
+                .or_default()
+                .insert(path, node.expect("build only puts"));
         }
     }
     for (owner, slots) in storages {
@@ -284,21 +340,33 @@ pub fn from_scratch(
     }
     // Storage of accounts that do not exist is not state.
     store.storage.retain(|o, _| store.accounts.contains_key(o));
-    store.storage_nodes.retain(|o, _| store.accounts.contains_key(o));
+    store
+        .storage_nodes
+        .retain(|o, _| store.accounts.contains_key(o));
     let leaves: Vec<Leaf> = store
         .accounts
         .iter()
         .map(|(k, a)| (Nibbles::unpack(k), alloy_rlp::encode(a)))
         .collect();
-    let (sub, writes) = TrieWalk { store: &empty, owner: None, split }.build_root(&leaves);
+    let (sub, writes) = TrieWalk {
+        store: &empty,
+        owner: None,
+        split,
+    }
+    .build_root(&leaves);
     for (path, node) in writes {
-        store.account_nodes.insert(path, node.expect("build only puts"));
+        store
+            .account_nodes
+            .insert(path, node.expect("build only puts"));
     }
     (sub.root_hash(), store)
 }
 
 /// [`from_scratch`] of a `gigagas_data::PreState` (addresses and slots hashed here).
-pub fn from_prestate(state: &gigagas_data::PreState, parallelism: Parallelism) -> (B256, MemoryStore) {
+pub fn from_prestate(
+    state: &gigagas_data::PreState,
+    parallelism: Parallelism,
+) -> (B256, MemoryStore) {
     let mut accounts = Vec::new();
     let mut storages = Vec::new();
     for (address, account) in state.accounts() {

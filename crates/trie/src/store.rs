@@ -64,8 +64,7 @@ pub trait NodeStore: Sync {
 
     /// The first slot (in key order) of storage trie `owner` whose hashed key starts with
     /// `prefix`.
-    fn seek_slot(&self, owner: B256, prefix: &Nibbles)
-        -> Result<Option<(B256, U256)>, StoreError>;
+    fn seek_slot(&self, owner: B256, prefix: &Nibbles) -> Result<Option<(B256, U256)>, StoreError>;
     /// Sets a slot (`value` non-zero).
     fn put_slot(&mut self, owner: B256, hashed_slot: B256, value: U256) -> Result<(), StoreError>;
     /// Removes a slot.
@@ -104,7 +103,12 @@ pub struct MemoryStore {
 impl MemoryStore {
     /// Number of stored branch nodes, all tries.
     pub fn node_count(&self) -> usize {
-        self.account_nodes.len() + self.storage_nodes.values().map(BTreeMap::len).sum::<usize>()
+        self.account_nodes.len()
+            + self
+                .storage_nodes
+                .values()
+                .map(BTreeMap::len)
+                .sum::<usize>()
     }
 
     fn nodes(&self, owner: Owner) -> Option<&BTreeMap<Nibbles, BranchNode>> {
@@ -195,11 +199,7 @@ impl NodeStore for MemoryStore {
         Ok(())
     }
 
-    fn seek_slot(
-        &self,
-        owner: B256,
-        prefix: &Nibbles,
-    ) -> Result<Option<(B256, U256)>, StoreError> {
+    fn seek_slot(&self, owner: B256, prefix: &Nibbles) -> Result<Option<(B256, U256)>, StoreError> {
         Ok(self.storage.get(&owner).and_then(|m| {
             m.range(lower_bound(prefix)..)
                 .next()
@@ -209,7 +209,10 @@ impl NodeStore for MemoryStore {
     }
 
     fn put_slot(&mut self, owner: B256, hashed_slot: B256, value: U256) -> Result<(), StoreError> {
-        self.storage.entry(owner).or_default().insert(hashed_slot, value);
+        self.storage
+            .entry(owner)
+            .or_default()
+            .insert(hashed_slot, value);
         Ok(())
     }
 

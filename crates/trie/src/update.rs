@@ -124,15 +124,22 @@ impl<S: NodeStore + ?Sized> TrieWalk<'_, S> {
                 key: Nibbles::unpack(k),
                 value: alloy_rlp::encode(a),
             }),
-            Some(owner) => self.store.seek_slot(owner, prefix)?.map(|(k, v)| Sub::Leaf {
-                key: Nibbles::unpack(k),
-                value: alloy_rlp::encode(v),
-            }),
+            Some(owner) => self
+                .store
+                .seek_slot(owner, prefix)?
+                .map(|(k, v)| Sub::Leaf {
+                    key: Nibbles::unpack(k),
+                    value: alloy_rlp::encode(v),
+                }),
         })
     }
 
     fn missing(&self, path: Nibbles, what: &'static str) -> StoreError {
-        StoreError::Missing { owner: self.owner, path, what }
+        StoreError::Missing {
+            owner: self.owner,
+            path,
+            what,
+        }
     }
 
     fn fork(&self, n: usize) -> bool {
@@ -202,7 +209,8 @@ impl<S: NodeStore + ?Sized> TrieWalk<'_, S> {
                 for (nibble, group) in groups(changes, d_len) {
                     let child_pos = push(d, nibble);
                     let sub = if nibble == old_nibble {
-                        let Slot::New(old) = std::mem::replace(&mut slots[nibble as usize], Slot::Absent)
+                        let Slot::New(old) =
+                            std::mem::replace(&mut slots[nibble as usize], Slot::Absent)
                         else {
                             unreachable!()
                         };
@@ -224,7 +232,10 @@ impl<S: NodeStore + ?Sized> TrieWalk<'_, S> {
         changes: &[Change],
         out: &mut Writes,
     ) -> Result<Sub, StoreError> {
-        let node = self.store.node(self.owner, &path)?.ok_or_else(|| self.missing(path, "branch node"))?;
+        let node = self
+            .store
+            .node(self.owner, &path)?
+            .ok_or_else(|| self.missing(path, "branch node"))?;
         let groups: Vec<(u8, &[Change])> = groups(changes, path.len()).collect();
         let one = |nibble: u8, group: &[Change], out: &mut Writes| -> Result<Sub, StoreError> {
             let child_pos = push(path, nibble);
@@ -264,9 +275,17 @@ impl<S: NodeStore + ?Sized> TrieWalk<'_, S> {
     /// The subtree a stored child stands for (a leaf is read from the leaf table).
     fn stored_sub(&self, pos: Nibbles, child: &Child) -> Result<Sub, StoreError> {
         Ok(match child {
-            Child::Leaf(_) => self.seek_leaf(&pos)?.ok_or_else(|| self.missing(pos, "leaf"))?,
-            Child::Branch(r) => Sub::Branch { path: pos, branch_ref: r.clone() },
-            Child::Extension(e) => Sub::Branch { path: pos.join(&e.ext), branch_ref: e.branch_ref.clone() },
+            Child::Leaf(_) => self
+                .seek_leaf(&pos)?
+                .ok_or_else(|| self.missing(pos, "leaf"))?,
+            Child::Branch(r) => Sub::Branch {
+                path: pos,
+                branch_ref: r.clone(),
+            },
+            Child::Extension(e) => Sub::Branch {
+                path: pos.join(&e.ext),
+                branch_ref: e.branch_ref.clone(),
+            },
         })
     }
 
@@ -296,7 +315,10 @@ impl<S: NodeStore + ?Sized> TrieWalk<'_, S> {
             };
         }
         let mut buf = Vec::with_capacity(600);
-        let mut node = BranchNode { state_mask: TrieMask::default(), children: Vec::with_capacity(count) };
+        let mut node = BranchNode {
+            state_mask: TrieMask::default(),
+            children: Vec::with_capacity(count),
+        };
         for (nibble, slot) in slots.into_iter().enumerate() {
             let child = match slot {
                 Slot::Absent => None,
@@ -310,14 +332,22 @@ impl<S: NodeStore + ?Sized> TrieWalk<'_, S> {
         }
         let branch_ref = node.rlp(&mut buf);
         out.push((at, Some(node)));
-        Ok(Sub::Branch { path: at, branch_ref })
+        Ok(Sub::Branch {
+            path: at,
+            branch_ref,
+        })
     }
 
     /// The subtree at `pos` holding exactly `leaves` (sorted, distinct, all under `pos`).
     fn build(&self, pos: Nibbles, leaves: &[Leaf], out: &mut Writes) -> Sub {
         match leaves {
             [] => return Sub::Empty,
-            [(key, value)] => return Sub::Leaf { key: *key, value: value.clone() },
+            [(key, value)] => {
+                return Sub::Leaf {
+                    key: *key,
+                    value: value.clone(),
+                }
+            }
             _ => {}
         }
         let first = &leaves[0].0;
@@ -344,7 +374,8 @@ impl<S: NodeStore + ?Sized> TrieWalk<'_, S> {
                 slots[nibble as usize] = Slot::New(self.build(push(at, nibble), group, out));
             }
         }
-        self.compose(at, slots, false, out).expect("a new branch reads nothing")
+        self.compose(at, slots, false, out)
+            .expect("a new branch reads nothing")
     }
 }
 
@@ -354,7 +385,10 @@ fn push(mut path: Nibbles, nibble: u8) -> Nibbles {
 }
 
 /// Runs of sorted entries (all sharing a prefix of length `depth`) by their nibble at `depth`.
-fn groups<T>(entries: &[(Nibbles, T)], depth: usize) -> impl Iterator<Item = (u8, &[(Nibbles, T)])> {
+fn groups<T>(
+    entries: &[(Nibbles, T)],
+    depth: usize,
+) -> impl Iterator<Item = (u8, &[(Nibbles, T)])> {
     let mut rest = entries;
     std::iter::from_fn(move || {
         let (first, _) = rest.first()?;
