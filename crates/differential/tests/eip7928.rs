@@ -10,7 +10,16 @@ fn check(report: &suite::Report) {
         .rows
         .iter()
         .filter(|r| r.result == suite::Verdict::Failed)
-        .map(|r| format!("{} [{} / {} / geth {}]: {}", r.scenario, r.sequential, r.parallel, r.geth, r.notes.join(" | ")))
+        .map(|r| {
+            format!(
+                "{} [{} / {} / geth {}]: {}",
+                r.scenario,
+                r.sequential,
+                r.parallel,
+                r.geth,
+                r.notes.join(" | ")
+            )
+        })
         .collect();
     assert!(
         failed.is_empty(),
@@ -19,7 +28,11 @@ fn check(report: &suite::Report) {
         report.ported_cases,
         failed.join("\n")
     );
-    assert!(report.ported_invalid_cases >= 40, "{}", report.ported_invalid_cases);
+    assert!(
+        report.ported_invalid_cases >= 40,
+        "{}",
+        report.ported_invalid_cases
+    );
     assert_eq!(report.passed, report.ported_cases);
 }
 
@@ -37,6 +50,36 @@ fn eip7928_scenarios_on_gigagas() {
 fn eip7928_scenarios_agree_with_geth() {
     let evm = geth::evm_binary(false).unwrap_or_else(|e| panic!("{e}"));
     let report = suite::run(Some(&evm), 2, None);
-    assert!(report.rows.iter().filter(|r| r.result != suite::Verdict::Skipped).all(|r| r.geth != "not run"));
+    assert!(report
+        .rows
+        .iter()
+        .filter(|r| r.result != suite::Verdict::Skipped)
+        .all(|r| r.geth != "not run"));
     check(&report);
+}
+
+/// Control for the invalid-BAL cases: the same blocks with their *correct* BAL are accepted by
+/// both paths through the same harness, so each rejection above is the lie's doing.
+#[test]
+fn invalid_bal_blocks_with_the_correct_bal_are_accepted() {
+    use gigagas_differential::{eip7928, engine};
+    let cases: Vec<_> = eip7928::cases::all()
+        .into_iter()
+        .filter(|c| c.lie.is_some())
+        .collect();
+    assert!(cases.len() >= 40);
+    for c in cases {
+        let built =
+            engine::run_detailed(&c.scenario, 2).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+        let verdict = engine::run_with_bal(&c.scenario, &built.access.bal, 2).unwrap();
+        assert!(
+            verdict.sequential.is_none(),
+            "{}: {:?}",
+            c.name,
+            verdict.sequential
+        );
+        if let Err(e) = verdict.parallel {
+            panic!("{}: correct BAL rejected: {e}", c.name);
+        }
+    }
 }
