@@ -1,0 +1,390 @@
+//! One block: its JSON checked against itself, the prestate traces merged into the state
+//! before the block, and the block directory written atomically.
+
+use crate::{rpc::Client, Failure, FetchError};
+use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
+use serde::{Deserialize, Serialize};
+use std::{
+    collections::{BTreeMap, HashSet},
+    fs,
+    io::Write,
+    path::Path,
+};
+
+pub(crate) const GET_BLOCK: &str = "eth_getBlockByNumber";
+pub(crate) const TRACE_BLOCK: &str = "debug_traceBlockByNumber";
+
+/// What a fetched (or found complete) block contributes to the data set's shared files.
+#[derive(Debug)]
+pub(crate) struct BlockFacts {
+    pub number: u64,
+    pub hash: B256,
+    pub parent_hash: B256,
+    /// Code hash → code of every account with code in the pre-state.
+    pub codes: Vec<(B256, Bytes)>,
+}
+
+pub(crate) fn hex(n: u64) -> String {
+    format!("0x{n:x}")
+}
+
+/// A number given as a JSON number or a 0x-hex string.
+#[derive(Deserialize, Clone, Copy)]
+#[serde(untagged)]
+enum NumOrHex {
+    Num(u64),
+    Hex(#[serde(deserialize_with = "hex_u64")] u64),
+}
+
+impl NumOrHex {
+    fn get(self) -> u64 {
+        match self {
+            Self::Num(n) | Self::Hex(n) => n,
+        }
+    }
+}
+
+fn hex_u64<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    let s = String::deserialize(d)?;
+    let digits = s
+        .strip_prefix("0x")
+        .ok_or_else(|| serde::de::Error::custom(format!("{s:?} is not 0x-prefixed hex")))?;
+    u64::from_str_radix(digits, 16).map_err(|e| serde::de::Error::custom(format!("{s:?}: {e}")))
+}
+
+/// What the block JSON must say about itself.
+pub(crate) struct BlockSummary {
+    pub hash: B256,
+    pub parent_hash: B256,
+    pub tx_hashes: Vec<B256>,
+}
+
+/// Checks block JSON `text` as the answer for block `number`: an object with that number,
+/// a header that hashes to its stated hash, and full transaction objects.
+pub(crate) fn check_block_json(number: u64, text: &str) -> Result<BlockSummary, String> {
+    #[derive(Deserialize)]
+    struct Tx {
+        hash: B256,
+    }
+    #[derive(Deserialize)]
+    struct Body {
+        number: Option<NumOrHex>,
+        transactions: Option<Vec<serde_json::Value>>,
+    }
+    let body: Body = serde_json::from_str(text).map_err(|e| format!("not a block object: {e}"))?;
+    let stated = body.number.ok_or("the block has no `number`")?.get();
+    if stated != number {
+        return Err(format!(
+            "asked for block {number}, the answer is block {stated}"
+        ));
+    }
+    let header: alloy_rpc_types_eth::Header =
+        serde_json::from_str(text).map_err(|e| format!("block header: {e}"))?;
+    let computed = header.inner.hash_slow();
+    if computed != header.hash {
+        return Err(format!(
+            "the header hashes to {computed}, not to its stated hash {}",
+            header.hash
+        ));
+    }
+    let txs = body
+        .transactions
+        .ok_or("the block has no `transactions` array")?;
+    let tx_hashes = txs
+        .into_iter()
+        .enumerate()
+        .map(|(i, tx)| {
+            if !tx.is_object() {
+                return Err(format!(
+                    "transaction {i} is not an object (full transactions were asked for)"
+                ));
+            }
+            serde_json::from_value::<Tx>(tx)
+                .map(|t| t.hash)
+                .map_err(|e| format!("transaction {i}: {e}"))
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(BlockSummary {
+        hash: header.hash,
+        parent_hash: header.inner.parent_hash,
+        tx_hashes,
+    })
+}
+
+/// One account as `pre_state.json` stores it (the format `gigagas_data` loads).
+#[derive(Serialize, Deserialize)]
+struct StoredAccount {
+    balance: U256,
+    nonce: NumOrHexOut,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    code_hash: Option<B256>,
+    #[serde(default)]
+    storage: BTreeMap<U256, U256>,
+}
+
+/// A nonce written as a number, read as a number or 0x-hex.
+#[derive(Deserialize)]
+#[serde(from = "NumOrHex")]
+struct NumOrHexOut(u64);
+
+impl From<NumOrHex> for NumOrHexOut {
+    fn from(n: NumOrHex) -> Self {
+        Self(n.get())
+    }
+}
+
+impl Serialize for NumOrHexOut {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(self.0)
+    }
+}
+
+/// One account in a `prestateTracer` result (geth's names).
+#[derive(Deserialize)]
+struct TracedAccount {
+    balance: Option<U256>,
+    nonce: Option<NumOrHex>,
+    #[serde(default)]
+    code: Option<Bytes>,
+    #[serde(default, rename = "codeHash")]
+    code_hash: Option<B256>,
+    #[serde(default)]
+    storage: Option<BTreeMap<U256, U256>>,
+}
+
+#[derive(Deserialize)]
+struct TraceEntry {
+    #[serde(default, rename = "txHash")]
+    tx_hash: Option<B256>,
+    #[serde(default)]
+    result: Option<BTreeMap<Address, TracedAccount>>,
+    #[serde(default)]
+    error: Option<String>,
+}
+
+/// Merges the per-transaction `prestateTracer` results of a block into the state before the
+/// block: for each account and each slot the value from the first transaction that touched
+/// it. Returns the `pre_state.json` text and the codes.
+pub(crate) fn merge_prestate(
+    text: &str,
+    tx_hashes: &[B256],
+) -> Result<(String, Vec<(B256, Bytes)>), String> {
+    let entries: Vec<TraceEntry> = serde_json::from_str(text)
+        .map_err(|e| format!("not a list of per-transaction traces: {e}"))?;
+    if entries.len() != tx_hashes.len() {
+        return Err(format!(
+            "{} traces for a block of {} transactions",
+            entries.len(),
+            tx_hashes.len()
+        ));
+    }
+    let mut state: BTreeMap<Address, StoredAccount> = BTreeMap::new();
+    let mut codes: BTreeMap<B256, Bytes> = BTreeMap::new();
+    for (i, (entry, &hash)) in entries.into_iter().zip(tx_hashes).enumerate() {
+        if let Some(err) = entry.error {
+            return Err(format!(
+                "transaction {i} ({hash}): the tracer failed: {err}"
+            ));
+        }
+        if let Some(got) = entry.tx_hash {
+            if got != hash {
+                return Err(format!(
+                    "trace {i} is for transaction {got}, the block's transaction {i} is {hash}"
+                ));
+            }
+        }
+        let accounts = entry
+            .result
+            .ok_or_else(|| format!("trace {i} ({hash}) has no `result`"))?;
+        for (address, acc) in accounts {
+            let code_hash = match &acc.code {
+                Some(code) if !code.is_empty() => {
+                    let computed = keccak256(code);
+                    if let Some(stated) = acc.code_hash {
+                        if stated != computed {
+                            return Err(format!(
+                                "trace {i}: account {address} states code hash {stated} but its code hashes to {computed}"
+                            ));
+                        }
+                    }
+                    codes.entry(computed).or_insert_with(|| code.clone());
+                    Some(computed)
+                }
+                _ => None,
+            };
+            let storage = acc.storage.unwrap_or_default();
+            match state.get_mut(&address) {
+                Some(known) => {
+                    // Seen in an earlier transaction: only slots it did not touch are new.
+                    for (slot, value) in storage {
+                        known.storage.entry(slot).or_insert(value);
+                    }
+                }
+                None => {
+                    let balance = acc
+                        .balance
+                        .ok_or_else(|| format!("trace {i}: account {address} has no `balance`"))?;
+                    state.insert(
+                        address,
+                        StoredAccount {
+                            balance,
+                            nonce: NumOrHexOut(acc.nonce.map_or(0, NumOrHex::get)),
+                            code_hash,
+                            storage,
+                        },
+                    );
+                }
+            }
+        }
+    }
+    let text = serde_json::to_string(&state).expect("serialisable");
+    Ok((text, codes.into_iter().collect()))
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> FetchError + '_ {
+    move |source| FetchError::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// Whether `blocks/<number>` is complete: both files exist and parse, the block JSON is
+/// block `number` and hashes to its stated hash, and every code its pre-state names is in
+/// `codes`. `None` when it is not (it is then fetched again).
+pub(crate) fn complete(blocks: &Path, number: u64, codes: &HashSet<B256>) -> Option<BlockFacts> {
+    let dir = blocks.join(number.to_string());
+    let text = fs::read_to_string(dir.join("block.json")).ok()?;
+    let summary = check_block_json(number, &text).ok()?;
+    let pre = fs::read(dir.join("pre_state.json")).ok()?;
+    let pre: BTreeMap<Address, StoredAccount> = serde_json::from_slice(&pre).ok()?;
+    let empty = keccak256([]);
+    let all_codes = pre
+        .values()
+        .filter_map(|a| a.code_hash)
+        .filter(|h| *h != empty && *h != B256::ZERO)
+        .all(|h| codes.contains(&h));
+    all_codes.then_some(BlockFacts {
+        number,
+        hash: summary.hash,
+        parent_hash: summary.parent_hash,
+        codes: Vec::new(),
+    })
+}
+
+/// Fetches block `number` and its pre-state and writes `blocks/<number>/` atomically.
+pub(crate) fn fetch_block(
+    client: &Client,
+    blocks: &Path,
+    number: u64,
+) -> Result<BlockFacts, FetchError> {
+    let nonsense = |method: &str, what: String| FetchError::Rpc {
+        block: Some(number),
+        method: method.to_owned(),
+        host: client.host.clone(),
+        what: Failure::Nonsense(what),
+    };
+    let block = client.call(
+        GET_BLOCK,
+        serde_json::json!([hex(number), true]),
+        Some(number),
+    )?;
+    if block.get() == "null" {
+        return Err(FetchError::Rpc {
+            block: Some(number),
+            method: GET_BLOCK.into(),
+            host: client.host.clone(),
+            what: Failure::NoSuchBlock,
+        });
+    }
+    let summary = check_block_json(number, block.get()).map_err(|w| nonsense(GET_BLOCK, w))?;
+    let trace = client.call(
+        TRACE_BLOCK,
+        serde_json::json!([hex(number), {"tracer": "prestateTracer"}]),
+        Some(number),
+    )?;
+    let (pre_state, codes) =
+        merge_prestate(trace.get(), &summary.tx_hashes).map_err(|w| nonsense(TRACE_BLOCK, w))?;
+    write_block_dir(blocks, number, block.get().as_bytes(), pre_state.as_bytes())?;
+    Ok(BlockFacts {
+        number,
+        hash: summary.hash,
+        parent_hash: summary.parent_hash,
+        codes,
+    })
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), FetchError> {
+    let mut file = fs::File::create(path).map_err(io(path))?;
+    file.write_all(bytes).map_err(io(path))?;
+    file.sync_all().map_err(io(path))
+}
+
+/// Writes both files into a fresh hidden directory beside the target (ignored by the loader:
+/// its name starts with a dot) and renames it into place; an incomplete old directory is
+/// moved aside first and removed.
+fn write_block_dir(
+    blocks: &Path,
+    number: u64,
+    block: &[u8],
+    pre_state: &[u8],
+) -> Result<(), FetchError> {
+    let fresh = tempfile::Builder::new()
+        .prefix(&format!(".{number}."))
+        .suffix(".partial")
+        .tempdir_in(blocks)
+        .map_err(io(blocks))?;
+    write_file(&fresh.path().join("block.json"), block)?;
+    write_file(&fresh.path().join("pre_state.json"), pre_state)?;
+    let dest = blocks.join(number.to_string());
+    if fs::symlink_metadata(&dest).is_ok() {
+        let aside = tempfile::Builder::new()
+            .prefix(&format!(".{number}."))
+            .suffix(".old")
+            .tempdir_in(blocks)
+            .map_err(io(blocks))?;
+        // Renaming a directory onto the empty placeholder replaces it; `aside` then removes
+        // the old content when dropped. A plain file is removed.
+        if fs::metadata(&dest).map(|m| m.is_dir()).unwrap_or(false) {
+            fs::rename(&dest, aside.path()).map_err(io(&dest))?;
+        } else {
+            fs::remove_file(&dest).map_err(io(&dest))?;
+        }
+    }
+    fs::rename(fresh.path(), &dest).map_err(io(&dest))?;
+    let _ = fresh.keep();
+    Ok(())
+}
+
+/// The hash and parent hash of block `number` from `eth_getBlockByNumber(number, false)`.
+pub(crate) fn fetch_hash(client: &Client, number: u64) -> Result<(B256, B256), FetchError> {
+    #[derive(Deserialize)]
+    struct Head {
+        number: NumOrHex,
+        hash: B256,
+        #[serde(rename = "parentHash")]
+        parent_hash: B256,
+    }
+    let fail = |what| FetchError::Rpc {
+        block: Some(number),
+        method: GET_BLOCK.into(),
+        host: client.host.clone(),
+        what,
+    };
+    let raw = client.call(
+        GET_BLOCK,
+        serde_json::json!([hex(number), false]),
+        Some(number),
+    )?;
+    if raw.get() == "null" {
+        return Err(fail(Failure::NoSuchBlock));
+    }
+    let head: Head = serde_json::from_str(raw.get())
+        .map_err(|e| fail(Failure::Nonsense(format!("block header: {e}"))))?;
+    if head.number.get() != number {
+        return Err(fail(Failure::Nonsense(format!(
+            "asked for block {number}, the answer is block {}",
+            head.number.get()
+        ))));
+    }
+    Ok((head.hash, head.parent_hash))
+}
