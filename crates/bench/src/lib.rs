@@ -155,6 +155,7 @@ pub fn bench(
     on_step: &(dyn Fn() + Sync),
 ) -> Result<BenchReport, ExecError> {
     validate(options)?;
+    let load_avg_start = gigagas_lab::report::load_average();
     let modes = options.configs();
     if modes.is_empty() {
         return Err(ExecError::Unsupported {
@@ -218,7 +219,14 @@ pub fn bench(
             runs[m].push(pass(modes[m])?);
         }
     }
-    Ok(assemble(dataset, cases, options, &modes, &runs))
+    Ok(assemble(
+        dataset,
+        cases,
+        options,
+        &modes,
+        &runs,
+        load_avg_start,
+    ))
 }
 
 /// Rejects option combinations `bench` cannot measure: a mega-block size of 0, and inline
@@ -247,6 +255,7 @@ fn assemble(
     options: &BenchOptions,
     modes: &[Config],
     runs: &[Vec<Vec<BlockRun>>],
+    load_avg_start: Option<f64>,
 ) -> BenchReport {
     let total_gas: u64 = cases.iter().map(|c| c.prepared.input.gas_used()).sum();
     let repeat_sum = |m: usize, f: fn(&BlockRun) -> u64| -> Vec<u64> {
@@ -438,6 +447,8 @@ fn assemble(
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
             os: std::env::consts::OS.into(),
             arch: std::env::consts::ARCH.into(),
+            load_avg_start,
+            load_avg_end: gigagas_lab::report::load_average(),
         },
         settings: Settings {
             warmup: options.warmup,

@@ -1176,6 +1176,19 @@ fn cmd_bench(args: BenchArgs) -> Result<()> {
         if let Some(table) = gigagas_lab::table::cost_model_table(&report) {
             say!(console, "{}\n", style(table));
         }
+        if report
+            .runs
+            .iter()
+            .any(|r| r.bound_fraction.is_some_and(|f| f > 1.0))
+        {
+            say!(
+                console,
+                "note: a '% of bound' above 100% means that configuration beat the critical-path bound computed from the 1-thread per-transaction times — the transactions ran faster than in the 1-thread run (warmer caches, or the 1-thread run was disturbed), not that the bound is wrong in principle\n"
+            );
+        }
+        for warning in gigagas_lab::report::noise_warnings(&report) {
+            say!(console, "warning: {warning}");
+        }
         reports.push(report);
     }
     if reports.len() > 1 {

@@ -118,6 +118,77 @@ pub struct Machine {
     pub os: String,
     /// CPU architecture.
     pub arch: String,
+    /// 1-minute load average when the measurement started (`/proc/loadavg`; absent where
+    /// unreadable or in results written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_avg_start: Option<f64>,
+    /// 1-minute load average when the measurement ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_avg_end: Option<f64>,
+}
+
+/// The 1-minute load average (`/proc/loadavg`), where readable.
+pub fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Coefficient of variation above which a configuration's repeats count as noisy.
+pub const NOISY_CV: f64 = 0.05;
+
+/// Warnings about the conditions of a measurement: configurations whose repeats vary by more
+/// than [`NOISY_CV`] (coefficient of variation, with at least 3 repeats), and a load average
+/// above the core count at the start or the end (other processes competed for the cores).
+pub fn noise_warnings(report: &crate::BenchReport) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let cores = report.machine.cores as f64;
+    for (when, load) in [
+        ("start", report.machine.load_avg_start),
+        ("end", report.machine.load_avg_end),
+    ] {
+        if let Some(load) = load.filter(|l| *l > cores) {
+            warnings.push(format!(
+                "load average {load:.2} at the {when} of the run is above the {cores} cores: other processes competed for the CPU; treat absolute times and small differences with care"
+            ));
+        }
+    }
+    for run in &report.runs {
+        if let Some(cv) = coefficient_of_variation(&run.repeat_ns) {
+            if cv > NOISY_CV {
+                warnings.push(format!(
+                    "{} {}t {}: repeats vary by {:.1}% (coefficient of variation above {:.0}%)",
+                    run.mode,
+                    run.threads,
+                    run.scheduler.as_deref().unwrap_or("-"),
+                    cv * 100.0,
+                    NOISY_CV * 100.0
+                ));
+            }
+        }
+    }
+    warnings
+}
+
+/// Standard deviation / mean of `values` (at least 3 values, positive mean).
+pub fn coefficient_of_variation(values: &[u64]) -> Option<f64> {
+    if values.len() < 3 {
+        return None;
+    }
+    let n = values.len() as f64;
+    let mean = values.iter().map(|&v| v as f64).sum::<f64>() / n;
+    if mean <= 0.0 {
+        return None;
+    }
+    let var = values
+        .iter()
+        .map(|&v| (v as f64 - mean).powi(2))
+        .sum::<f64>()
+        / (n - 1.0);
+    Some(var.sqrt() / mean)
 }
 
 /// Measurement settings.
@@ -269,4 +340,26 @@ pub struct PhaseTotals {
 
 fn one() -> usize {
     1
+}
+
+#[cfg(test)]
+mod noise_tests {
+    use super::*;
+
+    #[test]
+    fn coefficient_of_variation_needs_three_repeats() {
+        assert_eq!(coefficient_of_variation(&[10, 10]), None);
+        assert_eq!(coefficient_of_variation(&[10, 10, 10]), Some(0.0));
+        let cv = coefficient_of_variation(&[90, 100, 110]).unwrap();
+        assert!((cv - 0.1).abs() < 1e-9, "{cv}");
+        assert_eq!(coefficient_of_variation(&[0, 0, 0]), None);
+    }
+
+    #[test]
+    fn load_average_is_read_here() {
+        // Linux exposes /proc/loadavg; elsewhere the field stays absent.
+        if cfg!(target_os = "linux") {
+            assert!(load_average().is_some_and(|l| l >= 0.0));
+        }
+    }
 }

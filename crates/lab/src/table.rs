@@ -17,6 +17,7 @@ pub fn runs_table(report: &BenchReport) -> Table {
         "mega",
         "gas (M)",
         "time ms (median)",
+        "p10–p90 ms",
         "Mgas/s",
         "speedup vs seq",
         "longest-tx share",
@@ -44,6 +45,18 @@ pub fn runs_table(report: &BenchReport) -> Table {
             Cell::new(format!("{:.1}", run.total_gas as f64 / 1e6))
                 .set_alignment(CellAlignment::Right),
             Cell::new(ms(run.median_ns)).set_alignment(CellAlignment::Right),
+            Cell::new(
+                match (
+                    crate::stats::percentile(&run.repeat_ns, 10.0),
+                    crate::stats::percentile(&run.repeat_ns, 90.0),
+                ) {
+                    (Some(lo), Some(hi)) if run.repeat_ns.len() > 1 => {
+                        format!("{}–{}", ms(lo), ms(hi))
+                    }
+                    _ => "-".to_owned(),
+                },
+            )
+            .set_alignment(CellAlignment::Right),
             Cell::new(format!("{:.0}", run.mgas_per_s)).set_alignment(CellAlignment::Right),
             Cell::new(format!("{:.2}x", run.speedup_vs_sequential))
                 .set_alignment(CellAlignment::Right),
