@@ -8,6 +8,10 @@
 //! - [`engine`]: gigagas's result for it.
 //! - [`geth`]: finding or installing `evm` v1.17.10 and running `evm t8n`.
 //! - [`compare`]: the differences, readable.
+//! - [`eip7928`]: the EIP-7928 tests of ethereum/execution-specs ported as named cases (valid
+//!   blocks with the BAL entries they state; invalid-BAL blocks with the lie and the defect).
+//! - [`suite`]: runs those cases through both gigagas paths and geth (`gigagas differential
+//!   --suite eip7928`).
 //!
 //! Architecture invariant: the scenario is built once and handed to both engines unchanged;
 //! nothing here decides a result by itself — it reports what differs.
