@@ -19,12 +19,12 @@ for size in ${sizes//,/ }; do
     dir="$work/${w//[:,]/-}-$size"
     extra=()
     if [[ "$w" == *:* ]]; then extra=(--precompile "${w#*:}"); fi
-    gen=$($bin gen "${w%%:*}" "${extra[@]}" --blocks "$blocks" --block-gas "$size" --seed 1 --out "$dir" 2>/dev/null)
+    gen=$($bin gen "${w%%:*}" "${extra[@]}" --blocks "$blocks" --block-gas "$size" --seed 1 --out "$dir" --force 2>/dev/null)
     secs=$(sed -E 's/.*generated in ([0-9.]+) s.*/\1/' <<<"$gen")
     txs=$(sed -E 's/.*: [0-9]+ blocks, ([0-9]+) txs.*/\1/' <<<"$gen")
     $bin bench --data "$dir" --threads "$threads" --scheduler gas-used --repeats 3 --warmup 1 \
-      --json "$dir/bench.json" >/dev/null 2>&1
-    python3 - "$dir/bench.json" "$w" "$size" "$txs" "$secs" <<'PY'
+      --json "$dir.bench.json" >/dev/null 2>&1
+    python3 - "$dir.bench.json" "$w" "$size" "$txs" "$secs" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); w, size, txs, secs = sys.argv[2:6]
 runs = r["runs"]

@@ -47,8 +47,8 @@ enum Command {
     /// Generate a verified chain of signed blocks for a workload (gigagas.chain/1), loadable
     /// with `run --data DIR` and `bench --data DIR`.
     Gen(GenArgs),
-    /// Pack blocks of a mainnet-layout directory into a compressed sample archive.
-    #[command(hide = true)]
+    /// Pack blocks of a mainnet-layout directory into a compressed data set (.tar.zst with a
+    /// SHA-256 manifest and a zstd checksum, both checked on load).
     Pack(PackArgs),
 }
 
