@@ -45,9 +45,13 @@ pub fn differences(
         }
     }
     if gigagas.bal_hash != geth.bal_hash {
+        let show = |h: &Option<alloy_primitives::B256>| {
+            h.map_or_else(|| "none".to_owned(), |h| h.to_string())
+        };
         out.push(format!(
-            "BAL hash: gigagas {:?}, geth {:?}",
-            gigagas.bal_hash, geth.bal_hash
+            "BAL hash: gigagas {}, geth {}",
+            show(&gigagas.bal_hash),
+            show(&geth.bal_hash)
         ));
     }
     if let (Some(a), Some(b)) = (&gigagas.bal, &geth.bal) {
