@@ -718,6 +718,9 @@ fn prepare_all<'a>(dataset: &'a Dataset) -> Result<Vec<BlockCase<'a>>> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     bar.finish_and_clear();
+    for pair in cases.windows(2) {
+        gigagas_engine::check_parent(&pair[1], &pair[0])?;
+    }
     Ok(cases)
 }
 
@@ -808,8 +811,12 @@ fn cmd_run(args: RunArgs) -> Result<()> {
         Mode::Sequential => None,
     };
     let (mut gas, mut nanos, mut txs) = (0u64, 0u64, 0usize);
+    let mut parent: Option<BlockCase<'_>> = None;
     for block in &dataset.blocks {
         let case = prepare(block)?;
+        if let Some(parent) = &parent {
+            gigagas_engine::check_parent(&case, parent)?;
+        }
         let run = run_block(&case, mode, pool.as_ref())?;
         let checks = match (case.header_check.receipts_root, case.state_root_checked) {
             (true, true) => "gas, bloom, receipts root, state root",
@@ -832,6 +839,7 @@ fn cmd_run(args: RunArgs) -> Result<()> {
         gas += block.gas_used();
         nanos += run.exec_nanos;
         txs += case.prepared.txs.len();
+        parent = Some(case);
     }
     println!(
         "total: {} blocks, {txs} txs, {:.1} Mgas verified ({mode}) in {:.1} ms: {:.0} Mgas/s",

@@ -112,6 +112,9 @@ impl Rejection {
             Self::Execution { path, error } => match error.as_ref() {
                 ExecError::InvalidTx { .. } => format!("{path}: invalid tx"),
                 ExecError::Verify(VerifyError::Header { field, .. }) => format!("{path}: {field}"),
+                ExecError::Verify(VerifyError::HeaderRule { rule, .. }) => {
+                    format!("{path}: rule {rule}")
+                }
                 ExecError::Verify(VerifyError::TxResult { field, .. }) => {
                     format!("{path}: parallel != sequential {field}")
                 }
@@ -370,7 +373,7 @@ fn import_block(
     );
     let body = Body {
         transactions: &block.body.transactions,
-        ommers: &block.body.ommers,
+        ommers: header::Ommers::Headers(&block.body.ommers),
         withdrawals: block.body.withdrawals.as_ref().map(|w| w.0.as_slice()),
     };
     header::check(&block.header, &body, spec, &parent.header, parent.spec)?;

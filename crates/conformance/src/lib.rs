@@ -14,7 +14,8 @@
 pub mod chain;
 pub mod fixture;
 pub mod fork;
-pub mod header;
+/// Header and body consensus rules (their home is `gigagas_verify::consensus`).
+pub use gigagas_verify::consensus as header;
 pub mod runner;
 pub mod summary;
 

@@ -109,6 +109,61 @@ fn check_state_root(input: &BlockInput, run: &SequentialRun) -> Result<(), ExecE
     Ok(())
 }
 
+/// Checks `child` against `parent` when they are consecutive (number and parent hash): the
+/// header consensus rules an execution client applies before executing (timestamp, gas limit
+/// bounds, base fee, difficulty before the merge, blob gas, withdrawals, transaction forms;
+/// `gigagas_verify::consensus`). Blocks that are not consecutive have nothing to check here.
+pub fn check_parent(child: &BlockCase<'_>, parent: &BlockCase<'_>) -> Result<(), ExecError> {
+    use gigagas_verify::consensus::{check, check_transactions_form, Body, Ommers};
+    let (c, p) = (child.prepared.input, parent.prepared.input);
+    if c.number() != p.number() + 1 || c.header.parent_hash != p.hash {
+        return Ok(());
+    }
+    let transactions: Vec<_> = c.transactions.iter().map(|t| t.envelope.clone()).collect();
+    let body = Body {
+        transactions: &transactions,
+        ommers: if c.ommer_headers.is_empty() {
+            Ommers::Hashes(&c.ommers)
+        } else {
+            Ommers::Headers(&c.ommer_headers)
+        },
+        withdrawals: c
+            .header
+            .withdrawals_root
+            .is_some()
+            .then_some(c.withdrawals.as_slice()),
+    };
+    check(
+        &c.header,
+        &body,
+        child.prepared.envs.spec,
+        &p.header,
+        parent.prepared.envs.spec,
+    )
+    .and_then(|()| check_transactions_form(&transactions))
+    .map_err(|e| {
+        ExecError::Verify(VerifyError::HeaderRule {
+            block: c.number(),
+            rule: e.rule,
+            detail: e.detail,
+        })
+    })
+}
+
+/// Prepares every block of `blocks` (ascending) and checks each against its parent where the
+/// parent is in the set ([`check_parent`]).
+pub fn prepare_chain(blocks: &[BlockInput]) -> Result<Vec<BlockCase<'_>>, ExecError> {
+    let mut cases: Vec<BlockCase<'_>> = Vec::with_capacity(blocks.len());
+    for block in blocks {
+        let case = prepare(block)?;
+        if let Some(parent) = cases.last() {
+            check_parent(&case, parent)?;
+        }
+        cases.push(case);
+    }
+    Ok(cases)
+}
+
 /// One execution mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Mode {

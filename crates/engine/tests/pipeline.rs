@@ -123,3 +123,44 @@ fn a_wrong_state_root_stops_the_run_at_its_block() {
         );
     }
 }
+
+/// Consecutive blocks obey the header rules against their parent: the real consecutive
+/// mainnet pairs of the bundled sample (each crossing a fork) pass, and a generated block
+/// whose gas limit or timestamp was changed (header re-hashed, so the loader's checks pass)
+/// is refused naming the rule.
+#[test]
+fn consecutive_blocks_obey_the_header_rules() {
+    let sample = gigagas_data::load(&gigagas_data::DataSource::embedded().unwrap()).unwrap();
+    let cases = gigagas_engine::prepare_chain(&sample.blocks).unwrap();
+    let pairs = cases
+        .windows(2)
+        .filter(|w| w[1].number() == w[0].number() + 1)
+        .count();
+    assert_eq!(pairs, 3, "the sample's three consecutive pairs");
+
+    let data = chain();
+    let cases: Vec<BlockCase<'_>> = data.blocks.iter().map(|b| prepare(b).unwrap()).collect();
+    let last = cases.len() - 1;
+    for (rule, edit) in [
+        (
+            "gas_limit",
+            (|h: &mut alloy_consensus::Header| h.gas_limit *= 2) as fn(&mut _),
+        ),
+        ("timestamp", |h: &mut alloy_consensus::Header| {
+            h.timestamp -= 12
+        }),
+    ] {
+        let mut tampered = data.blocks[last].clone();
+        edit(&mut tampered.header);
+        tampered.hash = tampered.header.hash_slow();
+        let mut case = prepare(&data.blocks[last]).unwrap();
+        case.prepared.input = &tampered;
+        let e = gigagas_engine::check_parent(&case, &cases[last - 1])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(rule) && e.contains(&format!("block {}", tampered.number())),
+            "{e}"
+        );
+    }
+}

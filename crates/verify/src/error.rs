@@ -16,6 +16,16 @@ pub enum VerifyError {
         /// Value execution produced.
         actual: String,
     },
+    /// A header breaks a consensus rule against its parent or its body.
+    #[error("block {block}: header rule {rule}: {detail}")]
+    HeaderRule {
+        /// Block number.
+        block: u64,
+        /// Rule name (`base_fee`, `gas_limit`, `timestamp`, `difficulty`, ...).
+        rule: &'static str,
+        /// Expected vs found.
+        detail: String,
+    },
     /// Parallel and sequential execution disagree on one transaction.
     #[error(
         "block {block} tx {tx}: {field} differs: sequential {sequential}, parallel {parallel}"

@@ -6,6 +6,7 @@
 //! [`VerifyError`] naming the block, the transaction index, and the account and slot or field.
 
 mod bal;
+pub mod consensus;
 mod error;
 pub mod mutation;
 mod receipts;
