@@ -388,3 +388,52 @@ pub(crate) fn fetch_hash(client: &Client, number: u64) -> Result<(B256, B256), F
     }
     Ok((head.hash, head.parent_hash))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_takes_each_account_and_slot_from_its_first_transaction() {
+        let a = "0x00000000000000000000000000000000000000aa";
+        let b = "0x00000000000000000000000000000000000000bb";
+        let (h1, h2) = (B256::repeat_byte(1), B256::repeat_byte(2));
+        let trace = serde_json::json!([
+            {"txHash": h1, "result": {a: {"balance": "0x10", "nonce": 3, "storage": {"0x01": "0x05"}}}},
+            {"txHash": h2, "result": {
+                a: {"balance": "0x20", "nonce": 4, "storage": {"0x01": "0x06", "0x02": "0x07"}},
+                b: {"balance": "0x1", "nonce": "0x2", "code": "0x6000", "codeHash": keccak256([0x60, 0x00])}
+            }},
+        ]);
+        let (text, codes) = merge_prestate(&trace.to_string(), &[h1, h2]).unwrap();
+        let state: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(state[a]["balance"], "0x10");
+        assert_eq!(state[a]["nonce"], 3);
+        // Slot 1 from the first transaction, slot 2 first touched by the second.
+        assert_eq!(state[a]["storage"]["0x1"], "0x5");
+        assert_eq!(state[a]["storage"]["0x2"], "0x7");
+        assert!(state[a].get("code_hash").is_none());
+        assert_eq!(state[b]["nonce"], 2);
+        let hash = keccak256([0x60, 0x00]);
+        assert_eq!(state[b]["code_hash"], serde_json::json!(hash));
+        assert_eq!(codes, vec![(hash, Bytes::from_static(&[0x60, 0x00]))]);
+
+        // A lying code hash, a wrong transaction hash and a missing balance are refused.
+        let lie = serde_json::json!([{"result": {b: {"balance": "0x1", "code": "0x6000", "codeHash": h1}}}]);
+        assert!(merge_prestate(&lie.to_string(), &[h1])
+            .unwrap_err()
+            .contains("code hash"));
+        let wrong = serde_json::json!([{"txHash": h2, "result": {}}]);
+        assert!(merge_prestate(&wrong.to_string(), &[h1])
+            .unwrap_err()
+            .contains("is for transaction"));
+        let no_balance = serde_json::json!([{"result": {a: {"nonce": 1}}}]);
+        assert!(merge_prestate(&no_balance.to_string(), &[h1])
+            .unwrap_err()
+            .contains("balance"));
+        let failed = serde_json::json!([{"error": "execution timeout"}]);
+        assert!(merge_prestate(&failed.to_string(), &[h1])
+            .unwrap_err()
+            .contains("execution timeout"));
+    }
+}
