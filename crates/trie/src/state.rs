@@ -141,7 +141,7 @@ pub fn compute_updates<S: NodeStore + ?Sized>(
         Ok::<_, StoreError>((
             **owner,
             sub.root_hash(),
-            into_updates(change.storage_wiped, writes),
+            into_updates(change.storage_wiped, writes, split.is_some()),
         ))
     };
     let storage_results: Vec<(B256, B256, TrieUpdates)> = match split {
@@ -205,7 +205,7 @@ pub fn compute_updates<S: NodeStore + ?Sized>(
     let (sub, writes) = walk.run(walk.root_sub()?, &account_changes)?;
     Ok(StateUpdates {
         root: sub.root_hash(),
-        account_nodes: into_updates(false, writes),
+        account_nodes: into_updates(false, writes, split.is_some()),
         storage_nodes,
         accounts,
         storage,

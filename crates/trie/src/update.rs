@@ -9,7 +9,6 @@ use crate::{
 use alloy_primitives::B256;
 use alloy_trie::{nodes::RlpNode, Nibbles, TrieMask, EMPTY_ROOT_HASH};
 use rayon::prelude::*;
-use std::collections::BTreeMap;
 
 /// A changed key: `Some(rlp value)` to insert or update, `None` to delete.
 pub(crate) type Change = (Nibbles, Option<Vec<u8>>);
@@ -23,8 +22,8 @@ pub struct TrieUpdates {
     /// Every node of the trie is removed before `nodes` are written (storage wiped, account
     /// deleted).
     pub wiped: bool,
-    /// Puts (`Some`) and deletes (`None`) by nibble path.
-    pub nodes: BTreeMap<Nibbles, Option<BranchNode>>,
+    /// Puts (`Some`) and deletes (`None`), sorted by nibble path, one per path.
+    pub nodes: Vec<(Nibbles, Option<BranchNode>)>,
 }
 
 type Writes = Vec<(Nibbles, Option<BranchNode>)>;
@@ -400,12 +399,16 @@ fn groups<T>(
     })
 }
 
-/// Turns a walk's write list into per-path updates.
-pub(crate) fn into_updates(wiped: bool, writes: Writes) -> TrieUpdates {
-    let mut nodes = BTreeMap::new();
-    for (path, node) in writes {
-        let previous = nodes.insert(path, node);
-        debug_assert!(previous.is_none(), "two writes at {path:?}");
+/// Turns a walk's write list into per-path updates (sorted in parallel when large).
+pub(crate) fn into_updates(wiped: bool, mut nodes: Writes, parallel: bool) -> TrieUpdates {
+    if parallel && nodes.len() >= 4096 {
+        nodes.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    } else {
+        nodes.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     }
+    debug_assert!(
+        nodes.windows(2).all(|w| w[0].0 != w[1].0),
+        "two writes at one path"
+    );
     TrieUpdates { wiped, nodes }
 }
