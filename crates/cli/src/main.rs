@@ -47,6 +47,10 @@ enum Command {
     /// Generate a verified chain of signed blocks for a workload (gigagas.chain/1), loadable
     /// with `run --data DIR` and `bench --data DIR`.
     Gen(GenArgs),
+    /// Pull blocks and their pre-state from an Ethereum JSON-RPC node (eth_getBlockByNumber,
+    /// debug_traceBlockByNumber with prestateTracer) into the mainnet layout, for
+    /// `run --data DIR` and `bench --data DIR`. Resumable: a re-run skips complete blocks.
+    Fetch(FetchArgs),
     /// Pack blocks of a mainnet-layout directory into a compressed data set (.tar.zst with a
     /// SHA-256 manifest and a zstd checksum, both checked on load).
     Pack(PackArgs),
@@ -334,6 +338,34 @@ struct GenArgs {
 }
 
 #[derive(Args)]
+struct FetchArgs {
+    /// JSON-RPC endpoint, http:// or https:// (needs the debug namespace for the
+    /// prestateTracer). Only its host[:port] is ever printed or recorded.
+    #[arg(long, value_name = "URL")]
+    rpc: String,
+    /// First block.
+    #[arg(long, value_name = "N")]
+    from: u64,
+    /// Last block (inclusive); at most 100000 blocks per run.
+    #[arg(long, value_name = "M")]
+    to: u64,
+    /// Output directory: new (its parent must exist), empty, or one an earlier fetch wrote
+    /// (it has fetch.json), which is then extended and resumed.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Concurrent requests, 1 to 64.
+    #[arg(long, default_value_t = 4)]
+    jobs: usize,
+    /// Timeout of one request in seconds, 1 to 3600 (a trace of a full block can be slow).
+    #[arg(long, default_value_t = 120, value_name = "SECS")]
+    timeout: u64,
+    /// Tries after the first on transport errors, HTTP 429/5xx and rate-limit errors, 0 to
+    /// 10, with exponential back-off from 500 ms (at most 30 s).
+    #[arg(long, default_value_t = 5)]
+    retries: u32,
+}
+
+#[derive(Args)]
 struct PackArgs {
     /// Source directory in the mainnet layout.
     #[arg(long)]
@@ -388,6 +420,7 @@ fn real_main() -> Result<()> {
         Command::Conformance(args) => cmd_conformance(args),
         Command::Differential(args) => cmd_differential(args),
         Command::Gen(args) => cmd_gen(args),
+        Command::Fetch(args) => cmd_fetch(args),
         Command::Pack(args) => cmd_pack(args),
     }
 }
@@ -419,6 +452,42 @@ impl Console {
             println!("{text}");
         }
     }
+}
+
+fn cmd_fetch(args: FetchArgs) -> Result<()> {
+    let mut options = gigagas_fetch::FetchOptions::new(&args.rpc, args.from, args.to, &args.out);
+    options.jobs = args.jobs;
+    options.timeout = std::time::Duration::from_secs(args.timeout);
+    options.attempts = args.retries.saturating_add(1);
+    gigagas_fetch::check_options(&options)?;
+    // A new or empty --out follows the output rules of `gen` (parent exists and is
+    // writable, not an input); a directory an earlier fetch wrote is resumed.
+    if !args.out.join(gigagas_fetch::MARKER).exists() {
+        OutputDir::new("--out", &args.out, false, &[])?;
+    }
+    let bar = progress(0, "fetching");
+    let report = gigagas_fetch::fetch(&options, &|done, total| {
+        bar.set_length(total);
+        bar.set_position(done);
+    });
+    bar.finish_and_clear();
+    let report = report?;
+    println!(
+        "fetched {} blocks ({} already complete), {} ancestor hashes, {} new codes ({} in all), {} block hashes, chain {} from {} — {} requests, {} retries, {:.1} s → {}",
+        report.fetched.len(),
+        report.skipped.len(),
+        report.hashes_fetched,
+        report.codes_new,
+        report.codes_total,
+        report.hashes_total,
+        report.chain_id,
+        report.host,
+        report.requests,
+        report.retries,
+        report.seconds,
+        args.out.display()
+    );
+    Ok(())
 }
 
 fn cmd_gen(args: GenArgs) -> Result<()> {

@@ -1,0 +1,128 @@
+//! `gigagas fetch` as a whole binary against a JSON-RPC node inside the test (no network):
+//! flag errors, a fetch that `gigagas run --data` then verifies, and a refused method.
+
+#[path = "../../fetch/tests/common/mod.rs"]
+mod common;
+
+use common::{Chain, Node, Reply};
+use std::process::Command;
+
+fn gigagas(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_gigagas"))
+        .args(args)
+        .output()
+        .expect("run gigagas");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn fetch_flag_errors_name_the_flag() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("d");
+    let out = out.to_str().unwrap();
+    let url = "http://127.0.0.1:9/";
+    for (args, needle) in [
+        (
+            vec!["--from", "5", "--to", "4"],
+            "--to: 4 is below --from 5",
+        ),
+        (
+            vec!["--from", "0", "--to", "100000"],
+            "at most 100000 per run",
+        ),
+        (
+            vec!["--from", "1", "--to", "1", "--jobs", "0"],
+            "--jobs: 0 is out of range 1 to 64",
+        ),
+        (
+            vec!["--from", "1", "--to", "1", "--jobs", "65"],
+            "--jobs: 65 is out of range 1 to 64",
+        ),
+        (
+            vec!["--from", "1", "--to", "1", "--retries", "11"],
+            "--retries",
+        ),
+        (
+            vec!["--from", "1", "--to", "1", "--timeout", "0"],
+            "--timeout",
+        ),
+    ] {
+        let mut all = vec!["fetch", "--rpc", url, "--out", out];
+        all.extend(args);
+        let (ok, _, err) = gigagas(&all);
+        assert!(!ok, "{all:?}");
+        assert!(err.contains(needle), "{all:?}: {err}");
+    }
+    let (ok, _, err) = gigagas(&[
+        "fetch", "--rpc", "ftp://x", "--from", "1", "--to", "1", "--out", out,
+    ]);
+    assert!(!ok && err.contains("--rpc"), "{err}");
+    // A non-empty directory that no fetch wrote.
+    std::fs::write(tmp.path().join("f"), "x").unwrap();
+    let dir = tmp.path().to_str().unwrap();
+    let (ok, _, err) = gigagas(&[
+        "fetch", "--rpc", url, "--from", "1", "--to", "1", "--out", dir,
+    ]);
+    assert!(
+        !ok && err.contains("--out") && err.contains("not empty"),
+        "{err}"
+    );
+    assert!(!std::path::Path::new(out).exists());
+}
+
+#[test]
+fn fetched_blocks_run_and_verify_and_a_refusal_exits_non_zero() {
+    const N: u64 = 46_147;
+    let node = Node::start(Chain::sample(&[N]), None);
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("data");
+    let out_s = out.to_str().unwrap();
+    let (ok, stdout, err) = gigagas(&[
+        "fetch", "--rpc", &node.url, "--from", "46147", "--to", "46147", "--out", out_s,
+    ]);
+    assert!(ok, "{err}");
+    assert!(stdout.contains("fetched 1 blocks"), "{stdout}");
+    let (ok, stdout, err) = gigagas(&["run", "--data", out_s]);
+    assert!(ok, "{stdout}\n{err}");
+    // Again: nothing new.
+    let (ok, stdout, err) = gigagas(&[
+        "fetch", "--rpc", &node.url, "--from", "46147", "--to", "46147", "--out", out_s,
+    ]);
+    assert!(ok, "{err}");
+    assert!(
+        stdout.contains("fetched 0 blocks (1 already complete)"),
+        "{stdout}"
+    );
+
+    let refusing = Node::start(
+        Chain::sample(&[N]),
+        Some(Box::new(|c| {
+            (c.method == "debug_traceBlockByNumber").then_some(Reply::Error(
+                -32601,
+                "the method debug_traceBlockByNumber does not exist/is not available",
+            ))
+        })),
+    );
+    let fresh = tmp.path().join("fresh");
+    let (ok, _, err) = gigagas(&[
+        "fetch",
+        "--rpc",
+        &refusing.url,
+        "--from",
+        "46147",
+        "--to",
+        "46147",
+        "--out",
+        fresh.to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains("block 46147: debug_traceBlockByNumber") && err.contains("does not exist"),
+        "{err}"
+    );
+    assert!(!fresh.join("blocks/46147").exists());
+}
