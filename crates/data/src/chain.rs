@@ -154,6 +154,35 @@ pub fn genesis_accounts(alloc: &BTreeMap<Address, AllocAccount>) -> HashMap<Addr
         .collect()
 }
 
+/// The allocation of a state (the inverse of [`genesis_accounts`]): the state before any block
+/// of a chain, as a genesis allocation another client can start from.
+pub fn alloc_of(state: &HashMap<Address, PreAccount>) -> BTreeMap<Address, AllocAccount> {
+    state
+        .iter()
+        .map(|(address, a)| {
+            let code = a
+                .info
+                .code
+                .as_ref()
+                .map(|c| c.original_bytes())
+                .unwrap_or_default();
+            let storage = a
+                .storage
+                .iter()
+                .filter(|(_, v)| !v.is_zero())
+                .map(|(k, v)| (*k, *v))
+                .collect();
+            let account = AllocAccount {
+                balance: a.info.balance,
+                nonce: a.info.nonce,
+                code,
+                storage,
+            };
+            (*address, account)
+        })
+        .collect()
+}
+
 /// Applies a block's BAL (the last post-value of every account field and slot) to `state`;
 /// a changed account left empty is removed (EIP-161, every fork a generated chain can have).
 pub fn apply_bal(state: &mut HashMap<Address, PreAccount>, bal: &BlockAccessList) {

@@ -316,10 +316,21 @@ pub fn from_generated(
     meta: &gigagas_data::chain::ChainMeta,
     first: &gigagas_data::chain::ChainBlock,
 ) -> Scenario {
+    from_generated_block(spec, meta.alloc.clone(), first)
+}
+
+/// Any block of a generated chain as a scenario, given the allocation it starts from (the
+/// genesis with the BALs of every earlier block applied: `gigagas_data::chain::apply_bal`,
+/// `alloc_of`).
+pub fn from_generated_block(
+    spec: SpecId,
+    alloc: BTreeMap<Address, AllocAccount>,
+    first: &gigagas_data::chain::ChainBlock,
+) -> Scenario {
     let h = &first.block.header;
     Scenario {
         spec,
-        alloc: meta.alloc.clone(),
+        alloc,
         env: BlockEnv {
             number: h.number,
             timestamp: h.timestamp,
