@@ -120,8 +120,8 @@ fn hot_changes(
 /// One slot change in each of `changes` contracts.
 fn spread_changes(rng: &mut StdRng, storages: &Storages, changes: usize) -> ChangeSet {
     let mut cs = ChangeSet::default();
-    for c in 0..changes {
-        let storage = BTreeMap::from([slot_change(rng, &storages[c].1)]);
+    for (c, (_, slots)) in storages.iter().enumerate().take(changes) {
+        let storage = BTreeMap::from([slot_change(rng, slots)]);
         cs.accounts.insert(
             contract(c),
             AccountChange {

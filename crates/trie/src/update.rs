@@ -402,9 +402,9 @@ fn groups<T>(
 /// Turns a walk's write list into per-path updates (sorted in parallel when large).
 pub(crate) fn into_updates(wiped: bool, mut nodes: Writes, parallel: bool) -> TrieUpdates {
     if parallel && nodes.len() >= 4096 {
-        nodes.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        nodes.par_sort_unstable_by_key(|a| a.0);
     } else {
-        nodes.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        nodes.sort_unstable_by_key(|a| a.0);
     }
     debug_assert!(
         nodes.windows(2).all(|w| w[0].0 != w[1].0),

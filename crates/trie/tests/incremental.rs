@@ -2,6 +2,8 @@
 //! root, and the stored nodes after an update == those of a from-scratch build, over random
 //! pre-states and several successive random blocks of changes.
 
+#![allow(clippy::manual_is_multiple_of)] // MSRV 1.85
+
 use alloy_primitives::{keccak256, map::HashMap, Address, B256, U256};
 use alloy_trie::{HashBuilder, Nibbles, TrieAccount, EMPTY_ROOT_HASH, KECCAK_EMPTY};
 use gigagas_trie::{
