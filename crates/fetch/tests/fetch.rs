@@ -432,3 +432,29 @@ fn out_must_be_new_empty_or_fetched_and_flags_are_bounded() {
         .to_string();
     assert!(err.contains("holds chain 5"), "{err}");
 }
+
+#[test]
+fn a_node_that_does_not_answer_times_out() {
+    let node = Node::start(
+        Chain::sample(&MERGE),
+        Some(Box::new(|c| {
+            (c.method == "eth_getBlockByNumber" && c.block == Some(MERGE[0]))
+                .then_some(Reply::Stall(Duration::from_secs(3)))
+        })),
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let mut o = options(&node, MERGE[0], MERGE[0], &tmp.path().join("data"));
+    o.timeout = Duration::from_millis(300);
+    o.attempts = 2;
+    let t0 = std::time::Instant::now();
+    let err = run(&o).unwrap_err().to_string();
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+    assert!(
+        err.contains("block 15537393: eth_getBlockByNumber"),
+        "{err}"
+    );
+    assert!(
+        err.contains("after 2 tries") && err.contains("timeout"),
+        "{err}"
+    );
+}

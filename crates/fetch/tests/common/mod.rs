@@ -36,6 +36,8 @@ pub enum Reply {
     Raw(String),
     /// Headers promising a long body, a few bytes of it, then the connection closes.
     CloseMidway,
+    /// No answer for this long, then the connection closes.
+    Stall(std::time::Duration),
 }
 
 /// Decides the answer to a call; `None` = the normal answer.
@@ -302,6 +304,10 @@ fn serve(
             ),
             Reply::Status(s, body) => (s, body),
             Reply::Raw(body) => (200, body),
+            Reply::Stall(pause) => {
+                std::thread::sleep(pause);
+                return Ok(());
+            }
             Reply::CloseMidway => {
                 writer.write_all(
                     b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":",
