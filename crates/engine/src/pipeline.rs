@@ -44,6 +44,11 @@ pub enum RootMode {
     Serial,
     /// Storage tries hashed in parallel on the thread budget, then the account trie.
     Parallel,
+    /// Incremental and parallel (`gigagas_trie`): the branch nodes of the state are kept
+    /// between blocks and only the paths the block's BAL names are re-hashed, hot storage
+    /// tries split by key prefix. Needs complete states that ship their BALs (generated
+    /// chains); the node store is built from the first block's pre-state before timing starts.
+    Incremental,
 }
 
 impl RootMode {
@@ -53,6 +58,7 @@ impl RootMode {
             Self::None => "none",
             Self::Serial => "serial",
             Self::Parallel => "parallel",
+            Self::Incremental => "incremental",
         }
     }
 }
@@ -65,8 +71,9 @@ impl std::str::FromStr for RootMode {
             "none" => Ok(Self::None),
             "serial" => Ok(Self::Serial),
             "parallel" => Ok(Self::Parallel),
+            "incremental" => Ok(Self::Incremental),
             _ => Err(format!(
-                "unknown root mode {s:?} (expected none, serial or parallel)"
+                "unknown root mode {s:?} (expected none, serial, parallel or incremental)"
             )),
         }
     }
@@ -227,7 +234,47 @@ struct Recovered<'a> {
 struct EarlyRoot {
     post_state: PreState,
     write: StageSpan,
-    root: Option<(B256, StageSpan)>,
+    root: Option<(Result<B256, String>, StageSpan)>,
+}
+
+/// A block's changes as the incremental trie takes them, from its BAL and the post-state the
+/// BAL gives (hashed keys; an account left out of the post-state is deleted).
+fn change_set(bal: &alloy_eip7928::BlockAccessList, post: &PreState) -> gigagas_trie::ChangeSet {
+    use alloy_primitives::keccak256;
+    let mut changes = gigagas_trie::ChangeSet::default();
+    for account in bal {
+        let touched = !account.balance_changes.is_empty()
+            || !account.nonce_changes.is_empty()
+            || !account.code_changes.is_empty()
+            || !account.storage_changes.is_empty();
+        if !touched {
+            continue;
+        }
+        let info = post
+            .account(&account.address)
+            .map(|a| gigagas_trie::AccountInfo {
+                nonce: a.info.nonce,
+                balance: a.info.balance,
+                code_hash: a.info.code_hash,
+            });
+        let storage = account
+            .storage_changes
+            .iter()
+            .filter_map(|slot| {
+                let last = slot.changes.last()?;
+                Some((keccak256(slot.slot.to_be_bytes::<32>()), last.new_value))
+            })
+            .collect();
+        changes.accounts.insert(
+            keccak256(account.address),
+            gigagas_trie::AccountChange {
+                info,
+                storage_wiped: false,
+                storage,
+            },
+        );
+    }
+    changes
 }
 
 /// Write and root from the block's shipped BAL; `None` for blocks without one or without a
@@ -238,6 +285,7 @@ fn early_root_stage(
     clock: &Clock,
     budget: &rayon::ThreadPool,
     serial: &rayon::ThreadPool,
+    trie: Option<&mut gigagas_trie::MemoryStore>,
 ) -> Option<EarlyRoot> {
     let input = case.prepared.input;
     let bal = input
@@ -253,14 +301,25 @@ fn early_root_stage(
         gigagas_data::chain::apply_bal(&mut accounts, bal);
         PreState::new(accounts, input.pre_state.block_hashes().clone())
     });
-    let root = (options.root != RootMode::None).then(|| {
-        let pool = if options.root == RootMode::Serial {
-            serial
-        } else {
+    let root = match (options.root, trie) {
+        (RootMode::None, _) => None,
+        (RootMode::Incremental, Some(store)) => Some(clock.time(|| {
+            let changes = change_set(bal, &post_state);
             budget
-        };
-        clock.time(|| pool.install(|| gigagas_state::state_root(&post_state)))
-    });
+                .install(|| {
+                    gigagas_trie::apply(store, &changes, gigagas_trie::Parallelism::DEFAULT)
+                })
+                .map_err(|e| e.to_string())
+        })),
+        (mode, _) => {
+            let pool = if mode == RootMode::Serial {
+                serial
+            } else {
+                budget
+            };
+            Some(clock.time(|| Ok(pool.install(|| gigagas_state::state_root(&post_state)))))
+        }
+    };
     Some(EarlyRoot {
         post_state,
         write,
@@ -399,7 +458,13 @@ fn commit_stage(
     let (mut state_root, mut root_checked) = (None, false);
     if options.root != RootMode::None {
         let (root, span) = match early_root.flatten() {
-            Some(done) => done,
+            Some((Ok(root), span)) => (root, span),
+            Some((Err(e), _)) => {
+                return Err(ExecError::Unsupported {
+                    block: input.number(),
+                    what: format!("incremental state root: {e}"),
+                })
+            }
             None => {
                 let pool = if options.root == RootMode::Serial {
                     serial
@@ -454,15 +519,38 @@ pub fn run_pipeline(
     };
     let budget = build(threads)?;
     let serial = build(1)?;
+    // The incremental root's node store: the state before the first block, built before
+    // timing starts (a node has it on disk when it starts).
+    let mut trie = None;
+    if options.root == RootMode::Incremental {
+        if let Some(bad) = cases
+            .iter()
+            .find(|c| !c.prepared.input.complete_state || c.prepared.input.access_list.is_none())
+        {
+            return Err(ExecError::Unsupported {
+                block: bad.number(),
+                what: "--root incremental needs complete states that ship their block access lists (generated chains); use --root serial or parallel".into(),
+            });
+        }
+        if let Some(first) = cases.first() {
+            let (_, store) = budget.install(|| {
+                gigagas_trie::from_prestate(
+                    &first.prepared.input.pre_state,
+                    gigagas_trie::Parallelism::DEFAULT,
+                )
+            });
+            trie = Some(store);
+        }
+    }
     let clock = Clock(Instant::now());
     let cpu0 = process_cpu_ns();
     let blocks = if options.overlap {
-        overlapped(cases, options, pool, &clock, &budget, &serial)?
+        overlapped(cases, options, pool, &clock, &budget, &serial, trie)?
     } else {
         let mut blocks = Vec::with_capacity(cases.len());
         for (i, case) in cases.iter().enumerate() {
             let rec = recover_stage(case, i, &clock, &budget)?;
-            let early = early_root_stage(case, options, &clock, &budget, &serial);
+            let early = early_root_stage(case, options, &clock, &budget, &serial, trie.as_mut());
             let done = execute_stage(case, rec, options, pool, &clock)?;
             blocks.push(commit_stage(
                 case, done, early, options, &clock, &budget, &serial,
@@ -494,6 +582,7 @@ fn overlapped(
     clock: &Clock,
     budget: &rayon::ThreadPool,
     serial: &rayon::ThreadPool,
+    mut trie: Option<gigagas_trie::MemoryStore>,
 ) -> Result<Vec<BlockTimeline>, ExecError> {
     std::thread::scope(|scope| {
         let (to_exec, from_recover): (SyncSender<Recovered<'_>>, Receiver<_>) = sync_channel(QUEUE);
@@ -503,7 +592,7 @@ fn overlapped(
         // Write and root from shipped BALs, beside execution (`None` for other blocks).
         scope.spawn(move || {
             for case in cases {
-                let early = early_root_stage(case, options, clock, budget, serial);
+                let early = early_root_stage(case, options, clock, budget, serial, trie.as_mut());
                 if to_commit_root.send(early).is_err() {
                     break;
                 }

@@ -50,7 +50,7 @@ proptest! {
     fn every_configuration_gives_the_header_roots(
         threads in 1usize..=4,
         parallel in any::<bool>(),
-        root in prop::sample::select(vec![RootMode::None, RootMode::Serial, RootMode::Parallel]),
+        root in prop::sample::select(vec![RootMode::None, RootMode::Serial, RootMode::Parallel, RootMode::Incremental]),
         overlap in any::<bool>(),
     ) {
         let data = chain();

@@ -75,7 +75,7 @@ pub fn all() -> Vec<Case> {
 
 /// Precompile addresses active on Amsterdam (0x01–0x11, 0x100).
 fn precompiles() -> Vec<Address> {
-    let mut v: Vec<Address> = (1u8..=0x11).map(|i| Address::with_last_byte(i)).collect();
+    let mut v: Vec<Address> = (1u8..=0x11).map(Address::with_last_byte).collect();
     let mut p256 = [0u8; 20];
     p256[18] = 1;
     v.push(Address::from(p256));
@@ -1668,6 +1668,7 @@ fn opcodes_file() -> Vec<Case> {
     let mut v = Vec::new();
     // Single-op OOG tests: a wrapper CALLs the contract doing the op with a small or a
     // generous gas allowance.
+    #[allow(clippy::type_complexity)] // (name, code builder, expects a write): read inline
     let single: [(&str, fn(Address) -> Code, bool); 4] = [
         (
             "test_bal_sload_and_oog",
@@ -2186,7 +2187,7 @@ fn idx(i: u64) -> BlockAccessIndex {
     BlockAccessIndex(i)
 }
 
-fn acct<'a>(bal: &'a mut BlockAccessList, a: Address) -> &'a mut AccountChanges {
+fn acct(bal: &mut BlockAccessList, a: Address) -> &mut AccountChanges {
     bal.iter_mut()
         .find(|c| c.address == a)
         .expect("account in the BAL")
