@@ -199,10 +199,11 @@ struct SimulateArgs {
 struct ReportArgs {
     /// A result file written by `gigagas bench --json`.
     file: PathBuf,
-    /// Output HTML file (`-`: stdout). Checked before anything is read; never the input
-    /// FILE, never replaces a device, FIFO or directory; a symlink is written through.
-    #[arg(long, default_value = "report.html")]
-    out: PathBuf,
+    /// Output HTML file (`-`: stdout; default: FILE with the extension `.html`, beside it).
+    /// Checked before anything is read; never the input FILE, never replaces a device, FIFO or
+    /// directory; a symlink is written through.
+    #[arg(long)]
+    out: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -723,9 +724,12 @@ fn cmd_conformance(args: ConformanceArgs) -> Result<()> {
     }
     say!(
         console,
-        "{} tests ({} mode): {} passed, {} failed, {} skipped in {:.1} s",
+        "{} tests ({}): {} passed, {} failed, {} skipped in {:.1} s",
         summary.total(),
-        summary.mode,
+        match summary.mode.as_str() {
+            "both" => "sequential and parallel paths".to_owned(),
+            one => format!("{one} path"),
+        },
         summary.passed,
         summary.failed,
         summary.skipped,
@@ -1250,8 +1254,13 @@ fn cmd_bench(args: BenchArgs) -> Result<()> {
             "{}\n",
             style(gigagas_lab::table::phases_table(&report))
         );
-        if let Some(table) = gigagas_lab::table::cost_model_table(&report) {
-            say!(console, "{}\n", style(table));
+        match gigagas_lab::table::cost_model_table(&report) {
+            Some(table) => say!(console, "{}\n", style(table)),
+            None => say!(
+                console,
+                "cost model: not fitted ({} blocks; it needs at least 5 to fit 4 coefficients)\n",
+                report.blocks.len()
+            ),
         }
         if report
             .runs
@@ -1307,9 +1316,13 @@ fn scheduler_order(name: &str, txs: &[gigagas_lab::TxTrace]) -> Vec<usize> {
 }
 
 fn cmd_report(args: ReportArgs) -> Result<()> {
+    let out_path = args
+        .out
+        .clone()
+        .unwrap_or_else(|| args.file.with_extension("html"));
     let out = Output::new(
         "--out",
-        &args.out,
+        &out_path,
         &Input::all("FILE", std::slice::from_ref(&args.file)),
     )?;
     let reports = read_reports(&args.file)?;

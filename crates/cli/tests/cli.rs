@@ -1297,3 +1297,23 @@ fn a_broken_result_file_names_its_parse_error_once() {
     assert!(!ok);
     assert_eq!(stderr.matches("no such directory").count(), 1, "{stderr}");
 }
+
+/// `report FILE.json` without `--out` writes `FILE.html` beside its input, not `report.html`
+/// into the working directory.
+#[test]
+fn report_writes_beside_its_input_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("result.json");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../lab/tests/fixtures/tiny-report.json"),
+        &input,
+    )
+    .unwrap();
+    let (ok, _, stderr) = gigagas(&["report", input.to_str().unwrap()]);
+    assert!(ok, "{stderr}");
+    let html = std::fs::read_to_string(dir.path().join("result.html")).unwrap();
+    assert!(
+        html.contains("<svg") || html.contains("<html"),
+        "not a report"
+    );
+}
