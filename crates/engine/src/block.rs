@@ -164,6 +164,33 @@ pub fn prepare_chain(blocks: &[BlockInput]) -> Result<Vec<BlockCase<'_>>, ExecEr
     Ok(cases)
 }
 
+/// Verifies one run of `case`: receipts equal to the baseline's, the header's gas, bloom and
+/// receipts root, and — for a sequential re-run, which rebuilds the BAL (`access`) — the same
+/// BAL and lifecycle records as the baseline. (A parallel run checked every transaction
+/// against the BAL and the rebuilt BAL's hash inside execution.)
+pub fn verify_run(
+    case: &BlockCase<'_>,
+    receipts: &[TxReceipt],
+    access: Option<&gigagas_exec::BlockAccess>,
+) -> Result<(), ExecError> {
+    let input = case.prepared.input;
+    compare_receipts(input.number(), &case.baseline.receipts, receipts)?;
+    check_against_header(&input.header, receipts, case.prepared.header_rules())?;
+    if let Some(access) = access {
+        if *access != case.baseline.access {
+            let what = bal_divergence(&case.baseline.access.bal, &access.bal)
+                .unwrap_or_else(|| "lifecycle records differ".into());
+            return Err(ExecError::Verify(VerifyError::Bal {
+                block: input.number(),
+                violation: Box::new(BalViolation::RebuiltDiffers(format!(
+                    "sequential re-run is not deterministic: {what}"
+                ))),
+            }));
+        }
+    }
+    Ok(())
+}
+
 /// One execution mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Mode {
@@ -274,28 +301,15 @@ pub fn run_block_with(
             &inline
         }
     };
-    let verify = |receipts: &[TxReceipt]| -> Result<u64, ExecError> {
+    let verify = |receipts: &[TxReceipt], access| -> Result<u64, ExecError> {
         let t0 = Instant::now();
-        compare_receipts(input.number(), &case.baseline.receipts, receipts)?;
-        check_against_header(&input.header, receipts, case.prepared.header_rules())?;
+        verify_run(case, receipts, access)?;
         Ok(t0.elapsed().as_nanos() as u64)
     };
     match mode {
         Mode::Sequential => {
             let run = execute_sequential(prepared, &input.pre_state)?;
-            let mut verify_nanos = verify(&run.receipts)?;
-            let t0 = Instant::now();
-            if run.access != case.baseline.access {
-                let what = bal_divergence(&case.baseline.access.bal, &run.access.bal)
-                    .unwrap_or_else(|| "lifecycle records differ".into());
-                return Err(ExecError::Verify(VerifyError::Bal {
-                    block: input.number(),
-                    violation: Box::new(BalViolation::RebuiltDiffers(format!(
-                        "sequential re-run is not deterministic: {what}"
-                    ))),
-                }));
-            }
-            verify_nanos += t0.elapsed().as_nanos() as u64;
+            let verify_nanos = verify(&run.receipts, Some(&run.access))?;
             Ok(BlockRun {
                 exec_nanos: run.exec_nanos,
                 serial_nanos: 0,
@@ -312,7 +326,7 @@ pub fn run_block_with(
                         what: format!("no worker pool with {threads} threads"),
                     })?;
             let run = execute_parallel(prepared, &input.pre_state, &case.plan, pool, scheduler)?;
-            let verify_nanos = verify(&run.receipts)?;
+            let verify_nanos = verify(&run.receipts, None)?;
             Ok(BlockRun {
                 exec_nanos: run.exec_nanos,
                 serial_nanos: run.serial_nanos,

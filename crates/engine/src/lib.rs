@@ -14,8 +14,8 @@ pub mod block;
 pub mod pipeline;
 
 pub use block::{
-    check_parent, prepare, prepare_chain, run_block, run_block_with, BlockCase, BlockRun, Mode,
-    Recovery,
+    check_parent, prepare, prepare_chain, run_block, run_block_with, verify_run, BlockCase,
+    BlockRun, Mode, Recovery,
 };
 pub use pipeline::{
     run_pipeline, BlockTimeline, PipelineOptions, PipelineRun, RootMode, StageSpan, STAGES,

@@ -22,7 +22,6 @@ use gigagas_data::PreState;
 use gigagas_exec::{
     execute_parallel, execute_sequential, recover_senders, ExecError, PreparedBlock, WorkerPool,
 };
-use gigagas_verify::{bal_divergence, check_against_header, compare_receipts, BalViolation};
 use gigagas_verify::{TxReceipt, VerifyError};
 use revm::database::CacheState;
 use std::{
@@ -385,7 +384,8 @@ fn execute_stage(
         })
     });
     let (receipts, post, access) = out?;
-    let (checked, verify) = clock.time(|| verify_block(case, &receipts, access.as_ref()));
+    let (checked, verify) =
+        clock.time(|| crate::block::verify_run(case, &receipts, access.as_ref()));
     checked?;
     Ok(Executed {
         index: rec.index,
@@ -394,32 +394,6 @@ fn execute_stage(
         execute,
         verify,
     })
-}
-
-/// The verify stage: receipts equal to the baseline's, header values, and (sequential) the
-/// rebuilt BAL equal to the baseline's. The parallel path checked every transaction against
-/// the BAL and rebuilt it inside execution.
-fn verify_block(
-    case: &BlockCase<'_>,
-    receipts: &[TxReceipt],
-    access: Option<&gigagas_exec::BlockAccess>,
-) -> Result<(), ExecError> {
-    let input = case.prepared.input;
-    compare_receipts(input.number(), &case.baseline.receipts, receipts)?;
-    check_against_header(&input.header, receipts, case.prepared.header_rules())?;
-    if let Some(access) = access {
-        if *access != case.baseline.access {
-            let what = bal_divergence(&case.baseline.access.bal, &access.bal)
-                .unwrap_or_else(|| "lifecycle records differ".into());
-            return Err(ExecError::Verify(VerifyError::Bal {
-                block: input.number(),
-                violation: Box::new(BalViolation::RebuiltDiffers(format!(
-                    "sequential re-run is not deterministic: {what}"
-                ))),
-            }));
-        }
-    }
-    Ok(())
 }
 
 /// The write and root stages: the block's changes applied to its pre-state, then (unless
