@@ -272,8 +272,184 @@ fn extra_write(bal: &Bal, index: BlockAccessIndex, diff: &EvmState) -> BalViolat
     }
 }
 
-/// Describes the first difference between two BALs, or `None` when they are equal.
+/// Describes the first difference between two BALs — account, field or slot, block access
+/// index (and the transaction it belongs to), both values — followed by alloy's summary of all
+/// differences; `None` when they are equal.
 pub fn bal_divergence(expected: &[AccountChanges], actual: &[AccountChanges]) -> Option<String> {
     let diff = BalDiff::between(expected, actual);
-    (!diff.is_empty()).then(|| format!("expected (left) vs rebuilt (right): {diff}"))
+    if diff.is_empty() && expected == actual {
+        return None;
+    }
+    let first = first_difference(expected, actual)
+        .map(|f| format!("first difference: {f}; "))
+        .unwrap_or_default();
+    Some(format!("{first}expected (left) vs rebuilt (right): {diff}"))
+}
+
+/// "index i (tx i-1)" — index 0 is pre-execution; the last index of a block is its
+/// post-execution, which only the block's transaction count tells apart from a transaction.
+fn at(index: u64) -> String {
+    match index {
+        0 => "index 0 (pre-execution)".into(),
+        i => format!("index {i} (tx {} or post-execution)", i - 1),
+    }
+}
+
+/// The first (account, item, index) at which two BALs differ, in canonical order.
+fn first_difference(expected: &[AccountChanges], actual: &[AccountChanges]) -> Option<String> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let by_address = |l: &[AccountChanges]| -> BTreeMap<Address, AccountChanges> {
+        l.iter().map(|a| (a.address, a.clone())).collect()
+    };
+    let (e, a) = (by_address(expected), by_address(actual));
+    let addresses: BTreeSet<Address> = e.keys().chain(a.keys()).copied().collect();
+    // First index at which two (index, value) lists differ, with both values.
+    fn lists<T: PartialEq + std::fmt::Debug>(
+        left: Vec<(u64, T)>,
+        right: Vec<(u64, T)>,
+    ) -> Option<(u64, String, String)> {
+        let l: BTreeMap<u64, T> = left.into_iter().collect();
+        let r: BTreeMap<u64, T> = right.into_iter().collect();
+        let indices: BTreeSet<u64> = l.keys().chain(r.keys()).copied().collect();
+        indices.into_iter().find_map(|i| {
+            let (x, y) = (l.get(&i), r.get(&i));
+            (x != y).then(|| {
+                let show =
+                    |v: Option<&T>| v.map_or_else(|| "no write".into(), |v| format!("{v:?}"));
+                (i, show(x), show(y))
+            })
+        })
+    }
+    for address in addresses {
+        let (x, y) = match (e.get(&address), a.get(&address)) {
+            (Some(_), None) => return Some(format!("account {address} only in the expected BAL")),
+            (None, Some(_)) => return Some(format!("account {address} only in the rebuilt BAL")),
+            (Some(x), Some(y)) if x != y => (x, y),
+            _ => continue,
+        };
+        let slots: BTreeSet<_> = x
+            .storage_changes
+            .iter()
+            .chain(&y.storage_changes)
+            .map(|s| s.slot)
+            .collect();
+        for slot in slots {
+            let writes = |c: &AccountChanges| -> Vec<(u64, U256)> {
+                c.storage_changes
+                    .iter()
+                    .filter(|s| s.slot == slot)
+                    .flat_map(|s| {
+                        s.changes
+                            .iter()
+                            .map(|w| (w.block_access_index.0, w.new_value))
+                    })
+                    .collect()
+            };
+            if let Some((i, l, r)) = lists(writes(x), writes(y)) {
+                return Some(format!(
+                    "account {address} storage slot {slot:#x} at {}: expected {l}, rebuilt {r}",
+                    at(i)
+                ));
+            }
+        }
+        let balance = |c: &AccountChanges| -> Vec<(u64, U256)> {
+            c.balance_changes
+                .iter()
+                .map(|b| (b.block_access_index.0, b.post_balance))
+                .collect()
+        };
+        let nonce = |c: &AccountChanges| -> Vec<(u64, u64)> {
+            c.nonce_changes
+                .iter()
+                .map(|n| (n.block_access_index.0, n.new_nonce))
+                .collect()
+        };
+        let code = |c: &AccountChanges| -> Vec<(u64, alloy_primitives::B256)> {
+            c.code_changes
+                .iter()
+                .map(|k| {
+                    (
+                        k.block_access_index.0,
+                        alloy_primitives::keccak256(&k.new_code),
+                    )
+                })
+                .collect()
+        };
+        if let Some((i, l, r)) = lists(balance(x), balance(y)) {
+            return Some(format!(
+                "account {address} balance at {}: expected {l}, rebuilt {r}",
+                at(i)
+            ));
+        }
+        if let Some((i, l, r)) = lists(nonce(x), nonce(y)) {
+            return Some(format!(
+                "account {address} nonce at {}: expected {l}, rebuilt {r}",
+                at(i)
+            ));
+        }
+        if let Some((i, l, r)) = lists(code(x), code(y)) {
+            return Some(format!(
+                "account {address} code (hash) at {}: expected {l}, rebuilt {r}",
+                at(i)
+            ));
+        }
+        let reads = |c: &AccountChanges| c.storage_reads.iter().copied().collect::<BTreeSet<_>>();
+        let (rx, ry) = (reads(x), reads(y));
+        if let Some(slot) = rx.symmetric_difference(&ry).next() {
+            let side = if rx.contains(slot) {
+                "expected"
+            } else {
+                "rebuilt"
+            };
+            return Some(format!(
+                "account {address} storage slot {slot:#x}: a read listed only in the {side} BAL"
+            ));
+        }
+        return Some(format!(
+            "account {address}: entries differ in order or form"
+        ));
+    }
+    None
+}
+
+#[cfg(test)]
+mod divergence_tests {
+    use super::*;
+    use alloy_eip7928::{BalanceChange, BlockAccessIndex, SlotChanges, StorageChange};
+
+    fn account(slot_value: u64, balance: u64) -> AccountChanges {
+        AccountChanges {
+            address: Address::repeat_byte(0x11),
+            storage_changes: vec![SlotChanges {
+                slot: U256::from(7),
+                changes: vec![StorageChange {
+                    block_access_index: BlockAccessIndex(3),
+                    new_value: U256::from(slot_value),
+                }],
+            }],
+            balance_changes: vec![BalanceChange {
+                block_access_index: BlockAccessIndex(1),
+                post_balance: U256::from(balance),
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn names_account_slot_index_and_both_values() {
+        assert_eq!(bal_divergence(&[account(1, 5)], &[account(1, 5)]), None);
+        let what = bal_divergence(&[account(1, 5)], &[account(2, 5)]).unwrap();
+        assert!(
+            what.contains("0x1111111111111111111111111111111111111111")
+                && what.contains("slot 0x7")
+                && what.contains("index 3 (tx 2")
+                && what.contains("expected 1")
+                && what.contains("rebuilt 2"),
+            "{what}"
+        );
+        let what = bal_divergence(&[account(1, 5)], &[account(1, 6)]).unwrap();
+        assert!(what.contains("balance at index 1 (tx 0"), "{what}");
+        let what = bal_divergence(&[account(1, 5)], &[]).unwrap();
+        assert!(what.contains("only in the expected BAL"), "{what}");
+    }
 }
