@@ -1458,6 +1458,11 @@ fn cmd_compare(args: CompareArgs) -> Result<()> {
         );
         println!("{}", gigagas_lab::table::comparison_table(&comparisons));
     }
+    for (ra, rb) in &pairs {
+        if let Some(warning) = gigagas_lab::report::load_mismatch(ra, rb) {
+            eprintln!("warning: {}: {warning}", ra.data);
+        }
+    }
     Ok(())
 }
 

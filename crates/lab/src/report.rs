@@ -173,6 +173,27 @@ pub fn noise_warnings(report: &crate::BenchReport) -> Vec<String> {
     warnings
 }
 
+/// A warning when two results were measured under different load (load average at the start
+/// or end above the core count on one side only, or differing by more than 1): then a
+/// difference between them may be the machine's, not the code's. Results without recorded
+/// load give no warning.
+pub fn load_mismatch(a: &crate::BenchReport, b: &crate::BenchReport) -> Option<String> {
+    let worst = |r: &crate::BenchReport| {
+        [r.machine.load_avg_start, r.machine.load_avg_end]
+            .into_iter()
+            .flatten()
+            .reduce(f64::max)
+    };
+    let (la, lb) = (worst(a)?, worst(b)?);
+    let busy = |l: f64, r: &crate::BenchReport| l > r.machine.cores as f64;
+    (busy(la, a) != busy(lb, b) || (la - lb).abs() > 1.0).then(|| {
+        format!(
+            "the two sides ran under different load (highest load average {la:.2} for A, {lb:.2} for B, {} cores): part of any difference may be the machine's",
+            a.machine.cores
+        )
+    })
+}
+
 /// Standard deviation / mean of `values` (at least 3 values, positive mean).
 pub fn coefficient_of_variation(values: &[u64]) -> Option<f64> {
     if values.len() < 3 {
@@ -353,6 +374,21 @@ mod noise_tests {
         let cv = coefficient_of_variation(&[90, 100, 110]).unwrap();
         assert!((cv - 0.1).abs() < 1e-9, "{cv}");
         assert_eq!(coefficient_of_variation(&[0, 0, 0]), None);
+    }
+
+    #[test]
+    fn different_load_is_named() {
+        let mut a: crate::BenchReport =
+            crate::read_reports(include_bytes!("../tests/fixtures/tiny-report.json"))
+                .unwrap()
+                .remove(0);
+        let mut b = a.clone();
+        assert_eq!(load_mismatch(&a, &b), None, "no load recorded: no warning");
+        a.machine.load_avg_start = Some(0.3);
+        b.machine.load_avg_start = Some(a.machine.cores as f64 + 2.0);
+        assert!(load_mismatch(&a, &b).unwrap().contains("different load"));
+        b.machine.load_avg_start = Some(0.5);
+        assert_eq!(load_mismatch(&a, &b), None);
     }
 
     #[test]
