@@ -22,7 +22,7 @@ use gigagas_data::PreState;
 use gigagas_exec::{
     execute_parallel, execute_sequential, recover_senders, ExecError, PreparedBlock, WorkerPool,
 };
-use gigagas_verify::{TxReceipt, VerifyError};
+use gigagas_verify::VerifyError;
 use revm::database::CacheState;
 use std::{
     collections::BTreeMap,
