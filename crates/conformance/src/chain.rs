@@ -374,6 +374,7 @@ fn import_block(
     let body = Body {
         transactions: &block.body.transactions,
         ommers: header::Ommers::Headers(&block.body.ommers),
+        bomb_delay: None,
         withdrawals: block.body.withdrawals.as_ref().map(|w| w.0.as_slice()),
     };
     header::check(&block.header, &body, spec, &parent.header, parent.spec)?;

@@ -127,6 +127,12 @@ pub fn check_parent(child: &BlockCase<'_>, parent: &BlockCase<'_>) -> Result<(),
         } else {
             Ommers::Headers(&c.ommer_headers)
         },
+        // Mainnet data runs on the mainnet schedule, which folds the glacier forks into their
+        // predecessors: the bomb delay comes from the block number there.
+        bomb_delay: c
+            .spec
+            .is_none()
+            .then(|| gigagas_verify::consensus::mainnet_bomb_delay(c.number())),
         withdrawals: c
             .header
             .withdrawals_root

@@ -62,6 +62,11 @@ pub struct Body<'a> {
     /// (RPC block JSON), in which case the ommers hash cannot be rebuilt and only their
     /// number is checked here (`gigagas_data::integrity` checks an empty list's hash).
     pub ommers: Ommers<'a>,
+    /// The difficulty bomb's delay in blocks, where the caller knows it better than the fork
+    /// does: mainnet's "glacier" forks (Muir, Arrow, Gray) moved the bomb without changing
+    /// execution, so a schedule that folds them into their predecessor passes the delay by
+    /// block number ([`mainnet_bomb_delay`]). `None`: derived from the fork.
+    pub bomb_delay: Option<u64>,
     /// Withdrawals, if the block has the field.
     pub withdrawals: Option<&'a [Withdrawal]>,
 }
@@ -124,7 +129,10 @@ pub fn check(
         )?;
         expect("ommers (post-merge)", 0, body.ommers.len())?;
     } else {
-        let expected = difficulty(header, spec, parent);
+        let expected = match body.bomb_delay {
+            Some(delay) => difficulty_with_delay(header, spec, parent, delay),
+            None => difficulty(header, spec, parent),
+        };
         expect("difficulty", expected, header.difficulty)?;
         if body.ommers.len() > 2 {
             fail("ommers", format!("{} ommers, at most 2", body.ommers.len()))?;
@@ -273,9 +281,41 @@ fn check_blobs(
     )
 }
 
+/// The difficulty bomb's delay on mainnet at block `number` (EIP-649 Byzantium, EIP-1234
+/// Constantinople, EIP-2384 Muir Glacier, EIP-3554 London, EIP-4345 Arrow Glacier, EIP-5133
+/// Gray Glacier).
+pub fn mainnet_bomb_delay(number: u64) -> u64 {
+    match number {
+        15_050_000.. => 11_400_000,
+        13_773_000.. => 10_700_000,
+        12_965_000.. => 9_700_000,
+        9_200_000.. => 9_000_000,
+        7_280_000.. => 5_000_000,
+        4_370_000.. => 3_000_000,
+        _ => 0,
+    }
+}
+
 /// Proof-of-work difficulty of `header` (Frontier, Homestead and Byzantium formulas, with
 /// the difficulty-bomb delays of the forks revm knows).
 pub fn difficulty(header: &Header, spec: SpecId, parent: &Header) -> U256 {
+    // revm 43 has no Arrow/Gray Glacier spec, and its Istanbul stands for Muir Glacier here.
+    let delay = if spec.is_enabled_in(SpecId::LONDON) {
+        9_700_000
+    } else if spec.is_enabled_in(SpecId::ISTANBUL) {
+        9_000_000
+    } else if spec.is_enabled_in(SpecId::PETERSBURG) {
+        5_000_000
+    } else if spec.is_enabled_in(SpecId::BYZANTIUM) {
+        3_000_000
+    } else {
+        0
+    };
+    difficulty_with_delay(header, spec, parent, delay)
+}
+
+/// [`difficulty`] with an explicit bomb delay.
+pub fn difficulty_with_delay(header: &Header, spec: SpecId, parent: &Header, delay: u64) -> U256 {
     const MIN: u64 = 131_072;
     let parent_diff = parent.difficulty;
     let step = parent_diff / U256::from(2048);
@@ -300,17 +340,6 @@ pub fn difficulty(header: &Header, spec: SpecId, parent: &Header) -> U256 {
         parent_diff.saturating_sub(step * U256::from(factor.unsigned_abs()))
     };
     diff = diff.max(U256::from(MIN));
-    let delay = if spec.is_enabled_in(SpecId::LONDON) {
-        9_700_000
-    } else if spec.is_enabled_in(SpecId::ISTANBUL) {
-        9_000_000
-    } else if spec.is_enabled_in(SpecId::PETERSBURG) {
-        5_000_000
-    } else if spec.is_enabled_in(SpecId::BYZANTIUM) {
-        3_000_000
-    } else {
-        0
-    };
     let period = header.number.saturating_sub(delay) / 100_000;
     if period >= 2 {
         diff += U256::from(1) << (period - 2) as usize;
@@ -335,4 +364,25 @@ pub fn check_transactions_form(transactions: &[TxEnvelope]) -> Result<(), RuleEr
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mainnet_bomb_delays_follow_the_glacier_forks() {
+        for (number, delay) in [
+            (4_369_999, 0),
+            (4_370_000, 3_000_000),
+            (7_280_000, 5_000_000),
+            (9_069_000, 5_000_000), // Istanbul did not move the bomb
+            (9_200_000, 9_000_000), // Muir Glacier
+            (12_965_000, 9_700_000),
+            (13_773_000, 10_700_000), // Arrow Glacier
+            (15_050_000, 11_400_000), // Gray Glacier
+        ] {
+            assert_eq!(mainnet_bomb_delay(number), delay, "block {number}");
+        }
+    }
 }
