@@ -183,15 +183,19 @@ pub fn alloc_of(state: &HashMap<Address, PreAccount>) -> BTreeMap<Address, Alloc
         .collect()
 }
 
+/// Whether a BAL entry writes anything (an account that was only read or touched does not).
+pub fn writes_anything(changes: &alloy_eip7928::AccountChanges) -> bool {
+    !changes.balance_changes.is_empty()
+        || !changes.nonce_changes.is_empty()
+        || !changes.code_changes.is_empty()
+        || !changes.storage_changes.is_empty()
+}
+
 /// Applies a block's BAL (the last post-value of every account field and slot) to `state`;
 /// a changed account left empty is removed (EIP-161, every fork a generated chain can have).
 pub fn apply_bal(state: &mut HashMap<Address, PreAccount>, bal: &BlockAccessList) {
     for changes in bal {
-        let touched = !changes.balance_changes.is_empty()
-            || !changes.nonce_changes.is_empty()
-            || !changes.code_changes.is_empty()
-            || !changes.storage_changes.is_empty();
-        if !touched {
+        if !writes_anything(changes) {
             continue;
         }
         let account = state.entry(changes.address).or_default();

@@ -242,11 +242,7 @@ fn change_set(bal: &alloy_eip7928::BlockAccessList, post: &PreState) -> gigagas_
     use alloy_primitives::keccak256;
     let mut changes = gigagas_trie::ChangeSet::default();
     for account in bal {
-        let touched = !account.balance_changes.is_empty()
-            || !account.nonce_changes.is_empty()
-            || !account.code_changes.is_empty()
-            || !account.storage_changes.is_empty();
-        if !touched {
+        if !gigagas_data::chain::writes_anything(account) {
             continue;
         }
         let info = post
