@@ -862,12 +862,26 @@ fn cmd_run(args: RunArgs) -> Result<()> {
         )?),
         None => None,
     };
+    if (args.root.is_some() || args.pipeline.is_some()) && options.mega.is_some() {
+        bail!("--mega and --root/--pipeline cannot be combined yet (the pipeline runs one block per unit)");
+    }
     let dataset = load(&args.data)?;
     let mode = options.mode;
-    if args.root.is_some() || args.pipeline.is_some() {
-        if options.mega.is_some() {
-            bail!("--mega and --root/--pipeline cannot be combined yet (the pipeline runs one block per unit)");
+    if args.root == Some(gigagas_engine::RootMode::Incremental) {
+        if let Some(b) = dataset
+            .blocks
+            .iter()
+            .find(|b| !b.complete_state || b.access_list.is_none())
+        {
+            bail!(
+                "--root incremental needs complete states that ship their block access lists (generated chains); block {} of {} has {}; use --root serial or parallel",
+                b.number(),
+                dataset.name,
+                if b.complete_state { "no BAL" } else { "a touched-only pre-state" }
+            );
         }
+    }
+    if args.root.is_some() || args.pipeline.is_some() {
         let pipeline = gigagas_engine::PipelineOptions {
             mode,
             root: args.root.unwrap_or(gigagas_engine::RootMode::None),
