@@ -18,6 +18,8 @@ use gigagas_lab::{
 use gigagas_verify::{check_against_header, compare_receipts};
 use std::{borrow::Cow, collections::BTreeMap, ops::Range, time::Instant};
 
+pub mod floor;
+
 /// How Mgas/s is defined everywhere in gigagas.
 pub const THROUGHPUT_DEFINITION: &str = "gas used / execution wall time, with pre-state in \
 memory and senders recovered in advance; no state root. Sequential: pre-execution, all \
@@ -52,6 +54,8 @@ pub struct BenchOptions {
     pub recovery: Vec<Recovery>,
     /// Mega-block sizes for the parallel modes (1 = per block).
     pub mega: Vec<usize>,
+    /// Also measure the machine's contention floor at every thread count ([`floor`]).
+    pub contention_floor: bool,
 }
 
 impl BenchOptions {
@@ -88,7 +92,18 @@ impl BenchOptions {
             .iter()
             .map(|c| mega_units(numbers, c.mega).len())
             .sum();
-        (per_pass * (self.warmup + self.repeats)) as u64
+        let floor = if self.contention_floor {
+            // One warm-up round and `repeats` timed ones; a round runs every count once,
+            // 1 included, and each stream pass is one step.
+            let mut counts = self.threads.clone();
+            counts.push(1);
+            counts.sort_unstable();
+            counts.dedup();
+            counts.iter().sum::<usize>() * (self.repeats.max(1) + 1)
+        } else {
+            0
+        };
+        (per_pass * (self.warmup + self.repeats) + floor) as u64
     }
 }
 
@@ -219,14 +234,14 @@ pub fn bench(
             runs[m].push(pass(modes[m])?);
         }
     }
-    Ok(assemble(
-        dataset,
-        cases,
-        options,
-        &modes,
-        &runs,
-        load_avg_start,
-    ))
+    let contention_floor = if options.contention_floor {
+        floor::contention_floor(&dataset.blocks, &options.threads, options.repeats, on_step)?
+    } else {
+        Vec::new()
+    };
+    let mut report = assemble(dataset, cases, options, &modes, &runs, load_avg_start);
+    report.contention_floor = contention_floor;
+    Ok(report)
 }
 
 /// Rejects option combinations `bench` cannot measure: a mega-block size of 0, and inline
@@ -464,6 +479,7 @@ fn assemble(
             bal_prepare_ns: cases.iter().map(|c| c.bal_prepare_nanos).sum(),
         },
         cost_model,
+        contention_floor: Vec::new(),
     }
 }
 

@@ -24,6 +24,10 @@ pub const MAX_REPEATS: usize = 10_000;
 /// Most warm-up passes of `bench` (`--warmup`).
 pub const MAX_WARMUP: usize = 1_000;
 
+/// Most threads `bench --contention-floor` measures: it holds one copy of the data set per
+/// thread.
+pub const MAX_FLOOR_STREAMS: usize = 64;
+
 /// Largest mega-block size (`--mega`).
 pub const MAX_MEGA: usize = 100_000;
 

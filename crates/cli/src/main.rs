@@ -173,6 +173,12 @@ struct BenchArgs {
     /// Print the tables as markdown (for PR comments and docs).
     #[arg(long)]
     markdown: bool,
+    /// Also measure the machine's contention floor: at every thread count T, T threads each
+    /// run their own deep copy of every block (nothing shared) through the 1-worker path; the
+    /// table's `floor` column is their per-transaction slowdown, beside `tx work vs 1t`.
+    /// Holds one copy of the data set per thread in memory.
+    #[arg(long)]
+    contention_floor: bool,
 }
 
 #[derive(Args)]
@@ -1194,7 +1200,21 @@ impl BenchPlan {
             warmup: args.warmup,
             repeats: args.repeats,
             recovery: unique(&args.recover_senders),
+            contention_floor: args.contention_floor,
         };
+        if args.contention_floor {
+            if let Some(&t) = options
+                .threads
+                .iter()
+                .find(|&&t| t > limits::MAX_FLOOR_STREAMS)
+            {
+                bail!(
+                    "--contention-floor with --threads {t}: the floor runs one full copy of the \
+                     data set per thread, at most {} threads",
+                    limits::MAX_FLOOR_STREAMS
+                );
+            }
+        }
         let mut data: Vec<BenchData> = args.data.iter().cloned().map(BenchData::Path).collect();
         for &workload in &args.workload {
             for &block_gas in &block_gas {
@@ -1268,6 +1288,14 @@ fn cmd_bench(args: BenchArgs) -> Result<()> {
             "{}\n",
             style(gigagas_lab::table::phases_table(&report))
         );
+        if let Some(table) = gigagas_lab::table::contention_floor_table(&report) {
+            say!(
+                console,
+                "contention floor ({} rounds): the machine's share of the slowdown is the floor, the engine's own share is what is left\n{}\n",
+                report.contention_floor.first().map_or(0, |f| f.rounds),
+                style(table)
+            );
+        }
         match gigagas_lab::table::cost_model_table(&report) {
             Some(table) => say!(console, "{}\n", style(table)),
             None => say!(

@@ -60,6 +60,27 @@ impl BlockInput {
         self.header.number
     }
 
+    /// A copy that shares no memory with `self` (transactions re-decoded from their
+    /// encoding, the pre-state deep-copied: [`PreState::deep_clone`]), for measurements that
+    /// must rule out sharing between threads.
+    pub fn deep_clone(&self) -> Self {
+        use alloy_eips::eip2718::{Decodable2718, Encodable2718};
+        let transactions = self
+            .transactions
+            .iter()
+            .map(|tx| Transaction {
+                envelope: TxEnvelope::decode_2718(&mut tx.envelope.encoded_2718().as_slice())
+                    .unwrap_or_else(|_| tx.envelope.clone()),
+                claimed_sender: tx.claimed_sender,
+            })
+            .collect();
+        Self {
+            transactions,
+            pre_state: Arc::new(self.pre_state.deep_clone()),
+            ..self.clone()
+        }
+    }
+
     /// Gas used as stated by the header.
     pub fn gas_used(&self) -> u64 {
         self.header.gas_used

@@ -62,6 +62,39 @@ impl PreState {
         }
     }
 
+    /// A copy that shares no memory with `self`: every code's bytes copied and re-analysed,
+    /// every map and the block-hash table rebuilt. For measurements that must rule out
+    /// sharing between threads (reference counts, cache lines): `bench --contention-floor`.
+    pub fn deep_clone(&self) -> Self {
+        let copy = |code: &Bytecode| {
+            Bytecode::new_raw(revm::primitives::Bytes::copy_from_slice(
+                code.original_byte_slice(),
+            ))
+        };
+        let codes: HashMap<B256, Bytecode> =
+            self.codes.iter().map(|(h, c)| (*h, copy(c))).collect();
+        let accounts = self
+            .accounts
+            .iter()
+            .map(|(address, account)| {
+                let mut info = account.info.clone();
+                info.code = info.code.as_ref().map(|c| {
+                    codes
+                        .get(&info.code_hash)
+                        .cloned()
+                        .unwrap_or_else(|| copy(c))
+                });
+                let storage = account.storage.iter().map(|(k, v)| (*k, *v)).collect();
+                (*address, PreAccount { info, storage })
+            })
+            .collect();
+        Self {
+            accounts,
+            codes,
+            block_hashes: Arc::new(self.block_hashes.iter().map(|(n, h)| (*n, *h)).collect()),
+        }
+    }
+
     /// The account at `address`, if it exists.
     pub fn account(&self, address: &Address) -> Option<&PreAccount> {
         self.accounts.get(address)

@@ -677,6 +677,31 @@ fn section(report: &BenchReport, predictions: &[Prediction]) -> String {
         );
     }
     html.push_str("</table>");
+    let floor = crate::table::floor_rows(report);
+    if !floor.is_empty() {
+        html.push_str(
+            "<p><b>Contention floor</b>: per-transaction slowdown at T threads of T independent \
+             streams (own copy of every block, nothing shared: the machine's share) beside the \
+             parallel path's (the engine's); the engine's own share is what is left.</p>\
+             <table><tr><th>threads</th><th>floor</th><th>floor p10–p90</th>\
+             <th>parallel path</th><th>engine's own share</th></tr>",
+        );
+        for row in floor {
+            let _ = write!(
+                html,
+                "<tr><td>{}</td><td>{:.3}x</td><td>{:.3}–{:.3}</td><td>{}</td><td>{}</td></tr>",
+                row.threads,
+                row.floor.tx_work_ratio,
+                row.floor.p10,
+                row.floor.p90,
+                row.engine
+                    .map_or_else(|| "-".into(), |e| format!("{e:.3}x")),
+                row.engine_share()
+                    .map_or_else(|| "-".into(), |s| format!("{:+.1}%", s * 100.0)),
+            );
+        }
+        html.push_str("</table>");
+    }
     let mega = throughput_vs_mega(report);
     let plots = [
         ("Throughput vs threads", Some(throughput_vs_threads(report))),

@@ -90,6 +90,30 @@ pub struct BenchReport {
     pub phases: PhaseTotals,
     /// Block time ≈ a·gas + b·slots_changed + c·txs + d, fitted on the sequential block times.
     pub cost_model: Option<crate::cost_model::CostModel>,
+    /// The machine's own contention floor per thread count (`bench --contention-floor`):
+    /// how much slower each transaction runs when T independent streams share the machine.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contention_floor: Vec<ContentionFloor>,
+}
+
+/// The contention floor at one thread count: T threads, each executing its *own* deep copy of
+/// every block (own pre-state, bytecode, transactions, worker thread and allocator arena)
+/// through the 1-worker parallel path, nothing shared but the machine and the process. Its
+/// per-transaction work ratio is what the parallel path's "tx work vs 1t" would read if the
+/// engine added no contention of its own; the difference is what the engine can still win.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ContentionFloor {
+    /// Concurrent independent streams.
+    pub threads: usize,
+    /// Σ per-transaction time of the T streams ÷ (T × Σ of one stream alone, measured in the
+    /// same round): median over the rounds. 1.0 = no slowdown.
+    pub tx_work_ratio: f64,
+    /// 10th percentile of the per-round ratios.
+    pub p10: f64,
+    /// 90th percentile of the per-round ratios.
+    pub p90: f64,
+    /// Timed rounds (each runs every thread count once, in rotating order).
+    pub rounds: usize,
 }
 
 impl BenchReport {

@@ -10,7 +10,13 @@ fn ms(ns: u64) -> String {
 /// The main results table: one row per configuration.
 pub fn runs_table(report: &BenchReport) -> Table {
     let mut table = Table::new();
-    table.load_preset(UTF8_FULL_CONDENSED).set_header(vec![
+    let floor = |threads: usize| {
+        report
+            .contention_floor
+            .iter()
+            .find(|f| f.threads == threads)
+    };
+    let mut header = vec![
         "mode",
         "threads",
         "scheduler",
@@ -24,7 +30,11 @@ pub fn runs_table(report: &BenchReport) -> Table {
         "CP bound",
         "% of bound",
         "tx work vs 1t",
-    ]);
+    ];
+    if !report.contention_floor.is_empty() {
+        header.push("floor");
+    }
+    table.load_preset(UTF8_FULL_CONDENSED).set_header(header);
     let one_thread_work = report
         .runs
         .iter()
@@ -75,6 +85,16 @@ pub fn runs_table(report: &BenchReport) -> Table {
             })
             .set_alignment(CellAlignment::Right),
         ];
+        let mut row = row;
+        if !report.contention_floor.is_empty() {
+            row.push(
+                Cell::new(match (run.mode.as_str(), floor(run.threads)) {
+                    ("parallel", Some(f)) => format!("{:.2}x", f.tx_work_ratio),
+                    _ => "-".to_owned(),
+                })
+                .set_alignment(CellAlignment::Right),
+            );
+        }
         table.add_row(row);
     }
     table
@@ -351,4 +371,89 @@ pub fn sweep_table(reports: &[BenchReport]) -> Table {
         }));
     }
     table
+}
+
+/// One thread count of the contention floor beside the engine.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FloorRow {
+    /// Thread count.
+    pub threads: usize,
+    /// The floor: per-transaction slowdown of independent streams (the machine's share).
+    pub floor: crate::ContentionFloor,
+    /// The parallel path's "tx work vs 1t" at this thread count (per block, senders
+    /// recovered in advance; the lowest over schedulers), where measured.
+    pub engine: Option<f64>,
+}
+
+impl FloorRow {
+    /// The engine's own share: engine ÷ floor − 1 (0.05 = 5% slower than the machine alone
+    /// explains).
+    pub fn engine_share(&self) -> Option<f64> {
+        self.engine.map(|e| e / self.floor.tx_work_ratio - 1.0)
+    }
+}
+
+/// The contention floor rows of `report` (empty when it was not measured).
+pub fn floor_rows(report: &BenchReport) -> Vec<FloorRow> {
+    let per_block =
+        |r: &&crate::RunReport| r.mode == "parallel" && r.recover_senders == "pre" && r.mega == 1;
+    let one = report
+        .runs
+        .iter()
+        .filter(per_block)
+        .find(|r| r.threads == 1)
+        .map(|r| r.sum_tx_ns.max(1) as f64);
+    report
+        .contention_floor
+        .iter()
+        .map(|f| FloorRow {
+            threads: f.threads,
+            floor: *f,
+            engine: one.and_then(|one| {
+                report
+                    .runs
+                    .iter()
+                    .filter(per_block)
+                    .filter(|r| r.threads == f.threads)
+                    .map(|r| r.sum_tx_ns as f64 / one)
+                    .min_by(f64::total_cmp)
+            }),
+        })
+        .collect()
+}
+
+/// The contention floor beside the engine (`bench --contention-floor`), one row per thread
+/// count ([`floor_rows`]). `None` when the floor was not measured.
+pub fn contention_floor_table(report: &BenchReport) -> Option<Table> {
+    let rows = floor_rows(report);
+    if rows.is_empty() {
+        return None;
+    }
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL_CONDENSED).set_header(vec![
+        "threads",
+        "floor: tx work vs 1t (machine)",
+        "floor p10–p90",
+        "parallel path: tx work vs 1t",
+        "engine's own share",
+    ]);
+    for row in rows {
+        let f = &row.floor;
+        table.add_row(vec![
+            Cell::new(row.threads).set_alignment(CellAlignment::Right),
+            Cell::new(format!("{:.3}x", f.tx_work_ratio)).set_alignment(CellAlignment::Right),
+            Cell::new(format!("{:.3}–{:.3}", f.p10, f.p90)).set_alignment(CellAlignment::Right),
+            Cell::new(
+                row.engine
+                    .map_or_else(|| "-".to_owned(), |e| format!("{e:.3}x")),
+            )
+            .set_alignment(CellAlignment::Right),
+            Cell::new(
+                row.engine_share()
+                    .map_or_else(|| "-".to_owned(), |s| format!("{:+.1}%", s * 100.0)),
+            )
+            .set_alignment(CellAlignment::Right),
+        ]);
+    }
+    Some(table)
 }

@@ -1,0 +1,167 @@
+//! The machine's contention floor (`bench --contention-floor`): how much slower a transaction
+//! runs when T *independent* streams share the machine, so that the parallel path's "tx work
+//! vs 1t" can be split into what the machine costs and what the engine adds.
+//!
+//! Each stream owns a deep copy of every block ([`BlockInput::deep_clone`]: pre-state,
+//! bytecode, transactions), prepares it on its own thread (so its allocations come from that
+//! thread's allocator arena) and runs it through the same 1-worker parallel path the engine's
+//! "tx work vs 1t" baseline uses, on its own 1-thread worker pool. Streams start at different
+//! blocks (stream i at block i·n/T, wrapping), so they never run the same transaction at the
+//! same time. Every run is verified like any other.
+//!
+//! A round runs every thread count once (rotating order, streams started together by a
+//! barrier); the ratio of a round is Σ per-transaction time of its T streams ÷ (T × that of
+//! the 1-stream run of the same round).
+
+use gigagas_data::BlockInput;
+use gigagas_engine::{prepare, run_block_with, Mode, Recovery};
+use gigagas_exec::{ExecError, Scheduler, WorkerPool, WORKER_STACK_BYTES};
+use gigagas_lab::{stats::percentile, ContentionFloor};
+use std::sync::{Barrier, Mutex};
+
+/// Measures the floor at every thread count in `threads` (1 is always measured: it is the
+/// reference) over `rounds` timed rounds after one warm-up round. `on_step` is called after
+/// every stream pass.
+pub fn contention_floor(
+    blocks: &[BlockInput],
+    threads: &[usize],
+    rounds: usize,
+    on_step: &(dyn Fn() + Sync),
+) -> Result<Vec<ContentionFloor>, ExecError> {
+    let mut counts: Vec<usize> = threads.iter().copied().filter(|&t| t > 0).collect();
+    counts.push(1);
+    counts.sort_unstable();
+    counts.dedup();
+    let streams = *counts.last().unwrap_or(&1);
+    if blocks.is_empty() {
+        return Err(ExecError::Unsupported {
+            block: 0,
+            what: "contention floor: no blocks".into(),
+        });
+    }
+    let rounds = rounds.max(1);
+    // The schedule every stream follows: (thread count, timed?) per step; the first round is
+    // the warm-up. Round r starts at thread count r (mod count).
+    let schedule: Vec<(usize, Option<usize>)> = (0..=rounds)
+        .flat_map(|r| {
+            let counts = &counts;
+            (0..counts.len()).map(move |k| {
+                let t = counts[(r + k) % counts.len()];
+                (t, r.checked_sub(1))
+            })
+        })
+        .collect();
+    // sums[step][stream]: Σ per-transaction ns of that stream's pass.
+    let sums: Mutex<Vec<Vec<u64>>> = Mutex::new(vec![vec![0; streams]; schedule.len()]);
+    let failure: Mutex<Option<ExecError>> = Mutex::new(None);
+    let barrier = Barrier::new(streams);
+    let n = blocks.len();
+    std::thread::scope(|s| {
+        // Streams start only once all are spawned (a failed spawn drops the gate's senders:
+        // the spawned streams then leave before their first barrier).
+        let mut gates = Vec::with_capacity(streams);
+        for stream in 0..streams {
+            let (schedule, sums, failure, barrier) = (&schedule, &sums, &failure, &barrier);
+            let (gate, open) = std::sync::mpsc::channel::<()>();
+            let spawned = std::thread::Builder::new()
+                .name(format!("gigagas-floor-{stream}"))
+                .stack_size(WORKER_STACK_BYTES)
+                .spawn_scoped(s, move || {
+                    if open.recv().is_err() {
+                        return;
+                    }
+                    // Every stream takes part in every barrier, also after a failure, so that
+                    // no other stream waits forever.
+                    let fail = |e: ExecError| {
+                        let mut f = failure.lock().unwrap_or_else(|p| p.into_inner());
+                        f.get_or_insert(e);
+                    };
+                    let copy: Vec<BlockInput> = blocks.iter().map(BlockInput::deep_clone).collect();
+                    let cases = copy.iter().map(prepare).collect::<Result<Vec<_>, _>>();
+                    let cases = cases.map_err(fail).ok();
+                    let pool = WorkerPool::new(1);
+                    let mode = Mode::Parallel {
+                        threads: 1,
+                        scheduler: Scheduler::Ordered,
+                    };
+                    for (step, &(t, _)) in schedule.iter().enumerate() {
+                        barrier.wait();
+                        if let (Some(cases), true) = (&cases, stream < t) {
+                            let start = stream * n / t;
+                            let mut total = 0u64;
+                            for k in 0..n {
+                                match run_block_with(
+                                    &cases[(start + k) % n],
+                                    mode,
+                                    Recovery::Pre,
+                                    Some(&pool),
+                                ) {
+                                    Ok(run) => total += run.tx_nanos.iter().sum::<u64>(),
+                                    Err(e) => {
+                                        fail(e);
+                                        break;
+                                    }
+                                }
+                            }
+                            sums.lock().unwrap_or_else(|p| p.into_inner())[step][stream] = total;
+                            on_step();
+                        }
+                        barrier.wait();
+                    }
+                });
+            match spawned {
+                Ok(_) => gates.push(gate),
+                Err(e) => {
+                    *failure.lock().unwrap_or_else(|p| p.into_inner()) =
+                        Some(ExecError::Unsupported {
+                            block: 0,
+                            what: format!("contention floor: spawning stream {stream}: {e}"),
+                        });
+                    return; // the gates drop here: every spawned stream leaves
+                }
+            }
+        }
+        for gate in gates {
+            let _ = gate.send(());
+        }
+    });
+    if let Some(e) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
+    }
+    let sums = sums.into_inner().unwrap_or_else(|p| p.into_inner());
+    let alone = |round: usize| {
+        schedule
+            .iter()
+            .position(|&(t, r)| t == 1 && r == Some(round))
+            .map(|step| sums[step][0])
+    };
+    Ok(counts
+        .iter()
+        .map(|&t| {
+            let ratios: Vec<f64> = schedule
+                .iter()
+                .enumerate()
+                .filter(|(_, &(tt, r))| tt == t && r.is_some())
+                .filter_map(|(step, &(_, r))| {
+                    let one = alone(r?)?;
+                    let total: u64 = sums[step][..t].iter().sum();
+                    (one > 0).then(|| total as f64 / (t as f64 * one as f64))
+                })
+                .collect();
+            ContentionFloor {
+                threads: t,
+                tx_work_ratio: percentile_f64(&ratios, 50.0),
+                p10: percentile_f64(&ratios, 10.0),
+                p90: percentile_f64(&ratios, 90.0),
+                rounds: ratios.len(),
+            }
+        })
+        .collect())
+}
+
+/// Percentile of ratios by the same rule as [`percentile`] on nanoseconds (scaled to
+/// keep four decimals).
+fn percentile_f64(ratios: &[f64], p: f64) -> f64 {
+    let scaled: Vec<u64> = ratios.iter().map(|r| (r * 1e6).round() as u64).collect();
+    percentile(&scaled, p).map_or(f64::NAN, |v| v as f64 / 1e6)
+}
