@@ -11,7 +11,7 @@ use alloy_rlp::Decodable;
 use gigagas_data::{BlockInput, PreState, Transaction};
 use gigagas_exec::{
     execute_parallel, execute_sequential, BlockAccess, BlockEnvs, ExecError, IntermediateRoots,
-    ParallelPlan, PreparedBlock, Scheduler, WorkerPool,
+    PreparedBlock, Scheduler, WorkerPool,
 };
 use gigagas_verify::{
     check_against_header, compare_receipts,
@@ -436,7 +436,7 @@ fn import_block(
     // The full state is known here, so pre-Byzantium receipts (intermediate state roots) are
     // rebuilt too.
     prepared.intermediate_roots = Some(IntermediateRoots(Arc::new(|pre, cache| {
-        gigagas_state::state_root(&gigagas_state::apply_changes(pre, cache))
+        gigagas_engine::post_state_root(pre, cache)
     })));
     let rules = prepared.header_rules();
     let exec = |path: &'static str| {
@@ -461,14 +461,8 @@ fn import_block(
     }
 
     if mode.runs_parallel() {
-        let gas: Vec<u64> = sequential.receipts.iter().map(|r| r.gas_used).collect();
-        let plan = ParallelPlan::new(
-            input.number(),
-            &sequential.access,
-            input.transactions.len(),
-            Some(gas),
-        )
-        .map_err(exec("parallel"))?;
+        let plan = gigagas_engine::plan_from(&prepared, &sequential.access, &sequential)
+            .map_err(exec("parallel"))?;
         // Rotate schedulers over the blocks so every dispatch order is exercised.
         let scheduler = Scheduler::ALL[position % Scheduler::ALL.len()];
         let parallel =
@@ -522,8 +516,7 @@ fn reject_mutants(
             lifecycle: access.lifecycle.clone(),
         };
         // Ordered dispatch: the lowest-index defect is always the one reported.
-        let result = ParallelPlan::new(prepared.number(), &lying, n, None)
-            .and_then(|plan| execute_parallel(prepared, pre, &plan, pool, Scheduler::Ordered));
+        let result = gigagas_engine::execute_from_bal(prepared, pre, &lying, pool);
         match result {
             Ok(_) => {
                 return Err(Rejection::MutantAccepted {

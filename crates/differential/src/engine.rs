@@ -7,8 +7,8 @@ use alloy_eip7928::BlockAccessList;
 use alloy_primitives::{map::HashMap, Address, U256};
 use gigagas_data::{BlockInput, PreAccount, PreState, Transaction};
 use gigagas_exec::{
-    execute_parallel, execute_sequential, recover_senders, BlockAccess, BlockEnvs, ExecError,
-    ParallelPlan, PreparedBlock, Scheduler, WorkerPool,
+    execute_sequential, recover_senders, BlockAccess, BlockEnvs, ExecError, PreparedBlock,
+    Scheduler, WorkerPool,
 };
 use revm::{bytecode::Bytecode, primitives::hardfork::SpecId, state::AccountInfo};
 use std::sync::Arc;
@@ -112,23 +112,20 @@ pub fn run_detailed(scenario: &Scenario, threads: usize) -> Result<Detailed, Exe
         BlockEnvs::with_spec(&input, scenario.spec),
     );
     let pre = &input.pre_state;
-    let sequential = execute_sequential(&prepared, pre)?;
-    let gas: Vec<u64> = sequential.receipts.iter().map(|r| r.gas_used).collect();
-    let plan = ParallelPlan::new(
-        input.number(),
-        &sequential.access,
-        input.transactions.len(),
-        Some(gas),
-    )?;
-    let parallel = execute_parallel(
+    let gigagas_engine::BothPaths {
+        sequential,
+        parallel,
+    } = gigagas_engine::execute_both(
         &prepared,
         pre,
-        &plan,
         &WorkerPool::new(threads),
-        Scheduler::GasUsed,
+        &[Scheduler::GasUsed],
     )?;
-    gigagas_verify::compare_receipts(input.number(), &sequential.receipts, &parallel.receipts)?;
-    let seq_root = gigagas_state::state_root(&gigagas_state::apply_changes(pre, &sequential.post));
+    let (_, parallel) = parallel
+        .into_iter()
+        .next()
+        .expect("one scheduler asked for");
+    let seq_root = gigagas_engine::post_state_root(pre, &sequential.post);
     let post = gigagas_state::apply_changes(pre, &parallel.post);
     let state_root = gigagas_state::state_root(&post);
     if seq_root != state_root {
@@ -200,17 +197,9 @@ pub fn run_with_bal(
         bal: given.clone(),
         lifecycle: sequential.access.lifecycle.clone(),
     };
-    let n = input.transactions.len();
-    let parallel = ParallelPlan::new(input.number(), &lying, n, None).and_then(|plan| {
-        execute_parallel(
-            &prepared,
-            pre,
-            &plan,
-            &WorkerPool::new(threads),
-            Scheduler::Ordered,
-        )
-        .map(|_| ())
-    });
+    let parallel =
+        gigagas_engine::execute_from_bal(&prepared, pre, &lying, &WorkerPool::new(threads))
+            .map(|_| ());
     Ok(LieVerdict {
         sequential: seq,
         parallel,

@@ -2,15 +2,17 @@
 //! builds the BAL, header and state-root checks, the parallel plan) and one verified run of
 //! it in either mode.
 
-use gigagas_data::BlockInput;
+use alloy_primitives::B256;
+use gigagas_data::{BlockInput, PreState};
 use gigagas_exec::{
-    execute_parallel, execute_sequential, recover_senders, spec, ExecError, ParallelPlan,
-    PreparedBlock, Scheduler, SequentialRun, WorkerPool,
+    execute_parallel, execute_sequential, recover_senders, spec, BlockAccess, ExecError,
+    ParallelPlan, ParallelRun, PreparedBlock, Scheduler, SequentialRun, WorkerPool,
 };
 use gigagas_verify::{
     bal_divergence, check_against_header, compare_receipts, BalViolation, HeaderCheck, TxReceipt,
     VerifyError,
 };
+use revm::database::CacheState;
 use std::time::Instant;
 
 /// A block prepared for measurement: its verified sequential baseline and parallel plan.
@@ -80,8 +82,7 @@ pub fn prepare(input: &BlockInput) -> Result<BlockCase<'_>, ExecError> {
         None => baseline.access.clone(),
     };
     let t1 = Instant::now();
-    let weights = baseline.receipts.iter().map(|r| r.gas_used).collect();
-    let plan = ParallelPlan::new(input.number(), &access, prepared.txs.len(), Some(weights))?;
+    let plan = plan_from(&prepared, &access, &baseline)?;
     Ok(BlockCase {
         prepared,
         baseline,
@@ -93,11 +94,79 @@ pub fn prepare(input: &BlockInput) -> Result<BlockCase<'_>, ExecError> {
     })
 }
 
+/// The parallel plan of a prepared block from `access` (the BAL its sequential run built, or
+/// the one it ships), weighted by the sequential run's gas per transaction (for the gas-used
+/// scheduler). Every caller that runs the parallel path builds its plan here.
+pub fn plan_from(
+    prepared: &PreparedBlock<'_>,
+    access: &BlockAccess,
+    sequential: &SequentialRun,
+) -> Result<ParallelPlan, ExecError> {
+    let weights = sequential.receipts.iter().map(|r| r.gas_used).collect();
+    ParallelPlan::new(prepared.number(), access, prepared.txs.len(), Some(weights))
+}
+
+/// The parallel path from a BAL that sequential execution did not build (a block's shipped
+/// list, or a deliberately wrong one in the mutation and lie checks): validated into a plan,
+/// run in block order (`Scheduler::Ordered`, so the lowest-index defect is the one reported)
+/// and checked against itself as every parallel run is. An invalid BAL is an error here.
+pub fn execute_from_bal(
+    prepared: &PreparedBlock<'_>,
+    pre: &PreState,
+    access: &BlockAccess,
+    pool: &WorkerPool,
+) -> Result<ParallelRun, ExecError> {
+    let plan = ParallelPlan::new(prepared.number(), access, prepared.txs.len(), None)?;
+    execute_parallel(prepared, pre, &plan, pool, Scheduler::Ordered)
+}
+
+/// Both paths on one block: the sequential baseline (which builds the BAL), then the parallel
+/// path from that BAL once per scheduler in `schedulers`, each required to give the
+/// sequential receipts, transaction by transaction. The header is not checked here (callers
+/// that build headers from the result, like `gen`, check afterwards).
+pub fn execute_both(
+    prepared: &PreparedBlock<'_>,
+    pre: &PreState,
+    pool: &WorkerPool,
+    schedulers: &[Scheduler],
+) -> Result<BothPaths, ExecError> {
+    let sequential = execute_sequential(prepared, pre)?;
+    let plan = plan_from(prepared, &sequential.access, &sequential)?;
+    let parallel = schedulers
+        .iter()
+        .map(|&scheduler| {
+            let run = execute_parallel(prepared, pre, &plan, pool, scheduler)?;
+            compare_receipts(prepared.number(), &sequential.receipts, &run.receipts)?;
+            Ok((scheduler, run))
+        })
+        .collect::<Result<_, ExecError>>()?;
+    Ok(BothPaths {
+        sequential,
+        parallel,
+    })
+}
+
+/// What [`execute_both`] returns: the sequential run and one parallel run per scheduler, all
+/// with equal receipts.
+#[derive(Debug)]
+pub struct BothPaths {
+    /// The sequential baseline (with the BAL it built).
+    pub sequential: SequentialRun,
+    /// One parallel run per scheduler, in the order asked for.
+    pub parallel: Vec<(Scheduler, ParallelRun)>,
+}
+
+/// The state root after a block: its touched accounts (`post`, a run's final cache) applied
+/// to `pre` ([`gigagas_state::apply_changes`]) and the root computed from scratch. The
+/// reference every incremental root is checked against.
+pub fn post_state_root(pre: &PreState, post: &CacheState) -> B256 {
+    gigagas_state::state_root(&gigagas_state::apply_changes(pre, post))
+}
+
 /// On a complete pre-state, the post-state root of the verified sequential run must equal the
 /// header's `stateRoot` (computed from scratch; outside every timed region).
 fn check_state_root(input: &BlockInput, run: &SequentialRun) -> Result<(), ExecError> {
-    let post = gigagas_state::apply_changes(&input.pre_state, &run.post);
-    let root = gigagas_state::state_root(&post);
+    let root = post_state_root(&input.pre_state, &run.post);
     if root != input.header.state_root {
         return Err(ExecError::Verify(VerifyError::Header {
             block: input.number(),

@@ -14,8 +14,9 @@ pub mod block;
 pub mod pipeline;
 
 pub use block::{
-    check_parent, prepare, prepare_chain, run_block, run_block_with, verify_run, BlockCase,
-    BlockRun, Mode, Recovery,
+    check_parent, execute_both, execute_from_bal, plan_from, post_state_root, prepare,
+    prepare_chain, run_block, run_block_with, verify_run, BlockCase, BlockRun, BothPaths, Mode,
+    Recovery,
 };
 pub use pipeline::{
     run_pipeline, BlockTimeline, PipelineOptions, PipelineRun, RootMode, StageSpan, STAGES,

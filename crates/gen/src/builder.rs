@@ -18,8 +18,8 @@ use gigagas_data::{
     BlockInput, PreAccount, PreState, Transaction,
 };
 use gigagas_exec::{
-    execute_parallel, execute_sequential, post_execution, pre_execution, recover_senders, tx_env,
-    BlockEnvs, ExecError, ParallelPlan, PreparedBlock, Scheduler, WorkerPool,
+    post_execution, pre_execution, recover_senders, tx_env, BlockEnvs, ExecError, PreparedBlock,
+    Scheduler, WorkerPool,
 };
 use gigagas_verify::TxReceipt;
 use rand::{rngs::StdRng, SeedableRng};
@@ -531,7 +531,10 @@ fn verify_block(
     );
     let senders = recover_senders(&input).map_err(exec)?;
     let prepared = PreparedBlock::new(&input, &senders).map_err(exec)?;
-    let sequential = execute_sequential(&prepared, pre).map_err(exec)?;
+    let gigagas_engine::BothPaths {
+        sequential,
+        parallel,
+    } = gigagas_engine::execute_both(&prepared, pre, pool, &Scheduler::ALL).map_err(exec)?;
     gigagas_verify::check_against_header(
         &input.header,
         &sequential.receipts,
@@ -544,19 +547,8 @@ fn verify_block(
             what: "sequential re-execution built a different BAL".into(),
         });
     }
-    let gas: Vec<u64> = sequential.receipts.iter().map(|r| r.gas_used).collect();
-    let plan = ParallelPlan::new(
-        number,
-        &sequential.access,
-        input.transactions.len(),
-        Some(gas),
-    )
-    .map_err(exec)?;
-    for scheduler in Scheduler::ALL {
-        let parallel = execute_parallel(&prepared, pre, &plan, pool, scheduler).map_err(exec)?;
-        gigagas_verify::compare_receipts(number, &sequential.receipts, &parallel.receipts)
-            .map_err(|e| exec(e.into()))?;
-        let root = gigagas_state::state_root(&gigagas_state::apply_changes(pre, &parallel.post));
+    for (scheduler, parallel) in parallel {
+        let root = gigagas_engine::post_state_root(pre, &parallel.post);
         if root != input.header.state_root {
             return Err(GenError::Check {
                 block: number,
