@@ -185,7 +185,12 @@ impl Backend for Mdbx {
                 ..Default::default()
             })
             .open(path)
-            .map_err(|e| mdbx_err("open", None, e))?;
+            .map_err(|e| match e {
+                MdbxError::Other(11) | MdbxError::Busy => Error::Backend(format!(
+                    "mdbx open: {e} (the store is already open in this process, or locked)"
+                )),
+                e => mdbx_err("open", None, e),
+            })?;
         let txn = env
             .begin_rw_sync()
             .map_err(|e| mdbx_err("begin write", None, e))?;

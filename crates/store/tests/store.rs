@@ -449,12 +449,17 @@ fn corruption_is_named() {
     let store: Store = Store::open(&path).unwrap();
     let e = store.verify().unwrap_err().to_string();
     assert!(e.contains("account_trie") && e.contains("corrupt"), "{e}");
+    // MDBX allows one open environment per database file in a process.
+    let e = Mdbx::open(&path, false).unwrap_err().to_string();
+    assert!(e.contains("already open"), "{e}");
+    drop(store);
     {
         let raw = Mdbx::open(&path, false).unwrap();
         let txn = raw.write().unwrap();
         txn.put(Table::Meta, b"head", b"short").unwrap();
         txn.commit().unwrap();
     }
+    let store: Store = Store::open(&path).unwrap();
     let e = store.head().unwrap_err().to_string();
     assert!(e.contains("head record"), "{e}");
     let foreign = dir.path().join("foreign");
