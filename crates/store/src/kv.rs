@@ -54,20 +54,21 @@ impl Table {
     }
 }
 
+/// One entry: key and value.
+pub type Entry = (Vec<u8>, Vec<u8>);
+
+/// What [`KvRead::scan`] calls per entry: `Ok(false)` stops.
+pub type Visit<'a> = &'a mut dyn FnMut(&[u8], &[u8]) -> Result<bool, Error>;
+
 /// A consistent read-only snapshot. `Sync`: any number of threads read it at once.
 pub trait KvRead: Sync {
     /// The value under `key`.
     fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, Error>;
     /// The first entry whose key is `>= key`.
-    fn seek(&self, table: Table, key: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>, Error>;
+    fn seek(&self, table: Table, key: &[u8]) -> Result<Option<Entry>, Error>;
     /// Calls `f` on every entry from the first key `>= from`, in key order, until it returns
     /// `false`.
-    fn scan(
-        &self,
-        table: Table,
-        from: &[u8],
-        f: &mut dyn FnMut(&[u8], &[u8]) -> Result<bool, Error>,
-    ) -> Result<(), Error>;
+    fn scan(&self, table: Table, from: &[u8], f: Visit<'_>) -> Result<(), Error>;
 }
 
 /// The one write transaction: nothing it does is visible to anyone until [`KvWrite::commit`],

@@ -8,7 +8,7 @@
 //! returned is on disk; a crash before it leaves the previous commit).
 
 use crate::{
-    kv::{Backend, KvRead, KvWrite, Table},
+    kv::{Backend, Entry, KvRead, KvWrite, Table, Visit},
     Error,
 };
 use signet_libmdbx::{
@@ -70,7 +70,7 @@ macro_rules! reads {
                     .map_err(|e| read_err("get", table, e))
             }
 
-            fn seek(&self, table: Table, key: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>, Error> {
+            fn seek(&self, table: Table, key: &[u8]) -> Result<Option<Entry>, Error> {
                 let txn = self.txn();
                 let mut cursor = txn
                     .cursor(self.dbs[table.index()])
@@ -80,12 +80,7 @@ macro_rules! reads {
                     .map_err(|e| read_err("seek", table, e))
             }
 
-            fn scan(
-                &self,
-                table: Table,
-                from: &[u8],
-                f: &mut dyn FnMut(&[u8], &[u8]) -> Result<bool, Error>,
-            ) -> Result<(), Error> {
+            fn scan(&self, table: Table, from: &[u8], f: Visit<'_>) -> Result<(), Error> {
                 let txn = self.txn();
                 let mut cursor = txn
                     .cursor(self.dbs[table.index()])
