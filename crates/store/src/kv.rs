@@ -98,6 +98,6 @@ pub trait Backend: Send + Sync + Sized {
     fn read(&self, threads: usize) -> Result<Self::Read, Error>;
     /// Starts the write transaction (waits while another one is open).
     fn write(&self) -> Result<Self::Write, Error>;
-    /// Bytes the database occupies on disk.
+    /// Bytes the database occupies on disk (allocated, not the sparse file length).
     fn size_bytes(&self) -> Result<u64, Error>;
 }

@@ -243,8 +243,9 @@ impl Backend for Mdbx {
 
     fn size_bytes(&self) -> Result<u64, Error> {
         let file = self.path.join("mdbx.dat");
+        // Allocated blocks: the file is sparse up to its growth step.
         std::fs::metadata(&file)
-            .map(|m| m.len())
+            .map(|m| std::os::unix::fs::MetadataExt::blocks(&m) * 512)
             .map_err(|e| Error::Io {
                 path: file,
                 source: e,
