@@ -11,6 +11,7 @@ use limits::{check_range, parse_block_gas, parse_tx_gas_cap, TxGasCap};
 use output::{Input, Output, OutputDir};
 use std::{path::PathBuf, time::Instant};
 
+mod db;
 mod limits;
 mod output;
 
@@ -54,6 +55,8 @@ enum Command {
     /// Pack blocks of a mainnet-layout directory into a compressed data set (.tar.zst with a
     /// SHA-256 manifest and a zstd checksum, both checked on load).
     Pack(PackArgs),
+    /// The on-disk state store: `db init --data DIR --out DBDIR`, `db verify DBDIR`.
+    Db(db::DbArgs),
 }
 
 #[derive(Args)]
@@ -106,6 +109,14 @@ struct RunArgs {
     /// (`-` for stdout), after every block verified.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    /// Where the state root's state lives: memory, or disk (the store in --db; needs
+    /// --root incremental or parallel; created from the first block's pre-state when absent,
+    /// resumed from its head otherwise; each block written in one transaction).
+    #[arg(long, value_enum, default_value = "memory")]
+    state: db::StateArg,
+    /// The store directory for --state disk.
+    #[arg(long, value_name = "DBDIR")]
+    db: Option<PathBuf>,
 }
 
 fn parse_on_off(s: &str) -> Result<bool, String> {
@@ -429,6 +440,7 @@ fn real_main() -> Result<()> {
         Command::Gen(args) => cmd_gen(args),
         Command::Fetch(args) => cmd_fetch(args),
         Command::Pack(args) => cmd_pack(args),
+        Command::Db(args) => db::cmd_db(args),
     }
 }
 
@@ -871,9 +883,20 @@ fn cmd_run(args: RunArgs) -> Result<()> {
     if (args.root.is_some() || args.pipeline.is_some()) && options.mega.is_some() {
         bail!("--mega and --root/--pipeline cannot be combined yet (the pipeline runs one block per unit)");
     }
-    let dataset = load(&args.data)?;
+    let mut dataset = load(&args.data)?;
+    let disk = match db::open_for_run(
+        args.state,
+        args.db.as_deref(),
+        args.root,
+        args.data.data.as_deref(),
+        &mut dataset,
+    )? {
+        db::ForRun::Memory => None,
+        db::ForRun::Done => return Ok(()),
+        db::ForRun::Disk(d) => Some(d),
+    };
     let mode = options.mode;
-    if args.root == Some(gigagas_engine::RootMode::Incremental) {
+    if args.root == Some(gigagas_engine::RootMode::Incremental) || disk.is_some() {
         if let Some(b) = dataset
             .blocks
             .iter()
@@ -890,11 +913,14 @@ fn cmd_run(args: RunArgs) -> Result<()> {
     if args.root.is_some() || args.pipeline.is_some() {
         let pipeline = gigagas_engine::PipelineOptions {
             mode,
-            root: args.root.unwrap_or(gigagas_engine::RootMode::None),
+            root: match disk {
+                Some(_) => gigagas_engine::RootMode::Incremental,
+                None => args.root.unwrap_or(gigagas_engine::RootMode::None),
+            },
             overlap: args.pipeline.unwrap_or(true),
             threads: mode.threads(),
         };
-        return run_pipeline(&dataset, &pipeline, json.as_ref());
+        return run_pipeline(&dataset, &pipeline, json.as_ref(), disk);
     }
     if let (Some(k), Mode::Parallel { threads, scheduler }) = (options.mega, mode) {
         return run_mega_blocks(&dataset, k, threads, scheduler);
@@ -950,13 +976,15 @@ fn run_pipeline(
     dataset: &Dataset,
     options: &gigagas_engine::PipelineOptions,
     json: Option<&Output>,
+    disk: Option<db::DiskRoot>,
 ) -> Result<()> {
     let pool = match options.mode {
         Mode::Parallel { threads, .. } => Some(WorkerPool::new(threads)),
         Mode::Sequential => None,
     };
     let cases = prepare_all(dataset)?;
-    let run = gigagas_engine::run_pipeline(&cases, options, pool.as_ref())?;
+    let disk = disk.map(|d| Box::new(d) as Box<dyn gigagas_engine::IncrementalState>);
+    let run = gigagas_engine::run_pipeline_with(&cases, options, pool.as_ref(), disk)?;
     let ms = |ns: u64| ns as f64 / 1e6;
     for b in &run.blocks {
         let stage = |s: &str| b.stages.get(s).map_or(0.0, |span| ms(span.nanos()));

@@ -19,5 +19,6 @@ pub use block::{
     Recovery,
 };
 pub use pipeline::{
-    run_pipeline, BlockTimeline, PipelineOptions, PipelineRun, RootMode, StageSpan, STAGES,
+    change_set, run_pipeline, run_pipeline_with, BlockTimeline, IncrementalState, PipelineOptions,
+    PipelineRun, RootMode, StageSpan, STAGES,
 };

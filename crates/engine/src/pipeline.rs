@@ -78,6 +78,34 @@ impl std::str::FromStr for RootMode {
     }
 }
 
+/// Where `RootMode::Incremental` keeps the state's branch nodes between blocks: in memory
+/// ([`gigagas_trie::MemoryStore`], built from the first pre-state) or on disk (a store that
+/// writes each block in one transaction; `gigagas-store` via the CLI). Called once per block,
+/// in block order, on the thread budget's rayon pool, with the block's changes derived from
+/// its shipped BAL; returns the new root. A disk store must refuse to commit a root that
+/// differs from `input.header.state_root` (complete states): the block's BAL and root were
+/// verified by [`crate::prepare`] before the pipeline starts, and the root is compared again
+/// after execution verified.
+pub trait IncrementalState: Send {
+    /// Applies one block's changes and returns the new state root.
+    fn apply_block(
+        &mut self,
+        input: &gigagas_data::BlockInput,
+        changes: &gigagas_trie::ChangeSet,
+    ) -> Result<B256, String>;
+}
+
+impl IncrementalState for gigagas_trie::MemoryStore {
+    fn apply_block(
+        &mut self,
+        _input: &gigagas_data::BlockInput,
+        changes: &gigagas_trie::ChangeSet,
+    ) -> Result<B256, String> {
+        gigagas_trie::apply(self, changes, gigagas_trie::Parallelism::DEFAULT)
+            .map_err(|e| e.to_string())
+    }
+}
+
 /// How [`run_pipeline`] runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PipelineOptions {
@@ -238,7 +266,10 @@ struct EarlyRoot {
 
 /// A block's changes as the incremental trie takes them, from its BAL and the post-state the
 /// BAL gives (hashed keys; an account left out of the post-state is deleted).
-fn change_set(bal: &alloy_eip7928::BlockAccessList, post: &PreState) -> gigagas_trie::ChangeSet {
+pub fn change_set(
+    bal: &alloy_eip7928::BlockAccessList,
+    post: &PreState,
+) -> gigagas_trie::ChangeSet {
     use alloy_primitives::keccak256;
     let mut changes = gigagas_trie::ChangeSet::default();
     for account in bal {
@@ -280,7 +311,7 @@ fn early_root_stage(
     clock: &Clock,
     budget: &rayon::ThreadPool,
     serial: &rayon::ThreadPool,
-    trie: Option<&mut gigagas_trie::MemoryStore>,
+    trie: Option<&mut (dyn IncrementalState + '_)>,
 ) -> Option<EarlyRoot> {
     let input = case.prepared.input;
     let bal = input
@@ -300,11 +331,7 @@ fn early_root_stage(
         (RootMode::None, _) => None,
         (RootMode::Incremental, Some(store)) => Some(clock.time(|| {
             let changes = change_set(bal, &post_state);
-            budget
-                .install(|| {
-                    gigagas_trie::apply(store, &changes, gigagas_trie::Parallelism::DEFAULT)
-                })
-                .map_err(|e| e.to_string())
+            budget.install(|| store.apply_block(input, &changes))
         })),
         (mode, _) => {
             let pool = if mode == RootMode::Serial {
@@ -477,6 +504,18 @@ pub fn run_pipeline(
     options: &PipelineOptions,
     pool: Option<&WorkerPool>,
 ) -> Result<PipelineRun, ExecError> {
+    run_pipeline_with(cases, options, pool, None)
+}
+
+/// [`run_pipeline`] with the incremental root's node store given (`state`; with
+/// `RootMode::Incremental` and `None`, an in-memory store is built from the first block's
+/// pre-state). A given store must hold the first block's pre-state.
+pub fn run_pipeline_with(
+    cases: &[BlockCase<'_>],
+    options: &PipelineOptions,
+    pool: Option<&WorkerPool>,
+    state: Option<Box<dyn IncrementalState + '_>>,
+) -> Result<PipelineRun, ExecError> {
     let threads = options.threads.max(1);
     let build = |n: usize| {
         rayon::ThreadPoolBuilder::new()
@@ -491,7 +530,7 @@ pub fn run_pipeline(
     let serial = build(1)?;
     // The incremental root's node store: the state before the first block, built before
     // timing starts (a node has it on disk when it starts).
-    let mut trie = None;
+    let mut trie = state;
     if options.root == RootMode::Incremental {
         if let Some(bad) = cases
             .iter()
@@ -502,14 +541,14 @@ pub fn run_pipeline(
                 what: "--root incremental needs complete states that ship their block access lists (generated chains); use --root serial or parallel".into(),
             });
         }
-        if let Some(first) = cases.first() {
+        if let (None, Some(first)) = (&trie, cases.first()) {
             let (_, store) = budget.install(|| {
                 gigagas_trie::from_prestate(
                     &first.prepared.input.pre_state,
                     gigagas_trie::Parallelism::DEFAULT,
                 )
             });
-            trie = Some(store);
+            trie = Some(Box::new(store) as Box<dyn IncrementalState>);
         }
     }
     let clock = Clock(Instant::now());
@@ -520,7 +559,8 @@ pub fn run_pipeline(
         let mut blocks = Vec::with_capacity(cases.len());
         for (i, case) in cases.iter().enumerate() {
             let rec = recover_stage(case, i, &clock, &budget)?;
-            let early = early_root_stage(case, options, &clock, &budget, &serial, trie.as_mut());
+            let early =
+                early_root_stage(case, options, &clock, &budget, &serial, trie.as_deref_mut());
             let done = execute_stage(case, rec, options, pool, &clock)?;
             blocks.push(commit_stage(
                 case, done, early, options, &clock, &budget, &serial,
@@ -552,7 +592,7 @@ fn overlapped(
     clock: &Clock,
     budget: &rayon::ThreadPool,
     serial: &rayon::ThreadPool,
-    mut trie: Option<gigagas_trie::MemoryStore>,
+    mut trie: Option<Box<dyn IncrementalState + '_>>,
 ) -> Result<Vec<BlockTimeline>, ExecError> {
     std::thread::scope(|scope| {
         let (to_exec, from_recover): (SyncSender<Recovered<'_>>, Receiver<_>) = sync_channel(QUEUE);
@@ -562,7 +602,8 @@ fn overlapped(
         // Write and root from shipped BALs, beside execution (`None` for other blocks).
         scope.spawn(move || {
             for case in cases {
-                let early = early_root_stage(case, options, clock, budget, serial, trie.as_mut());
+                let early =
+                    early_root_stage(case, options, clock, budget, serial, trie.as_deref_mut());
                 if to_commit_root.send(early).is_err() {
                     break;
                 }

@@ -1,0 +1,295 @@
+//! `gigagas db init|verify` and `run --state disk`: the on-disk state store (`gigagas-store`).
+
+use crate::output::{Input, OutputDir};
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand, ValueEnum};
+use gigagas_data::{BlockInput, Dataset};
+use gigagas_store::{BlockRef, Store};
+use std::{
+    path::{Path, PathBuf},
+    time::Instant,
+};
+
+/// `gigagas db ...`.
+#[derive(Args)]
+pub struct DbArgs {
+    #[command(subcommand)]
+    command: DbCommand,
+}
+
+#[derive(Subcommand)]
+enum DbCommand {
+    /// Build a store from a complete state: the pre-state of the first block of --data (a
+    /// generated chain's genesis), bulk-loaded in key order; the head is that block's parent.
+    Init(InitArgs),
+    /// Recompute the state root and every branch node from scratch from the store's account
+    /// and storage tables and compare them with the head record and the stored nodes.
+    Verify(VerifyArgs),
+}
+
+#[derive(Args)]
+struct InitArgs {
+    /// A data set with complete pre-states (a generated chain, `gigagas gen --out DIR`).
+    #[arg(long, value_name = "DIR")]
+    data: PathBuf,
+    /// The new store's directory (must not exist or be empty; written beside it and renamed
+    /// into place when complete).
+    #[arg(long, value_name = "DBDIR")]
+    out: PathBuf,
+}
+
+#[derive(Args)]
+struct VerifyArgs {
+    /// The store's directory.
+    #[arg(value_name = "DBDIR")]
+    db: PathBuf,
+}
+
+/// Where `run` keeps the state for its root.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum StateArg {
+    /// In memory (the node store is built from the first pre-state before timing).
+    #[default]
+    Memory,
+    /// On disk: the store in --db (created from the first block's pre-state when absent,
+    /// resumed from its head otherwise); each block is written in one transaction.
+    Disk,
+}
+
+/// Runs `gigagas db ...`.
+pub fn cmd_db(args: DbArgs) -> Result<()> {
+    match args.command {
+        DbCommand::Init(a) => cmd_init(&a),
+        DbCommand::Verify(a) => cmd_verify(&a.db),
+    }
+}
+
+fn refuse_symlink(flag: &str, path: &Path) -> Result<()> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        bail!(
+            "{flag} {}: is a symbolic link; refusing to write a store through it",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+fn load(data: &Path) -> Result<Dataset> {
+    let source = gigagas_data::DataSource::open(data)
+        .with_context(|| format!("--data {}", data.display()))?;
+    gigagas_data::load(&source).with_context(|| format!("--data {}", data.display()))
+}
+
+/// The first block, whose pre-state must be complete.
+fn first_complete<'a>(dataset: &'a Dataset, data: &Path) -> Result<&'a BlockInput> {
+    let Some(first) = dataset.blocks.first() else {
+        bail!("--data {}: no blocks", data.display());
+    };
+    if !first.complete_state {
+        bail!(
+            "--data {}: block {} has a partial pre-state (the accounts its transactions touch, not the whole world state); a store needs a complete state such as a generated chain's genesis",
+            data.display(),
+            first.number()
+        );
+    }
+    Ok(first)
+}
+
+/// Creates the store at `out` (validated as an output directory) from `first`'s pre-state,
+/// in a temporary directory beside it renamed into place at the end.
+fn init_store(flag: &str, out: &Path, data: &Path, first: &BlockInput) -> Result<String> {
+    refuse_symlink(flag, out)?;
+    let target = OutputDir::new(flag, out, false, &Input::all("--data", [&data.to_owned()]))?;
+    let mut summary = String::new();
+    target.write_with(|dir| {
+        let t0 = Instant::now();
+        let store: Store = Store::create(dir)?;
+        let head = store.load(
+            &first.pre_state,
+            first.number().saturating_sub(1),
+            first.header.parent_hash,
+        )?;
+        let secs = t0.elapsed().as_secs_f64();
+        summary = format!(
+            "block {} ({}), state root {}, {} accounts, loaded in {:.2} s, {:.1} MiB",
+            head.number,
+            head.hash,
+            head.state_root,
+            first.pre_state.len(),
+            secs,
+            store.size_bytes()? as f64 / (1 << 20) as f64
+        );
+        Ok(())
+    })?;
+    Ok(summary)
+}
+
+fn cmd_init(args: &InitArgs) -> Result<()> {
+    refuse_symlink("--out", &args.out)?;
+    let dataset = load(&args.data)?;
+    let first = first_complete(&dataset, &args.data)?;
+    let summary = init_store("--out", &args.out, &args.data, first)?;
+    println!("{}: store created at {summary}", args.out.display());
+    Ok(())
+}
+
+fn cmd_verify(db: &Path) -> Result<()> {
+    let t0 = Instant::now();
+    let store: Store = Store::open(db)?;
+    let v = store
+        .verify()
+        .with_context(|| format!("{}: verifying", db.display()))?;
+    if v.computed_root != v.head.state_root {
+        bail!(
+            "{}: state root mismatch at block {}: the head records {}, recomputed from scratch {}",
+            db.display(),
+            v.head.number,
+            v.head.state_root,
+            v.computed_root
+        );
+    }
+    if let Some(d) = &v.node_difference {
+        bail!(
+            "{}: block {}: root {} matches, but {d}",
+            db.display(),
+            v.head.number,
+            v.head.state_root
+        );
+    }
+    println!(
+        "{}: block {} ({}), state root {} = from scratch; {} accounts, {} slots, {} branch nodes = from scratch, {} codes; {:.2} s",
+        db.display(),
+        v.head.number,
+        v.head.hash,
+        v.head.state_root,
+        v.counts.accounts,
+        v.counts.slots,
+        v.counts.nodes,
+        v.counts.codes,
+        t0.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The disk store as the pipeline's incremental root.
+pub struct DiskRoot {
+    store: Store,
+}
+
+impl gigagas_engine::IncrementalState for DiskRoot {
+    fn apply_block(
+        &mut self,
+        input: &BlockInput,
+        changes: &gigagas_trie::ChangeSet,
+    ) -> std::result::Result<alloy_primitives::B256, String> {
+        let codes: Vec<_> = input
+            .access_list
+            .iter()
+            .flatten()
+            .flat_map(|a| a.code_changes.iter().map(|c| c.new_code.clone()))
+            .filter(|c| !c.is_empty())
+            .collect();
+        let block = BlockRef {
+            number: input.number(),
+            hash: input.hash,
+            parent_hash: input.header.parent_hash,
+            expected_root: input.complete_state.then_some(input.header.state_root),
+        };
+        self.store
+            .apply_block(block, changes, &codes, gigagas_trie::Parallelism::DEFAULT)
+            .map(|head| head.state_root)
+            .map_err(|e| format!("store {}: {e}", self.store.path().display()))
+    }
+}
+
+/// What `run` does about the state.
+pub enum ForRun {
+    /// The state stays in memory.
+    Memory,
+    /// The store already holds the chain's last block.
+    Done,
+    /// The store, at the parent of the dataset's (trimmed) first block.
+    Disk(DiskRoot),
+}
+
+/// `run --state disk --db DBDIR`: opens the store (creating it from the first block's
+/// pre-state when `db` does not exist or is empty) and drops the blocks it already holds.
+pub fn open_for_run(
+    state: StateArg,
+    db: Option<&Path>,
+    root: Option<gigagas_engine::RootMode>,
+    data: Option<&Path>,
+    dataset: &mut Dataset,
+) -> Result<ForRun> {
+    use gigagas_engine::RootMode;
+    let db = match (state, db) {
+        (StateArg::Memory, None) => return Ok(ForRun::Memory),
+        (StateArg::Memory, Some(_)) => bail!("--db needs --state disk"),
+        (StateArg::Disk, None) => bail!("--state disk needs --db DBDIR"),
+        (StateArg::Disk, Some(db)) => db,
+    };
+    if !matches!(root, Some(RootMode::Incremental | RootMode::Parallel)) {
+        bail!("--state disk needs --root incremental (or parallel: the store's root is incremental and parallel)");
+    }
+    refuse_symlink("--db", db)?;
+    let exists = std::fs::read_dir(db).is_ok_and(|mut d| d.next().is_some());
+    if !exists {
+        let Some(data) = data else {
+            bail!("--db {}: no store there, and --state disk builds one only from --data (a generated chain)", db.display());
+        };
+        let first = first_complete(dataset, data)?;
+        let summary = init_store("--db", db, data, first)?;
+        eprintln!("{}: store created at {summary}", db.display());
+    }
+    let store: Store = Store::open(db)?;
+    let head = store
+        .head()?
+        .with_context(|| format!("--db {}: the store holds no state", db.display()))?;
+    let done = dataset
+        .blocks
+        .iter()
+        .take_while(|b| b.number() <= head.number)
+        .count();
+    if let Some(held) = done.checked_sub(1).map(|i| &dataset.blocks[i]) {
+        if held.number() == head.number && held.hash != head.hash {
+            bail!(
+                "--db {}: the store holds block {} {}, but the data set's block {} is {}",
+                db.display(),
+                head.number,
+                head.hash,
+                held.number(),
+                held.hash
+            );
+        }
+    }
+    dataset.blocks.drain(..done);
+    let Some(next) = dataset.blocks.first() else {
+        println!(
+            "{}: the store already holds block {} (state root {}): nothing to run",
+            db.display(),
+            head.number,
+            head.state_root
+        );
+        return Ok(ForRun::Done);
+    };
+    if next.number() != head.number + 1 || next.header.parent_hash != head.hash {
+        bail!(
+            "--db {}: the store holds block {} {}, which is not the parent of the data set's next block {} (parent {})",
+            db.display(),
+            head.number,
+            head.hash,
+            next.number(),
+            next.header.parent_hash
+        );
+    }
+    if done > 0 {
+        eprintln!(
+            "{}: resuming after block {} (state root {}); {} blocks already in the store",
+            db.display(),
+            head.number,
+            head.state_root,
+            done
+        );
+    }
+    Ok(ForRun::Disk(DiskRoot { store }))
+}

@@ -1,0 +1,256 @@
+//! `gigagas db init|verify` and `run --state disk` on the real binary: init → verify on a
+//! generated chain, refusals (partial pre-state, non-empty or symlinked output, foreign
+//! directory), and crash safety: the run is SIGKILLed at several points, the store must then
+//! hold a whole block whose root verifies from scratch, and resuming must reach the same final
+//! head as an uninterrupted run.
+
+use std::{
+    path::Path,
+    process::{Command, Stdio},
+    time::Instant,
+};
+
+fn gigagas(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_gigagas"))
+        .args(args)
+        .output()
+        .expect("run gigagas");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// One real mainnet block (touched-only pre-state) from the bundled sample.
+fn mainnet_block(dir: &Path) {
+    let gigagas_data::DataSource::Archive { files, .. } =
+        gigagas_data::DataSource::embedded().unwrap()
+    else {
+        unreachable!("the embedded sample is an archive")
+    };
+    for (rel, bytes) in files {
+        if !rel.starts_with("blocks/") || rel.starts_with("blocks/46147/") {
+            let path = dir.join(&rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, bytes).unwrap();
+        }
+    }
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A small generated chain (complete states, shipped BALs).
+fn chain(dir: &Path, blocks: usize) -> std::path::PathBuf {
+    let out = dir.join("chain");
+    let n = blocks.to_string();
+    let (ok, _, err) = gigagas(&[
+        "gen",
+        "mainnet-mix",
+        "--blocks",
+        &n,
+        "--block-gas",
+        "2000000",
+        "--senders",
+        "16",
+        "--seed",
+        "5",
+        "--out",
+        s(&out),
+    ]);
+    assert!(ok, "gen failed: {err}");
+    out
+}
+
+/// `db verify`'s head line: "block N (hash), state root R = from scratch".
+fn verified_head(db: &Path) -> (u64, String) {
+    let (ok, out, err) = gigagas(&["db", "verify", s(db)]);
+    assert!(ok, "db verify {}: {err}", db.display());
+    let rest = out.split(": block ").nth(1).expect("head line");
+    let number = rest.split_whitespace().next().unwrap().parse().unwrap();
+    let root = rest
+        .split("state root ")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_owned();
+    (number, root)
+}
+
+fn run_disk(data: &Path, db: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gigagas"));
+    cmd.args([
+        "run",
+        "--data",
+        s(data),
+        "--state",
+        "disk",
+        "--db",
+        s(db),
+        "--root",
+        "incremental",
+        "--threads",
+        "2",
+    ])
+    .stdout(Stdio::null())
+    .stderr(Stdio::null());
+    cmd
+}
+
+#[test]
+fn init_verify_and_refusals() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = chain(dir.path(), 2);
+    let db = dir.path().join("db");
+    let (ok, out, err) = gigagas(&["db", "init", "--data", s(&data), "--out", s(&db)]);
+    assert!(ok, "{err}");
+    assert!(out.contains("store created"), "{out}");
+    let (number, _) = verified_head(&db);
+    assert_eq!(number, 0);
+    // No temporary directory is left beside it.
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    // An existing store is not overwritten.
+    let (ok, _, err) = gigagas(&["db", "init", "--data", s(&data), "--out", s(&db)]);
+    assert!(!ok && err.contains("not empty"), "{err}");
+    // A symlink is refused.
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(dir.path().join("elsewhere"), &link).unwrap();
+    let (ok, _, err) = gigagas(&["db", "init", "--data", s(&data), "--out", s(&link)]);
+    assert!(!ok && err.contains("symbolic link"), "{err}");
+    // A partial pre-state (the bundled mainnet sample) is refused.
+    let sample = dir.path().join("sample");
+    mainnet_block(&sample);
+    let (ok, _, err) = gigagas(&[
+        "db",
+        "init",
+        "--data",
+        s(&sample),
+        "--out",
+        s(&dir.path().join("db2")),
+    ]);
+    assert!(!ok && err.contains("partial pre-state"), "{err}");
+    assert!(!dir.path().join("db2").exists());
+    // verify on something that is not a store.
+    let (ok, _, err) = gigagas(&["db", "verify", s(&data)]);
+    assert!(!ok && err.contains("not a gigagas store"), "{err}");
+    // run --state disk from the init'ed store: every block, then nothing left to do.
+    let (ok, out, err) = gigagas(&[
+        "run",
+        "--data",
+        s(&data),
+        "--state",
+        "disk",
+        "--db",
+        s(&db),
+        "--root",
+        "incremental",
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("= header"), "{out}");
+    assert_eq!(verified_head(&db).0, 2);
+    let (ok, out, err) = gigagas(&[
+        "run",
+        "--data",
+        s(&data),
+        "--state",
+        "disk",
+        "--db",
+        s(&db),
+        "--root",
+        "incremental",
+    ]);
+    assert!(ok && out.contains("nothing to run"), "{out}{err}");
+    // --state disk needs --db and an incremental root.
+    let (ok, _, err) = gigagas(&["run", "--data", s(&data), "--state", "disk"]);
+    assert!(!ok && err.contains("--db"), "{err}");
+}
+
+/// SIGKILL at several points of a disk run; after each, the store holds a whole block that
+/// verifies from scratch, and the head never goes back; resuming reaches the head of an
+/// uninterrupted run.
+#[test]
+fn kill_and_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = chain(dir.path(), 24);
+    let reference = dir.path().join("reference");
+    let t0 = Instant::now();
+    assert!(run_disk(&data, &reference).status().unwrap().success());
+    let full = t0.elapsed();
+    let (last, final_root) = verified_head(&reference);
+    assert_eq!(last, 24);
+
+    let db = dir.path().join("db");
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut heads = Vec::new();
+    let mut killed = 0;
+    // First a kill at a random moment of the start (store creation, loading, preparing),
+    // then kills as soon as the store (read from this process while the run writes it)
+    // reaches a random block.
+    let early = full.mul_f64((next() % 300) as f64 / 1000.0);
+    let mut child = run_disk(&data, &db).spawn().unwrap();
+    std::thread::sleep(early);
+    if child.try_wait().unwrap().is_none() {
+        child.kill().unwrap(); // SIGKILL
+        killed += 1;
+    }
+    child.wait().unwrap();
+    if db.exists() {
+        heads.push(verified_head(&db).0);
+    }
+    for _ in 0..8 {
+        let start = heads.last().copied().unwrap_or(0);
+        if start >= last - 1 {
+            break;
+        }
+        // Small random steps, so that several kills land before the end.
+        let target = start + 1 + next() % ((last - 1 - start) / 3 + 1);
+        let mut child = run_disk(&data, &db).spawn().unwrap();
+        let deadline = Instant::now() + full * 20;
+        loop {
+            if child.try_wait().unwrap().is_some() || Instant::now() > deadline {
+                break;
+            }
+            let head = gigagas_store::Store::<gigagas_store::mdbx::Mdbx>::open(&db)
+                .ok()
+                .and_then(|store| store.head().ok().flatten());
+            if head.is_some_and(|h| h.number >= target) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap(); // SIGKILL
+            killed += 1;
+        }
+        child.wait().unwrap();
+        let (number, _) = verified_head(&db);
+        if let Some(&previous) = heads.last() {
+            assert!(number >= previous, "head went back: {previous} → {number}");
+        }
+        heads.push(number);
+    }
+    assert!(
+        run_disk(&data, &db).status().unwrap().success(),
+        "resume failed"
+    );
+    assert_eq!(verified_head(&db), (last, final_root));
+    eprintln!("killed {killed} runs; heads after each kill: {heads:?}");
+    // Runs were killed in the middle: some head strictly between the start and the end.
+    assert!(killed > 0);
+    assert!(heads.iter().any(|h| *h > 0 && *h < last), "{heads:?}");
+}

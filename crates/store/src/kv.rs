@@ -1,0 +1,103 @@
+//! The key-value backend the store sits on: a few sorted tables, read views that many threads
+//! read at once, and one write transaction at a time. MDBX ([`crate::mdbx`]) is the one
+//! implementation; a second engine (e.g. `redb`) plugs in here to be measured beside it.
+
+use crate::Error;
+use std::path::Path;
+
+/// The store's tables. Keys sort bytewise; see `docs/store.md` for each key's encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Table {
+    /// keccak(address) → RLP `TrieAccount` (nonce, balance, storage root, code hash).
+    Accounts,
+    /// keccak(address) ‖ keccak(slot) → value (big-endian, leading zeros stripped, non-zero).
+    Storage,
+    /// code hash → code bytes.
+    Code,
+    /// nibble path (one byte per nibble) → branch node of the account trie.
+    AccountTrie,
+    /// keccak(address) ‖ nibble path → branch node of that account's storage trie.
+    StorageTrie,
+    /// block number (8 bytes big-endian) → block hash (the hashes `BLOCKHASH` may ask for).
+    BlockHashes,
+    /// `format`, `head`: what this store is and which block it holds.
+    Meta,
+}
+
+impl Table {
+    /// Every table, in a fixed order.
+    pub const ALL: [Table; 7] = [
+        Table::Accounts,
+        Table::Storage,
+        Table::Code,
+        Table::AccountTrie,
+        Table::StorageTrie,
+        Table::BlockHashes,
+        Table::Meta,
+    ];
+
+    /// The table's name in the database.
+    pub fn name(self) -> &'static str {
+        match self {
+            Table::Accounts => "accounts",
+            Table::Storage => "storage",
+            Table::Code => "code",
+            Table::AccountTrie => "account_trie",
+            Table::StorageTrie => "storage_trie",
+            Table::BlockHashes => "block_hashes",
+            Table::Meta => "meta",
+        }
+    }
+
+    pub(crate) fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// One entry: key and value.
+pub type Entry = (Vec<u8>, Vec<u8>);
+
+/// What [`KvRead::scan`] calls per entry: `Ok(false)` stops.
+pub type Visit<'a> = &'a mut dyn FnMut(&[u8], &[u8]) -> Result<bool, Error>;
+
+/// A consistent read-only snapshot. `Sync`: any number of threads read it at once.
+pub trait KvRead: Sync {
+    /// The value under `key`.
+    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, Error>;
+    /// The first entry whose key is `>= key`.
+    fn seek(&self, table: Table, key: &[u8]) -> Result<Option<Entry>, Error>;
+    /// Calls `f` on every entry from the first key `>= from`, in key order, until it returns
+    /// `false`.
+    fn scan(&self, table: Table, from: &[u8], f: Visit<'_>) -> Result<(), Error>;
+}
+
+/// The one write transaction: nothing it does is visible to anyone until [`KvWrite::commit`],
+/// and dropping it without committing discards everything.
+pub trait KvWrite: KvRead + Send {
+    /// Sets `key` to `value`.
+    fn put(&self, table: Table, key: &[u8], value: &[u8]) -> Result<(), Error>;
+    /// Sets `key`, which must sort after every key in the table (bulk loads in key order).
+    fn append(&self, table: Table, key: &[u8], value: &[u8]) -> Result<(), Error>;
+    /// Removes `key` (no-op when absent).
+    fn delete(&self, table: Table, key: &[u8]) -> Result<(), Error>;
+    /// Removes every key starting with `prefix`.
+    fn delete_prefix(&self, table: Table, prefix: &[u8]) -> Result<(), Error>;
+    /// Makes everything durable at once.
+    fn commit(self) -> Result<(), Error>;
+}
+
+/// A key-value engine holding the store's tables in one directory.
+pub trait Backend: Send + Sync + Sized {
+    /// A read snapshot.
+    type Read: KvRead;
+    /// The write transaction.
+    type Write: KvWrite;
+    /// Opens (with `create`: creates) the database in directory `path` with every table.
+    fn open(path: &Path, create: bool) -> Result<Self, Error>;
+    /// A snapshot for up to `threads` reading threads at once.
+    fn read(&self, threads: usize) -> Result<Self::Read, Error>;
+    /// Starts the write transaction (waits while another one is open).
+    fn write(&self) -> Result<Self::Write, Error>;
+    /// Bytes the database occupies on disk (allocated, not the sparse file length).
+    fn size_bytes(&self) -> Result<u64, Error>;
+}

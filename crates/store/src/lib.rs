@@ -1,0 +1,623 @@
+//! The on-disk state store of gigagas.
+//!
+//! One directory holding an MDBX database ([`mdbx`], behind the small [`kv::Backend`] trait
+//! so that another engine can be measured beside it) with these tables ([`kv::Table`]):
+//! hashed accounts, hashed storage (key = keccak(address) ‖ keccak(slot), so a storage trie's
+//! slots are contiguous and sorted by hashed key), code by hash, the branch nodes of the
+//! account trie and of every storage trie keyed by (owner, nibble path), block hashes and a
+//! head record (block number, block hash, state root).
+//!
+//! - [`Store::load`] bulk-loads a complete state (sorted appends in one transaction).
+//! - [`Store::apply_block`] computes the block's new root with `gigagas_trie` against a read
+//!   snapshot (one read transaction per rayon worker), then writes the trie updates, leaves,
+//!   codes, block hash and head in **one** write transaction and commits: a crash at any
+//!   point leaves the store at the last whole block.
+//! - [`Store::verify`] recomputes the root and every branch node from scratch.
+//! - [`View`] answers execution's reads (revm's `DatabaseRef`) and the trie's
+//!   ([`gigagas_trie::NodeStore`]).
+//!
+//! Layout and encodings: `docs/store.md`.
+
+pub mod codec;
+pub mod kv;
+pub mod mdbx;
+mod view;
+
+use alloy_primitives::{keccak256, Bytes, B256, U256};
+use alloy_trie::Nibbles;
+use gigagas_trie::{ChangeSet, MemoryStore, Parallelism, StoreError};
+use kv::{Backend, KvRead, KvWrite, Table};
+use std::{
+    collections::BTreeMap,
+    path::{Path, PathBuf},
+};
+pub use view::{ReadError, View, Writer};
+
+/// What the `format` record of a gigagas store says.
+pub const FORMAT: &[u8] = b"gigagas.store/1";
+
+/// A store failure. Every variant names what failed: the path, the table and key, or the
+/// block.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file system operation failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The directory is not a gigagas store (or not one this version reads).
+    #[error("{}: not a gigagas store: {why}", path.display())]
+    NotAStore {
+        /// The directory.
+        path: PathBuf,
+        /// Why not.
+        why: String,
+    },
+    /// The database engine failed.
+    #[error("{0}")]
+    Backend(String),
+    /// A stored record does not decode.
+    #[error("corrupt store: table {table}, key {key}: {what}")]
+    Corrupt {
+        /// The table.
+        table: &'static str,
+        /// The key, hex.
+        key: String,
+        /// What is wrong.
+        what: String,
+    },
+    /// The trie update failed (a node it needs is missing, or a read failed).
+    #[error("state root: {0}")]
+    Trie(#[from] StoreError),
+    /// The block's computed root is not the one it must have; nothing was written.
+    #[error("block {block}: state root {computed} differs from the header's {expected}; the store stays at block {head}")]
+    RootMismatch {
+        /// The block.
+        block: u64,
+        /// The header's root.
+        expected: B256,
+        /// The root computed from the store and the block's changes.
+        computed: B256,
+        /// The store's head block.
+        head: u64,
+    },
+    /// The block does not follow the store's head.
+    #[error("block {block} (parent {parent_hash}) does not follow the store's head, block {} {}", head.number, head.hash)]
+    NotNext {
+        /// The block.
+        block: u64,
+        /// Its parent hash.
+        parent_hash: B256,
+        /// The store's head.
+        head: Head,
+    },
+    /// The store holds no state yet.
+    #[error("{}: the store holds no state yet (no head record)", path.display())]
+    Empty {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// A state was loaded into a store that already holds one.
+    #[error("{}: the store already holds block {}", path.display(), head.number)]
+    NotEmpty {
+        /// The directory.
+        path: PathBuf,
+        /// Its head.
+        head: Head,
+    },
+}
+
+/// Which block the store holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Head {
+    /// Block number.
+    pub number: u64,
+    /// Block hash.
+    pub hash: B256,
+    /// State root after the block.
+    pub state_root: B256,
+}
+
+/// A block as the store records it.
+#[derive(Debug, Clone, Copy)]
+pub struct BlockRef {
+    /// Block number (the head's + 1).
+    pub number: u64,
+    /// Block hash.
+    pub hash: B256,
+    /// Parent hash (the head's hash).
+    pub parent_hash: B256,
+    /// The root the block must reach (its header's), or `None` to accept whatever the
+    /// changes give (partial states; never on complete ones).
+    pub expected_root: Option<B256>,
+}
+
+/// The result of [`Store::verify`].
+#[derive(Debug, Clone)]
+pub struct Verified {
+    /// The head record.
+    pub head: Head,
+    /// Root computed from scratch from the account and storage tables.
+    pub computed_root: B256,
+    /// Accounts, slots and branch nodes stored.
+    pub counts: Counts,
+    /// The first stored branch node that differs from a from-scratch build (owner, path),
+    /// or `None` when every node matches.
+    pub node_difference: Option<String>,
+}
+
+impl Verified {
+    /// Root and nodes both agree.
+    pub fn ok(&self) -> bool {
+        self.computed_root == self.head.state_root && self.node_difference.is_none()
+    }
+}
+
+/// How much a store holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Accounts.
+    pub accounts: usize,
+    /// Non-zero slots.
+    pub slots: usize,
+    /// Branch nodes, all tries.
+    pub nodes: usize,
+    /// Codes.
+    pub codes: usize,
+}
+
+/// The MDBX read snapshot.
+pub type ReadTxn = mdbx::MdbxRead;
+/// The MDBX write transaction.
+pub type WriteTxn = mdbx::MdbxWrite;
+
+/// A state store in one directory.
+#[derive(Debug)]
+pub struct Store<B: Backend = mdbx::Mdbx> {
+    backend: B,
+    path: PathBuf,
+}
+
+fn at(path: &Path, e: Error) -> Error {
+    match e {
+        Error::Backend(msg) => Error::Backend(format!("{}: {msg}", path.display())),
+        e => e,
+    }
+}
+
+impl<B: Backend> Store<B> {
+    /// Creates a new, empty store in `path` (a directory that does not exist or is empty).
+    pub fn create(path: &Path) -> Result<Self, Error> {
+        let io = |source| Error::Io {
+            path: path.to_owned(),
+            source,
+        };
+        if let Ok(mut entries) = std::fs::read_dir(path) {
+            if entries.next().is_some() {
+                return Err(Error::NotAStore {
+                    path: path.to_owned(),
+                    why: "refusing to create a store in a non-empty directory".into(),
+                });
+            }
+        }
+        std::fs::create_dir_all(path).map_err(io)?;
+        let backend = B::open(path, true).map_err(|e| at(path, e))?;
+        let txn = backend.write().map_err(|e| at(path, e))?;
+        txn.put(Table::Meta, b"format", FORMAT)?;
+        txn.commit().map_err(|e| at(path, e))?;
+        Ok(Self {
+            backend,
+            path: path.to_owned(),
+        })
+    }
+
+    /// Opens the store in `path`, checking that it is one.
+    pub fn open(path: &Path) -> Result<Self, Error> {
+        let meta = std::fs::metadata(path).map_err(|source| Error::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        if !meta.is_dir() {
+            return Err(Error::NotAStore {
+                path: path.to_owned(),
+                why: "not a directory".into(),
+            });
+        }
+        if !path.join("mdbx.dat").is_file() {
+            return Err(Error::NotAStore {
+                path: path.to_owned(),
+                why: "no mdbx.dat".into(),
+            });
+        }
+        let backend = B::open(path, false).map_err(|e| Error::NotAStore {
+            path: path.to_owned(),
+            why: e.to_string(),
+        })?;
+        let store = Self {
+            backend,
+            path: path.to_owned(),
+        };
+        let format = store.read_kv()?.get(Table::Meta, b"format")?;
+        if format.as_deref() != Some(FORMAT) {
+            return Err(Error::NotAStore {
+                path: path.to_owned(),
+                why: format!(
+                    "format record is {:?}, expected {:?}",
+                    format.map(|f| String::from_utf8_lossy(&f).into_owned()),
+                    String::from_utf8_lossy(FORMAT)
+                ),
+            });
+        }
+        Ok(store)
+    }
+
+    /// The store's directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Bytes the database occupies on disk.
+    pub fn size_bytes(&self) -> Result<u64, Error> {
+        self.backend.size_bytes()
+    }
+
+    fn read_kv(&self) -> Result<B::Read, Error> {
+        self.backend
+            .read(rayon::current_num_threads() + 1)
+            .map_err(|e| at(&self.path, e))
+    }
+
+    /// A read snapshot usable from every thread of the current rayon pool at once.
+    pub fn read(&self) -> Result<View<B::Read>, Error> {
+        Ok(View {
+            kv: self.read_kv()?,
+        })
+    }
+
+    /// The head record, `None` before a state is loaded.
+    pub fn head(&self) -> Result<Option<Head>, Error> {
+        self.read_kv()?
+            .get(Table::Meta, b"head")?
+            .map(|v| codec::decode_head(&v))
+            .transpose()
+    }
+
+    fn require_head(&self) -> Result<Head, Error> {
+        self.head()?.ok_or_else(|| Error::Empty {
+            path: self.path.clone(),
+        })
+    }
+
+    /// Bulk-loads a complete state into an empty store: builds every trie from scratch (in
+    /// parallel on the current rayon pool), then appends each table in key order in one write
+    /// transaction with the codes, the block hashes and the head (`number`, `hash`, the
+    /// computed root). Returns the head.
+    pub fn load(
+        &self,
+        state: &gigagas_data::PreState,
+        number: u64,
+        hash: B256,
+    ) -> Result<Head, Error> {
+        use revm::DatabaseRef;
+        if let Some(head) = self.head()? {
+            return Err(Error::NotEmpty {
+                path: self.path.clone(),
+                head,
+            });
+        }
+        let (root, memory) = gigagas_trie::from_prestate(state, Parallelism::DEFAULT);
+        let mut codes = BTreeMap::new();
+        for (_, account) in state.accounts() {
+            let hash = account.info.code_hash;
+            if hash != revm::primitives::KECCAK_EMPTY && !codes.contains_key(&hash) {
+                let code = match &account.info.code {
+                    Some(code) if !code.is_empty() => code.original_bytes(),
+                    _ => state
+                        .code_by_hash_ref(hash)
+                        .map_err(|e| Error::Backend(format!("loading code {hash}: {e}")))?
+                        .original_bytes(),
+                };
+                codes.insert(hash, code);
+            }
+        }
+        let head = Head {
+            number,
+            hash,
+            state_root: root,
+        };
+        let hashes: BTreeMap<u64, B256> =
+            state.block_hashes().iter().map(|(n, h)| (*n, *h)).collect();
+        self.load_memory(&memory, &codes, &hashes, head)?;
+        Ok(head)
+    }
+
+    /// Writes a whole [`MemoryStore`] (every trie already built) with `codes`, `block_hashes`
+    /// and `head` into an empty store, appending in key order in one transaction.
+    pub fn load_memory(
+        &self,
+        memory: &MemoryStore,
+        codes: &BTreeMap<B256, Bytes>,
+        block_hashes: &BTreeMap<u64, B256>,
+        head: Head,
+    ) -> Result<(), Error> {
+        let txn = self.backend.write().map_err(|e| at(&self.path, e))?;
+        if txn.get(Table::Meta, b"head")?.is_some() {
+            return Err(Error::NotEmpty {
+                path: self.path.clone(),
+                head: self.require_head()?,
+            });
+        }
+        for (hashed, account) in &memory.accounts {
+            txn.append(
+                Table::Accounts,
+                hashed.as_slice(),
+                &codec::encode_account(account),
+            )?;
+        }
+        let mut owners: Vec<&B256> = memory.storage.keys().collect();
+        owners.sort_unstable();
+        for owner in owners {
+            for (slot, value) in &memory.storage[owner] {
+                txn.append(
+                    Table::Storage,
+                    &codec::slot_key(owner, slot),
+                    &codec::encode_value(value),
+                )?;
+            }
+        }
+        let mut nodes: Vec<(Vec<u8>, &gigagas_trie::BranchNode)> = memory
+            .account_nodes
+            .iter()
+            .map(|(p, n)| (codec::node_key(None, p).1, n))
+            .collect();
+        nodes.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        for (key, node) in nodes {
+            txn.append(Table::AccountTrie, &key, &codec::encode_node(node))?;
+        }
+        let mut nodes: Vec<(Vec<u8>, &gigagas_trie::BranchNode)> = memory
+            .storage_nodes
+            .iter()
+            .flat_map(|(o, m)| m.iter().map(|(p, n)| (codec::node_key(Some(*o), p).1, n)))
+            .collect();
+        nodes.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        for (key, node) in nodes {
+            txn.append(Table::StorageTrie, &key, &codec::encode_node(node))?;
+        }
+        for (hash, code) in codes {
+            txn.append(Table::Code, hash.as_slice(), code)?;
+        }
+        for (number, hash) in block_hashes {
+            txn.append(Table::BlockHashes, &number.to_be_bytes(), hash.as_slice())?;
+        }
+        txn.put(Table::Meta, b"head", &codec::encode_head(&head))?;
+        txn.commit().map_err(|e| at(&self.path, e))
+    }
+
+    /// Applies one block: computes its root against a read snapshot (`parallelism` on the
+    /// current rayon pool), checks it against `block.expected_root` (nothing is written on a
+    /// mismatch), then writes trie nodes, leaves, `codes`, the block hash and the new head in
+    /// one write transaction and commits. Returns the new head.
+    pub fn apply_block(
+        &self,
+        block: BlockRef,
+        changes: &ChangeSet,
+        codes: &[Bytes],
+        parallelism: Parallelism,
+    ) -> Result<Head, Error> {
+        let head = self.require_head()?;
+        if block.number != head.number + 1 || block.parent_hash != head.hash {
+            return Err(Error::NotNext {
+                block: block.number,
+                parent_hash: block.parent_hash,
+                head,
+            });
+        }
+        let updates = {
+            let view = self.read()?;
+            gigagas_trie::compute_updates(&view, changes, parallelism)?
+        };
+        if let Some(expected) = block.expected_root {
+            if updates.root != expected {
+                return Err(Error::RootMismatch {
+                    block: block.number,
+                    expected,
+                    computed: updates.root,
+                    head: head.number,
+                });
+            }
+        }
+        let new_head = Head {
+            number: block.number,
+            hash: block.hash,
+            state_root: updates.root,
+        };
+        let txn = self.backend.write().map_err(|e| at(&self.path, e))?;
+        // The head read inside the write transaction: no other writer moved it meanwhile.
+        let current = txn
+            .get(Table::Meta, b"head")?
+            .map(|v| codec::decode_head(&v))
+            .transpose()?;
+        if current != Some(head) {
+            return Err(Error::Backend(format!(
+                "{}: the head moved while block {} was being computed",
+                self.path.display(),
+                block.number
+            )));
+        }
+        let mut writer = Writer(View { kv: txn });
+        gigagas_trie::write_updates(&mut writer, updates)?;
+        let txn = writer.0.kv;
+        for code in codes {
+            txn.put(Table::Code, keccak256(code).as_slice(), code)?;
+        }
+        txn.put(
+            Table::BlockHashes,
+            &block.number.to_be_bytes(),
+            block.hash.as_slice(),
+        )?;
+        txn.put(Table::Meta, b"head", &codec::encode_head(&new_head))?;
+        txn.commit().map_err(|e| at(&self.path, e))?;
+        Ok(new_head)
+    }
+
+    /// Reads every account, slot and branch node into a [`MemoryStore`] (for verification
+    /// and tests), with the number of codes.
+    pub fn to_memory(&self) -> Result<(MemoryStore, usize), Error> {
+        let kv = self.read_kv()?;
+        let mut memory = MemoryStore::default();
+        kv.scan(Table::Accounts, &[], &mut |k, v| {
+            let hashed = codec::b256(Table::Accounts, k, k)?;
+            memory.accounts.insert(hashed, codec::decode_account(k, v)?);
+            Ok(true)
+        })?;
+        kv.scan(Table::Storage, &[], &mut |k, v| {
+            if k.len() != 64 {
+                return Err(Error::Corrupt {
+                    table: Table::Storage.name(),
+                    key: codec::hex(k),
+                    what: "storage key is not 64 bytes".into(),
+                });
+            }
+            let value: U256 = codec::decode_value(k, v)?;
+            memory
+                .storage
+                .entry(B256::from_slice(&k[..32]))
+                .or_default()
+                .insert(B256::from_slice(&k[32..]), value);
+            Ok(true)
+        })?;
+        kv.scan(Table::AccountTrie, &[], &mut |k, v| {
+            let path: Nibbles = codec::decode_path(Table::AccountTrie, k, k)?;
+            memory
+                .account_nodes
+                .insert(path, codec::decode_node(Table::AccountTrie, k, v)?);
+            Ok(true)
+        })?;
+        kv.scan(Table::StorageTrie, &[], &mut |k, v| {
+            if k.len() < 32 {
+                return Err(Error::Corrupt {
+                    table: Table::StorageTrie.name(),
+                    key: codec::hex(k),
+                    what: "key shorter than its owner".into(),
+                });
+            }
+            let path = codec::decode_path(Table::StorageTrie, k, &k[32..])?;
+            memory
+                .storage_nodes
+                .entry(B256::from_slice(&k[..32]))
+                .or_default()
+                .insert(path, codec::decode_node(Table::StorageTrie, k, v)?);
+            Ok(true)
+        })?;
+        let mut codes = 0;
+        kv.scan(Table::Code, &[], &mut |k, v| {
+            if keccak256(v).as_slice() != k {
+                return Err(Error::Corrupt {
+                    table: Table::Code.name(),
+                    key: codec::hex(k),
+                    what: "code does not hash to its key".into(),
+                });
+            }
+            codes += 1;
+            Ok(true)
+        })?;
+        Ok((memory, codes))
+    }
+
+    /// Recomputes the state root and every branch node from scratch from the account and
+    /// storage tables and compares them with the head record and the stored nodes.
+    pub fn verify(&self) -> Result<Verified, Error> {
+        let head = self.require_head()?;
+        let (stored, codes) = self.to_memory()?;
+        let accounts = stored.accounts.iter().map(|(k, a)| {
+            (
+                *k,
+                gigagas_trie::AccountInfo {
+                    nonce: a.nonce,
+                    balance: a.balance,
+                    code_hash: a.code_hash,
+                },
+            )
+        });
+        let storages = stored
+            .storage
+            .iter()
+            .map(|(o, m)| (*o, m.iter().map(|(k, v)| (*k, *v)).collect()));
+        let (computed_root, scratch) =
+            gigagas_trie::from_scratch(accounts, storages, Parallelism::DEFAULT);
+        let counts = Counts {
+            accounts: stored.accounts.len(),
+            slots: stored.storage.values().map(BTreeMap::len).sum(),
+            nodes: stored.node_count(),
+            codes,
+        };
+        Ok(Verified {
+            head,
+            computed_root,
+            counts,
+            node_difference: first_difference(&stored, &scratch),
+        })
+    }
+}
+
+/// The first place where the branch nodes or leaves of `a` and `b` differ, described.
+pub fn first_difference(a: &MemoryStore, b: &MemoryStore) -> Option<String> {
+    if a.accounts != b.accounts {
+        let key = a
+            .accounts
+            .iter()
+            .zip(b.accounts.iter())
+            .find(|(x, y)| x != y)
+            .map(|(x, _)| x.0.to_string());
+        return Some(format!(
+            "account leaves differ (first at {})",
+            key.unwrap_or_else(|| "the end".into())
+        ));
+    }
+    fn nodes_diff(
+        owner: &str,
+        a: Option<&BTreeMap<Nibbles, gigagas_trie::BranchNode>>,
+        b: Option<&BTreeMap<Nibbles, gigagas_trie::BranchNode>>,
+    ) -> Option<String> {
+        let empty = BTreeMap::new();
+        let (a, b) = (a.unwrap_or(&empty), b.unwrap_or(&empty));
+        if a == b {
+            return None;
+        }
+        let path = a
+            .keys()
+            .chain(b.keys())
+            .filter(|p| a.get(*p) != b.get(*p))
+            .min()
+            .map(|p| format!("{p:?}"));
+        Some(format!(
+            "branch node of the {owner} trie at path {} differs ({} stored, {} from scratch)",
+            path.unwrap_or_default(),
+            a.len(),
+            b.len()
+        ))
+    }
+    if let Some(d) = nodes_diff("account", Some(&a.account_nodes), Some(&b.account_nodes)) {
+        return Some(d);
+    }
+    let mut owners: Vec<&B256> = a
+        .storage_nodes
+        .keys()
+        .chain(b.storage_nodes.keys())
+        .collect();
+    owners.sort_unstable();
+    owners.dedup();
+    for owner in owners {
+        if let Some(d) = nodes_diff(
+            &format!("storage {owner}"),
+            a.storage_nodes.get(owner),
+            b.storage_nodes.get(owner),
+        ) {
+            return Some(d);
+        }
+    }
+    None
+}

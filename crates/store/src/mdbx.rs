@@ -1,0 +1,254 @@
+//! The MDBX backend (`signet-libmdbx`, which builds libmdbx from source with a C compiler).
+//!
+//! Reads: MDBX read transactions are per thread, and a `TxSync` serializes its users on one
+//! mutex, so a read view opens one read transaction per reading thread on one MVCC snapshot
+//! (`begin_ro_sync_multi`) and each rayon worker uses its own (by
+//! `rayon::current_thread_index`): parallel root walks do not contend. Writes: one
+//! `RwTxSync`, committed once per block (MDBX's default durable sync mode: a commit that
+//! returned is on disk; a crash before it leaves the previous commit).
+
+use crate::{
+    kv::{Backend, Entry, KvRead, KvWrite, Table, Visit},
+    Error,
+};
+use signet_libmdbx::{
+    tx::aliases::{RoTxSync, RwTxSync},
+    Database, DatabaseFlags, Environment, Geometry, MdbxError, ReadError, WriteFlags,
+};
+use std::{borrow::Cow, path::Path};
+
+/// Largest size the map may grow to (address space only; the file grows in steps).
+const MAX_MAP_BYTES: usize = 1 << 42;
+/// Growth step of the data file.
+const GROWTH_STEP: isize = 256 << 20;
+
+fn mdbx_err(op: &str, table: Option<Table>, e: impl std::fmt::Display) -> Error {
+    Error::Backend(match table {
+        Some(t) => format!("mdbx {op} on table {}: {e}", t.name()),
+        None => format!("mdbx {op}: {e}"),
+    })
+}
+
+fn read_err(op: &str, table: Table, e: ReadError) -> Error {
+    mdbx_err(op, Some(table), e)
+}
+
+/// An MDBX environment holding the store's tables.
+#[derive(Debug)]
+pub struct Mdbx {
+    env: Environment,
+    path: std::path::PathBuf,
+}
+
+/// A read snapshot: one read transaction per reading thread, all on one snapshot.
+#[derive(Debug)]
+pub struct MdbxRead {
+    txns: Vec<RoTxSync>,
+    dbs: Vec<Database>,
+}
+
+/// The write transaction.
+#[derive(Debug)]
+pub struct MdbxWrite {
+    txn: RwTxSync,
+    dbs: Vec<Database>,
+}
+
+impl MdbxRead {
+    fn txn(&self) -> &RoTxSync {
+        let i = rayon::current_thread_index().map_or(0, |i| i + 1);
+        &self.txns[i % self.txns.len()]
+    }
+}
+
+macro_rules! reads {
+    ($ty:ty) => {
+        impl KvRead for $ty {
+            fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, Error> {
+                let txn = self.txn();
+                txn.get::<Vec<u8>>(self.dbs[table.index()].dbi(), key)
+                    .map_err(|e| read_err("get", table, e))
+            }
+
+            fn seek(&self, table: Table, key: &[u8]) -> Result<Option<Entry>, Error> {
+                let txn = self.txn();
+                let mut cursor = txn
+                    .cursor(self.dbs[table.index()])
+                    .map_err(|e| mdbx_err("cursor", Some(table), e))?;
+                cursor
+                    .set_range::<Vec<u8>, Vec<u8>>(key)
+                    .map_err(|e| read_err("seek", table, e))
+            }
+
+            fn scan(&self, table: Table, from: &[u8], f: Visit<'_>) -> Result<(), Error> {
+                let txn = self.txn();
+                let mut cursor = txn
+                    .cursor(self.dbs[table.index()])
+                    .map_err(|e| mdbx_err("cursor", Some(table), e))?;
+                let mut item = cursor
+                    .set_range::<Cow<'_, [u8]>, Cow<'_, [u8]>>(from)
+                    .map_err(|e| read_err("seek", table, e))?;
+                while let Some((k, v)) = item {
+                    if !f(&k, &v)? {
+                        break;
+                    }
+                    item = cursor
+                        .next::<Cow<'_, [u8]>, Cow<'_, [u8]>>()
+                        .map_err(|e| read_err("next", table, e))?;
+                }
+                Ok(())
+            }
+        }
+    };
+}
+
+reads!(MdbxRead);
+reads!(MdbxWrite);
+
+impl MdbxWrite {
+    fn txn(&self) -> &RwTxSync {
+        &self.txn
+    }
+}
+
+impl KvWrite for MdbxWrite {
+    fn put(&self, table: Table, key: &[u8], value: &[u8]) -> Result<(), Error> {
+        self.txn
+            .put(self.dbs[table.index()], key, value, WriteFlags::empty())
+            .map_err(|e| mdbx_err("put", Some(table), e))
+    }
+
+    fn append(&self, table: Table, key: &[u8], value: &[u8]) -> Result<(), Error> {
+        self.txn
+            .append(self.dbs[table.index()], key, value)
+            .map_err(|e| match e {
+                MdbxError::KeyMismatch => Error::Backend(format!(
+                    "mdbx append on table {}: key {} does not sort after the table's last key",
+                    table.name(),
+                    crate::codec::hex(key)
+                )),
+                e => mdbx_err("append", Some(table), e),
+            })
+    }
+
+    fn delete(&self, table: Table, key: &[u8]) -> Result<(), Error> {
+        self.txn
+            .del(self.dbs[table.index()], key, None)
+            .map(|_| ())
+            .map_err(|e| mdbx_err("delete", Some(table), e))
+    }
+
+    fn delete_prefix(&self, table: Table, prefix: &[u8]) -> Result<(), Error> {
+        let mut cursor = self
+            .txn
+            .cursor(self.dbs[table.index()])
+            .map_err(|e| mdbx_err("cursor", Some(table), e))?;
+        let mut item = cursor
+            .set_range::<Vec<u8>, ()>(prefix)
+            .map_err(|e| read_err("seek", table, e))?;
+        while let Some((key, ())) = item {
+            if !key.starts_with(prefix) {
+                break;
+            }
+            cursor
+                .del()
+                .map_err(|e| mdbx_err("delete", Some(table), e))?;
+            // After a delete the cursor stands on the next entry.
+            item = cursor
+                .get_current::<Vec<u8>, ()>()
+                .map_err(|e| read_err("current", table, e))?;
+        }
+        Ok(())
+    }
+
+    fn commit(self) -> Result<(), Error> {
+        self.txn.commit().map_err(|e| mdbx_err("commit", None, e))
+    }
+}
+
+impl Backend for Mdbx {
+    type Read = MdbxRead;
+    type Write = MdbxWrite;
+
+    fn open(path: &Path, create: bool) -> Result<Self, Error> {
+        let env = Environment::builder()
+            .set_max_dbs(Table::ALL.len() + 1)
+            .set_max_readers(1024)
+            .set_geometry(Geometry {
+                size: Some(0..MAX_MAP_BYTES),
+                growth_step: Some(GROWTH_STEP),
+                ..Default::default()
+            })
+            .open(path)
+            .map_err(|e| match e {
+                MdbxError::Other(11) | MdbxError::Busy => Error::Backend(format!(
+                    "mdbx open: {e} (the store is already open in this process, or locked)"
+                )),
+                e => mdbx_err("open", None, e),
+            })?;
+        let txn = env
+            .begin_rw_sync()
+            .map_err(|e| mdbx_err("begin write", None, e))?;
+        for table in Table::ALL {
+            let opened = if create {
+                txn.create_db(Some(table.name()), DatabaseFlags::empty())
+            } else {
+                txn.open_db(Some(table.name()))
+            };
+            opened.map_err(|e| match e {
+                MdbxError::NotFound => Error::Backend(format!(
+                    "table {} is missing: not a gigagas store",
+                    table.name()
+                )),
+                e => mdbx_err("open table", Some(table), e),
+            })?;
+        }
+        txn.commit().map_err(|e| mdbx_err("commit", None, e))?;
+        Ok(Self {
+            env,
+            path: path.to_owned(),
+        })
+    }
+
+    fn read(&self, threads: usize) -> Result<MdbxRead, Error> {
+        let txns = self
+            .env
+            .begin_ro_sync_multi(threads.max(1))
+            .map_err(|e| mdbx_err("begin read", None, e))?;
+        let dbs = Table::ALL
+            .iter()
+            .map(|t| {
+                txns[0]
+                    .open_db(Some(t.name()))
+                    .map_err(|e| mdbx_err("open table", Some(*t), e))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(MdbxRead { txns, dbs })
+    }
+
+    fn write(&self) -> Result<MdbxWrite, Error> {
+        let txn = self
+            .env
+            .begin_rw_sync()
+            .map_err(|e| mdbx_err("begin write", None, e))?;
+        let dbs = Table::ALL
+            .iter()
+            .map(|t| {
+                txn.open_db(Some(t.name()))
+                    .map_err(|e| mdbx_err("open table", Some(*t), e))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(MdbxWrite { txn, dbs })
+    }
+
+    fn size_bytes(&self) -> Result<u64, Error> {
+        let file = self.path.join("mdbx.dat");
+        // Allocated blocks: the file is sparse up to its growth step.
+        std::fs::metadata(&file)
+            .map(|m| std::os::unix::fs::MetadataExt::blocks(&m) * 512)
+            .map_err(|e| Error::Io {
+                path: file,
+                source: e,
+            })
+    }
+}

@@ -1,0 +1,342 @@
+//! The store seen as a `gigagas_trie::NodeStore` (read view and write transaction) and as a
+//! plain state reader for execution (revm's `DatabaseRef`).
+
+use crate::{
+    codec,
+    kv::{KvRead, KvWrite, Table},
+    Error,
+};
+use alloy_primitives::{keccak256, Address, B256, U256};
+use alloy_trie::{Nibbles, TrieAccount};
+use gigagas_trie::{lower_bound, BranchNode, NodeStore, Owner, StoreError};
+use revm::{
+    bytecode::Bytecode, database_interface::DBErrorMarker, primitives::KECCAK_EMPTY,
+    state::AccountInfo,
+};
+
+fn backend(e: Error) -> StoreError {
+    StoreError::Backend(Box::new(e))
+}
+
+fn starts_with(key: &B256, prefix: &Nibbles) -> bool {
+    Nibbles::unpack(key).starts_with(prefix)
+}
+
+/// The store's tables read (and, over a write transaction, written) as the trie's
+/// [`NodeStore`]. Over a [`KvRead`] snapshot the write methods fail; writes go through a
+/// `View` over the block's write transaction.
+#[derive(Debug)]
+pub struct View<T> {
+    pub(crate) kv: T,
+}
+
+impl<T: KvRead> View<T> {
+    /// The underlying snapshot or transaction.
+    pub fn kv(&self) -> &T {
+        &self.kv
+    }
+
+    fn get_node(&self, owner: Owner, path: &Nibbles) -> Result<Option<BranchNode>, Error> {
+        let (table, key) = codec::node_key(owner, path);
+        self.kv
+            .get(table, &key)?
+            .map(|v| codec::decode_node(table, &key, &v))
+            .transpose()
+    }
+
+    fn first_node(
+        &self,
+        owner: Owner,
+        prefix: &Nibbles,
+    ) -> Result<Option<(Nibbles, BranchNode)>, Error> {
+        let (table, seek) = codec::node_key(owner, prefix);
+        let Some((key, value)) = self.kv.seek(table, &seek)? else {
+            return Ok(None);
+        };
+        if !key.starts_with(&seek) {
+            return Ok(None);
+        }
+        let owner_len = if owner.is_some() { 32 } else { 0 };
+        let path = codec::decode_path(table, &key, &key[owner_len..])?;
+        Ok(Some((path, codec::decode_node(table, &key, &value)?)))
+    }
+
+    /// The account leaf of `hashed_address`.
+    pub fn account_leaf(&self, hashed_address: &B256) -> Result<Option<TrieAccount>, Error> {
+        self.kv
+            .get(Table::Accounts, hashed_address.as_slice())?
+            .map(|v| codec::decode_account(hashed_address.as_slice(), &v))
+            .transpose()
+    }
+
+    fn first_account(&self, prefix: &Nibbles) -> Result<Option<(B256, TrieAccount)>, Error> {
+        let seek = lower_bound(prefix);
+        let Some((key, value)) = self.kv.seek(Table::Accounts, seek.as_slice())? else {
+            return Ok(None);
+        };
+        let hashed = codec::b256(Table::Accounts, &key, &key)?;
+        if !starts_with(&hashed, prefix) {
+            return Ok(None);
+        }
+        Ok(Some((hashed, codec::decode_account(&key, &value)?)))
+    }
+
+    /// The value of slot `hashed_slot` of the account `owner` (zero when absent).
+    pub fn slot(&self, owner: &B256, hashed_slot: &B256) -> Result<U256, Error> {
+        let key = codec::slot_key(owner, hashed_slot);
+        self.kv
+            .get(Table::Storage, &key)?
+            .map_or(Ok(U256::ZERO), |v| codec::decode_value(&key, &v))
+    }
+
+    fn first_slot(&self, owner: B256, prefix: &Nibbles) -> Result<Option<(B256, U256)>, Error> {
+        let seek = codec::slot_key(&owner, &lower_bound(prefix));
+        let Some((key, value)) = self.kv.seek(Table::Storage, &seek)? else {
+            return Ok(None);
+        };
+        if key.len() != 64 {
+            return Err(Error::Corrupt {
+                table: Table::Storage.name(),
+                key: codec::hex(&key),
+                what: "storage key is not 64 bytes".into(),
+            });
+        }
+        if key[..32] != owner[..] {
+            return Ok(None);
+        }
+        let hashed = B256::from_slice(&key[32..]);
+        if !starts_with(&hashed, prefix) {
+            return Ok(None);
+        }
+        Ok(Some((hashed, codec::decode_value(&key, &value)?)))
+    }
+
+    /// The code stored under `code_hash`.
+    pub fn code(&self, code_hash: &B256) -> Result<Option<Vec<u8>>, Error> {
+        self.kv.get(Table::Code, code_hash.as_slice())
+    }
+}
+
+fn read_only() -> StoreError {
+    backend(Error::Backend(
+        "a read view cannot be written; write through the block's write transaction".into(),
+    ))
+}
+
+/// Reads shared by both kinds of view.
+macro_rules! node_reads {
+    ($v:ident) => {
+        fn node(&self, owner: Owner, path: &Nibbles) -> Result<Option<BranchNode>, StoreError> {
+            self.$v().get_node(owner, path).map_err(backend)
+        }
+
+        fn seek_node(
+            &self,
+            owner: Owner,
+            prefix: &Nibbles,
+        ) -> Result<Option<(Nibbles, BranchNode)>, StoreError> {
+            self.$v().first_node(owner, prefix).map_err(backend)
+        }
+
+        fn account(&self, hashed_address: &B256) -> Result<Option<TrieAccount>, StoreError> {
+            self.$v().account_leaf(hashed_address).map_err(backend)
+        }
+
+        fn seek_account(
+            &self,
+            prefix: &Nibbles,
+        ) -> Result<Option<(B256, TrieAccount)>, StoreError> {
+            self.$v().first_account(prefix).map_err(backend)
+        }
+
+        fn seek_slot(
+            &self,
+            owner: B256,
+            prefix: &Nibbles,
+        ) -> Result<Option<(B256, U256)>, StoreError> {
+            self.$v().first_slot(owner, prefix).map_err(backend)
+        }
+    };
+}
+
+/// A read snapshot as a [`NodeStore`]: every write method fails (writes go through a
+/// [`Writer`]).
+impl<T: KvRead> NodeStore for View<T> {
+    node_reads!(view);
+
+    fn put_node(&mut self, _: Owner, _: Nibbles, _: BranchNode) -> Result<(), StoreError> {
+        Err(read_only())
+    }
+    fn delete_node(&mut self, _: Owner, _: &Nibbles) -> Result<(), StoreError> {
+        Err(read_only())
+    }
+    fn wipe_storage_nodes(&mut self, _: B256) -> Result<(), StoreError> {
+        Err(read_only())
+    }
+    fn put_account(&mut self, _: B256, _: TrieAccount) -> Result<(), StoreError> {
+        Err(read_only())
+    }
+    fn delete_account(&mut self, _: &B256) -> Result<(), StoreError> {
+        Err(read_only())
+    }
+    fn put_slot(&mut self, _: B256, _: B256, _: U256) -> Result<(), StoreError> {
+        Err(read_only())
+    }
+    fn delete_slot(&mut self, _: B256, _: &B256) -> Result<(), StoreError> {
+        Err(read_only())
+    }
+    fn wipe_slots(&mut self, _: B256) -> Result<(), StoreError> {
+        Err(read_only())
+    }
+}
+
+/// The block's write transaction as a [`NodeStore`] (reads see its own writes).
+#[derive(Debug)]
+pub struct Writer<T>(pub(crate) View<T>);
+
+impl<T> View<T> {
+    fn view(&self) -> &Self {
+        self
+    }
+}
+
+impl<T: KvWrite> Writer<T> {
+    fn view(&self) -> &View<T> {
+        &self.0
+    }
+
+    /// The transaction's tables as a read view.
+    pub fn as_view(&self) -> &View<T> {
+        &self.0
+    }
+}
+
+/// The block's write transaction as a [`NodeStore`].
+impl<T: KvWrite> NodeStore for Writer<T> {
+    node_reads!(view);
+
+    fn put_node(
+        &mut self,
+        owner: Owner,
+        path: Nibbles,
+        node: BranchNode,
+    ) -> Result<(), StoreError> {
+        let (table, key) = codec::node_key(owner, &path);
+        self.0
+            .kv
+            .put(table, &key, &codec::encode_node(&node))
+            .map_err(backend)
+    }
+
+    fn delete_node(&mut self, owner: Owner, path: &Nibbles) -> Result<(), StoreError> {
+        let (table, key) = codec::node_key(owner, path);
+        self.0.kv.delete(table, &key).map_err(backend)
+    }
+
+    fn wipe_storage_nodes(&mut self, owner: B256) -> Result<(), StoreError> {
+        self.0
+            .kv
+            .delete_prefix(Table::StorageTrie, owner.as_slice())
+            .map_err(backend)
+    }
+
+    fn put_account(
+        &mut self,
+        hashed_address: B256,
+        account: TrieAccount,
+    ) -> Result<(), StoreError> {
+        self.0
+            .kv
+            .put(
+                Table::Accounts,
+                hashed_address.as_slice(),
+                &codec::encode_account(&account),
+            )
+            .map_err(backend)
+    }
+
+    fn delete_account(&mut self, hashed_address: &B256) -> Result<(), StoreError> {
+        self.0
+            .kv
+            .delete(Table::Accounts, hashed_address.as_slice())
+            .map_err(backend)
+    }
+
+    fn put_slot(&mut self, owner: B256, hashed_slot: B256, value: U256) -> Result<(), StoreError> {
+        self.0
+            .kv
+            .put(
+                Table::Storage,
+                &codec::slot_key(&owner, &hashed_slot),
+                &codec::encode_value(&value),
+            )
+            .map_err(backend)
+    }
+
+    fn delete_slot(&mut self, owner: B256, hashed_slot: &B256) -> Result<(), StoreError> {
+        self.0
+            .kv
+            .delete(Table::Storage, &codec::slot_key(&owner, hashed_slot))
+            .map_err(backend)
+    }
+
+    fn wipe_slots(&mut self, owner: B256) -> Result<(), StoreError> {
+        self.0
+            .kv
+            .delete_prefix(Table::Storage, owner.as_slice())
+            .map_err(backend)
+    }
+}
+
+/// A read the store could not answer.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct ReadError(#[from] pub Error);
+
+impl DBErrorMarker for ReadError {}
+
+/// The store as execution's pre-state: account by address, slot by (address, slot), code
+/// by hash, block hash by number (keys are hashed here; the store is keyed by hashes).
+impl<T: KvRead> revm::DatabaseRef for View<T> {
+    type Error = ReadError;
+
+    fn basic_ref(&self, address: Address) -> Result<Option<AccountInfo>, ReadError> {
+        Ok(self
+            .account_leaf(&keccak256(address))?
+            .map(|a| AccountInfo {
+                balance: a.balance,
+                nonce: a.nonce,
+                code_hash: a.code_hash,
+                code: None,
+                ..Default::default()
+            }))
+    }
+
+    fn code_by_hash_ref(&self, code_hash: B256) -> Result<Bytecode, ReadError> {
+        if code_hash == KECCAK_EMPTY {
+            return Ok(Bytecode::default());
+        }
+        match self.code(&code_hash)? {
+            Some(code) => Ok(Bytecode::new_raw(code.into())),
+            None => Err(ReadError(Error::Corrupt {
+                table: Table::Code.name(),
+                key: codec::hex(code_hash.as_slice()),
+                what: "code named by an account is missing".into(),
+            })),
+        }
+    }
+
+    fn storage_ref(&self, address: Address, index: U256) -> Result<U256, ReadError> {
+        Ok(self.slot(&keccak256(address), &keccak256(index.to_be_bytes::<32>()))?)
+    }
+
+    fn block_hash_ref(&self, number: u64) -> Result<B256, ReadError> {
+        let key = number.to_be_bytes();
+        match self.kv.get(Table::BlockHashes, &key)? {
+            Some(v) => Ok(codec::b256(Table::BlockHashes, &key, &v)?),
+            None => Err(ReadError(Error::Backend(format!(
+                "block hash of block {number} is not in the store (table block_hashes)"
+            )))),
+        }
+    }
+}

@@ -1,0 +1,472 @@
+//! The MDBX store against the in-memory store and from-scratch builds: random pre-states and
+//! random blocks of changes (inserts, updates, deletions, wiped storage, deleted accounts, a
+//! hot account) applied through `Store::apply_block` give the same root and the same stored
+//! branch nodes and leaves as `MemoryStore` and as a from-scratch build; a generated chain's
+//! genesis round-trips through `load` → `verify`, and the store answers execution's reads as
+//! the pre-state does; corrupt records are errors naming table and key.
+
+#![allow(clippy::manual_is_multiple_of)] // MSRV 1.85
+
+use alloy_primitives::{keccak256, B256, U256};
+use alloy_trie::KECCAK_EMPTY;
+use gigagas_store::{
+    first_difference,
+    kv::{Backend, KvWrite, Table},
+    mdbx::Mdbx,
+    BlockRef, Error, Head, Store,
+};
+use gigagas_trie::{
+    apply, from_scratch, AccountChange, AccountInfo, ChangeSet, MemoryStore, Parallelism,
+};
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+
+/// The state as plain maps (hashed keys).
+#[derive(Debug, Clone, Default)]
+struct Model {
+    accounts: BTreeMap<B256, AccountInfo>,
+    storage: BTreeMap<B256, BTreeMap<B256, U256>>,
+}
+
+impl Model {
+    fn apply(&mut self, changes: &ChangeSet) {
+        for (hashed, change) in &changes.accounts {
+            match change.info {
+                None => {
+                    self.accounts.remove(hashed);
+                    self.storage.remove(hashed);
+                }
+                Some(info) => {
+                    self.accounts.insert(*hashed, info);
+                    let slots = self.storage.entry(*hashed).or_default();
+                    if change.storage_wiped {
+                        slots.clear();
+                    }
+                    for (k, v) in &change.storage {
+                        if v.is_zero() {
+                            slots.remove(k);
+                        } else {
+                            slots.insert(*k, *v);
+                        }
+                    }
+                    if slots.is_empty() {
+                        self.storage.remove(hashed);
+                    }
+                }
+            }
+        }
+    }
+
+    fn build(&self, parallelism: Parallelism) -> (B256, MemoryStore) {
+        from_scratch(
+            self.accounts.iter().map(|(k, a)| (*k, *a)),
+            self.storage
+                .iter()
+                .map(|(k, s)| (*k, s.iter().map(|(k, v)| (*k, *v)).collect())),
+            parallelism,
+        )
+    }
+}
+
+/// Keys from a small universe with shared prefixes, so that extension nodes, deep branches and
+/// collapses onto extensions all occur.
+fn key(space: u8, i: u8) -> B256 {
+    let mut b = keccak256([space, i]).0;
+    b[0] = [0x00, 0x01, 0x10, 0xab, 0x00][usize::from(i % 5)];
+    if i % 3 == 0 {
+        b[1] = 0;
+        b[2] = 0;
+    }
+    if i % 7 == 0 {
+        b[3] = 0x55;
+    }
+    B256::from(b)
+}
+
+fn info(nonce: u64) -> AccountInfo {
+    AccountInfo {
+        nonce,
+        balance: U256::from(nonce * 1000),
+        code_hash: if nonce % 2 == 0 {
+            KECCAK_EMPTY
+        } else {
+            keccak256([nonce as u8])
+        },
+    }
+}
+
+type PreSpec = Vec<(u8, u64, Vec<(u8, u16)>)>;
+type BlockSpec = Vec<(u8, u8, bool, Vec<(u8, u8)>)>;
+
+fn pre_strategy() -> impl Strategy<Value = PreSpec> {
+    prop::collection::vec(
+        (
+            0u8..24,
+            0u64..4,
+            prop::collection::vec((0u8..40, 1u16..1000), 0..30),
+        ),
+        0..16,
+    )
+}
+
+fn block_strategy() -> impl Strategy<Value = BlockSpec> {
+    // (account, kind: 0 delete / else set, wiped (rare), slots (value 0 = delete))
+    prop::collection::vec(
+        (
+            0u8..24,
+            0u8..6,
+            prop::bool::weighted(0.12),
+            prop::collection::vec((0u8..40, 0u8..4), 0..14),
+        ),
+        0..12,
+    )
+}
+
+fn model_of(pre: &PreSpec) -> Model {
+    let mut model = Model::default();
+    for (a, nonce, slots) in pre {
+        let hashed = key(1, *a);
+        model.accounts.insert(hashed, info(*nonce));
+        let s = model.storage.entry(hashed).or_default();
+        for (k, v) in slots {
+            s.insert(key(2, *k), U256::from(*v));
+        }
+        if s.is_empty() {
+            model.storage.remove(&hashed);
+        }
+    }
+    model
+}
+
+fn changes_of(block: &BlockSpec, salt: u64) -> ChangeSet {
+    let mut cs = ChangeSet::default();
+    for (a, kind, wiped, slots) in block {
+        let change = AccountChange {
+            info: (*kind != 0).then(|| info(salt + u64::from(*kind))),
+            storage_wiped: *wiped,
+            storage: slots
+                .iter()
+                .map(|(k, v)| (key(2, *k), U256::from(*v)))
+                .collect(),
+        };
+        cs.accounts.insert(key(1, *a), change);
+    }
+    cs
+}
+
+fn pool(threads: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("pool")
+}
+
+fn block_hash(n: u64) -> B256 {
+    keccak256(n.to_be_bytes())
+}
+
+/// A store holding `model` at block 0, and the in-memory store built the same way.
+fn stores(model: &Model, dir: &std::path::Path) -> (Store, MemoryStore) {
+    let (root, memory) = model.build(Parallelism::Serial);
+    let store: Store = Store::create(dir).unwrap();
+    store
+        .load_memory(
+            &memory,
+            &BTreeMap::new(),
+            &BTreeMap::new(),
+            Head {
+                number: 0,
+                hash: block_hash(0),
+                state_root: root,
+            },
+        )
+        .unwrap();
+    (store, memory)
+}
+
+/// Applies `changes` as block `number` to the disk store, the memory store and the model;
+/// all three must agree, node for node.
+fn check_block(
+    store: &Store,
+    memory: &mut MemoryStore,
+    model: &mut Model,
+    changes: &ChangeSet,
+    number: u64,
+    parallelism: Parallelism,
+) {
+    let pool = pool(2);
+    let block = BlockRef {
+        number,
+        hash: block_hash(number),
+        parent_hash: block_hash(number - 1),
+        expected_root: None,
+    };
+    let head = pool
+        .install(|| store.apply_block(block, changes, &[], parallelism))
+        .unwrap();
+    let memory_root = apply(memory, changes, Parallelism::Serial).unwrap();
+    model.apply(changes);
+    let (scratch_root, scratch) = model.build(Parallelism::Serial);
+    assert_eq!(memory_root, scratch_root, "memory store vs from scratch");
+    assert_eq!(head.state_root, scratch_root, "disk store vs from scratch");
+    assert_eq!(store.head().unwrap(), Some(head));
+    let (disk, _) = store.to_memory().unwrap();
+    assert_eq!(
+        first_difference(&disk, &scratch),
+        None,
+        "disk store vs from scratch"
+    );
+    assert!(disk == *memory, "disk store differs from the memory store");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn disk_equals_memory_and_from_scratch(
+        pre in pre_strategy(),
+        blocks in prop::collection::vec(block_strategy(), 1..5),
+        split in 2usize..6,
+        parallel in any::<bool>(),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut model = model_of(&pre);
+        let (store, mut memory) = stores(&model, &dir.path().join("db"));
+        let parallelism = if parallel { Parallelism::Parallel { split_min_changes: split } } else { Parallelism::Serial };
+        for (i, block) in blocks.iter().enumerate() {
+            check_block(&store, &mut memory, &mut model, &changes_of(block, i as u64 * 10), i as u64 + 1, parallelism);
+        }
+        let verified = store.verify().unwrap();
+        prop_assert!(verified.ok(), "{:?}", verified);
+    }
+}
+
+/// One hot account with thousands of slots and blocks of thousands of changes (the parallel
+/// walk forks inside its storage trie, each fork reading its own MDBX read transaction).
+#[test]
+fn hot_account() {
+    use rand::{rngs::StdRng, Rng, SeedableRng};
+    let mut rng = StdRng::seed_from_u64(7);
+    let hot = keccak256(b"hot");
+    let mut model = Model::default();
+    model.accounts.insert(hot, info(1));
+    model.storage.insert(
+        hot,
+        (0..4000)
+            .map(|_| {
+                (
+                    B256::from(rng.random::<[u8; 32]>()),
+                    U256::from(rng.random_range(1u64..1 << 40)),
+                )
+            })
+            .collect(),
+    );
+    for i in 0..20u8 {
+        model.accounts.insert(key(1, i), info(u64::from(i)));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (store, mut memory) = stores(&model, &dir.path().join("db"));
+    for b in 1..4u64 {
+        let existing: Vec<B256> = model.storage[&hot].keys().copied().collect();
+        let storage = (0..1500)
+            .map(|_| {
+                let k = if rng.random_bool(0.6) {
+                    existing[rng.random_range(0..existing.len())]
+                } else {
+                    B256::from(rng.random::<[u8; 32]>())
+                };
+                let v = if rng.random_bool(0.3) {
+                    U256::ZERO
+                } else {
+                    U256::from(rng.random::<u64>())
+                };
+                (k, v)
+            })
+            .collect();
+        let mut cs = ChangeSet::default();
+        cs.accounts.insert(
+            hot,
+            AccountChange {
+                info: Some(info(b + 2)),
+                storage_wiped: false,
+                storage,
+            },
+        );
+        cs.accounts.insert(
+            key(1, b as u8),
+            AccountChange {
+                info: None,
+                ..Default::default()
+            },
+        );
+        check_block(
+            &store,
+            &mut memory,
+            &mut model,
+            &cs,
+            b,
+            Parallelism::Parallel {
+                split_min_changes: 16,
+            },
+        );
+    }
+}
+
+/// A block that does not follow the head, or whose root is not the expected one, writes
+/// nothing.
+#[test]
+fn refuses_wrong_blocks() {
+    let mut model = Model::default();
+    model.accounts.insert(key(1, 1), info(1));
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = stores(&model, &dir.path().join("db"));
+    let before = store.head().unwrap().unwrap();
+    let mut cs = ChangeSet::default();
+    cs.accounts.insert(
+        key(1, 2),
+        AccountChange {
+            info: Some(info(3)),
+            ..Default::default()
+        },
+    );
+    let wrong_parent = BlockRef {
+        number: 1,
+        hash: block_hash(1),
+        parent_hash: block_hash(7),
+        expected_root: None,
+    };
+    let e = store
+        .apply_block(wrong_parent, &cs, &[], Parallelism::Serial)
+        .unwrap_err();
+    assert!(matches!(e, Error::NotNext { block: 1, .. }), "{e}");
+    let wrong_root = BlockRef {
+        number: 1,
+        hash: block_hash(1),
+        parent_hash: block_hash(0),
+        expected_root: Some(B256::repeat_byte(1)),
+    };
+    let e = store
+        .apply_block(wrong_root, &cs, &[], Parallelism::Serial)
+        .unwrap_err();
+    assert!(e.to_string().contains("differs from the header"), "{e}");
+    assert_eq!(store.head().unwrap(), Some(before));
+    assert!(store.verify().unwrap().ok());
+}
+
+/// A generated chain's genesis: `load` → `verify`, and every account, slot and code read
+/// through `DatabaseRef` equals the pre-state's.
+#[test]
+fn generated_genesis_round_trip() {
+    use revm::DatabaseRef;
+    let options = gigagas_gen::GenOptions {
+        workload: gigagas_gen::Workload::MainnetMix,
+        blocks: 1,
+        block_gas: 1_000_000,
+        seed: 3,
+        spec: revm::primitives::hardfork::SpecId::AMSTERDAM,
+        tx_gas_cap: Some(gigagas_gen::builder::EIP7825_TX_GAS_CAP),
+        senders: 8,
+        verify_threads: 2,
+        precompiles: Vec::new(),
+    };
+    let gen_dir = tempfile::tempdir().unwrap();
+    gigagas_gen::generate(&options, &|_| {})
+        .unwrap()
+        .write(gen_dir.path())
+        .unwrap();
+    let data =
+        gigagas_data::load(&gigagas_data::DataSource::open(gen_dir.path()).unwrap()).unwrap();
+    let first = &data.blocks[0];
+    assert!(first.complete_state);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let head = {
+        let store: Store = Store::create(&path).unwrap();
+        store
+            .load(
+                &first.pre_state,
+                first.number() - 1,
+                first.header.parent_hash,
+            )
+            .unwrap()
+    };
+    assert_eq!(head.state_root, gigagas_state::state_root(&first.pre_state));
+    let store: Store = Store::open(&path).unwrap();
+    assert_eq!(store.head().unwrap(), Some(head));
+    let verified = store.verify().unwrap();
+    assert!(verified.ok(), "{verified:?}");
+    assert_eq!(verified.counts.accounts, first.pre_state.len());
+    let view = store.read().unwrap();
+    for (address, account) in first.pre_state.accounts() {
+        let got = view.basic_ref(*address).unwrap().expect("account");
+        assert_eq!(
+            (got.balance, got.nonce, got.code_hash),
+            (
+                account.info.balance,
+                account.info.nonce,
+                account.info.code_hash
+            )
+        );
+        if account.info.code_hash != KECCAK_EMPTY {
+            assert_eq!(
+                view.code_by_hash_ref(got.code_hash)
+                    .unwrap()
+                    .original_bytes(),
+                first
+                    .pre_state
+                    .code_by_hash_ref(got.code_hash)
+                    .unwrap()
+                    .original_bytes()
+            );
+        }
+        for (slot, value) in &account.storage {
+            assert_eq!(view.storage_ref(*address, *slot).unwrap(), *value);
+        }
+    }
+    // Loading twice is refused.
+    assert!(matches!(
+        store.load(&first.pre_state, 0, B256::ZERO),
+        Err(Error::NotEmpty { .. })
+    ));
+}
+
+/// Corrupt records and foreign directories are errors naming what is wrong.
+#[test]
+fn corruption_is_named() {
+    let mut model = Model::default();
+    for i in 0..30 {
+        model.accounts.insert(key(1, i), info(u64::from(i)));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    drop(stores(&model, &path));
+    {
+        let raw = Mdbx::open(&path, false).unwrap();
+        let txn = raw.write().unwrap();
+        txn.put(Table::AccountTrie, &[], &[0xff, 0xff, 9]).unwrap();
+        txn.commit().unwrap();
+    }
+    let store: Store = Store::open(&path).unwrap();
+    let e = store.verify().unwrap_err().to_string();
+    assert!(e.contains("account_trie") && e.contains("corrupt"), "{e}");
+    // MDBX allows one open environment per database file in a process.
+    let e = Mdbx::open(&path, false).unwrap_err().to_string();
+    assert!(e.contains("already open"), "{e}");
+    drop(store);
+    {
+        let raw = Mdbx::open(&path, false).unwrap();
+        let txn = raw.write().unwrap();
+        txn.put(Table::Meta, b"head", b"short").unwrap();
+        txn.commit().unwrap();
+    }
+    let store: Store = Store::open(&path).unwrap();
+    let e = store.head().unwrap_err().to_string();
+    assert!(e.contains("head record"), "{e}");
+    let foreign = dir.path().join("foreign");
+    std::fs::create_dir(&foreign).unwrap();
+    std::fs::write(foreign.join("x"), b"x").unwrap();
+    let e = Store::<Mdbx>::open(&foreign).unwrap_err().to_string();
+    assert!(e.contains("not a gigagas store"), "{e}");
+    let e = Store::<Mdbx>::create(&foreign).unwrap_err().to_string();
+    assert!(e.contains("non-empty"), "{e}");
+}
