@@ -13,6 +13,7 @@ use std::{path::PathBuf, time::Instant};
 
 mod limits;
 mod output;
+mod peers;
 
 /// Ethereum block execution engine and benchmark lab built on EIP-7928 block-level access
 /// lists.
@@ -54,6 +55,13 @@ enum Command {
     /// Pack blocks of a mainnet-layout directory into a compressed data set (.tar.zst with a
     /// SHA-256 manifest and a zstd checksum, both checked on load).
     Pack(PackArgs),
+    /// Write a generated chain for other engines: an ethereum/tests blockchain test
+    /// (blocktest.json, for `evm blocktest`, `revme blockchaintest`) and/or chain.rlp +
+    /// genesis.json (for `geth init` + `geth import`).
+    Export(peers::ExportArgs),
+    /// The same blocks through other engines (geth evm blocktest, geth import, revme), timed
+    /// in the same run as gigagas sequential and parallel; each must reach the same head.
+    Peers(peers::PeersArgs),
 }
 
 #[derive(Args)]
@@ -423,6 +431,8 @@ fn real_main() -> Result<()> {
         Command::Gen(args) => cmd_gen(args),
         Command::Fetch(args) => cmd_fetch(args),
         Command::Pack(args) => cmd_pack(args),
+        Command::Export(args) => peers::cmd_export(args),
+        Command::Peers(args) => peers::cmd_peers(args),
     }
 }
 
