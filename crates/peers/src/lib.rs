@@ -8,6 +8,8 @@
 //! - [`run`]: runs one peer on an export as a child process, timed wall-clock from spawn to
 //!   exit, and checks that it accepted every block (a peer that fails or disagrees is an
 //!   error, never a time).
+//! - [`report`]: the `gigagas.peers/1` result `gigagas peers` writes (rows, ratios, what
+//!   each time includes).
 //!
 //! Architecture invariant: a peer time is recorded only for a run that accepted the same
 //! blocks and reached the same head; exports are written only when the chain re-encodes to
