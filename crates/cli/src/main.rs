@@ -14,6 +14,7 @@ use std::{path::PathBuf, time::Instant};
 mod db;
 mod limits;
 mod output;
+mod peers;
 
 /// Ethereum block execution engine and benchmark lab built on EIP-7928 block-level access
 /// lists.
@@ -57,6 +58,13 @@ enum Command {
     Pack(PackArgs),
     /// The on-disk state store: `db init --data DIR --out DBDIR`, `db verify DBDIR`.
     Db(db::DbArgs),
+    /// Write a generated chain for other engines: an ethereum/tests blockchain test
+    /// (blocktest.json, for `evm blocktest`, `revme blockchaintest`) and/or chain.rlp +
+    /// genesis.json (for `geth init` + `geth import`).
+    Export(peers::ExportArgs),
+    /// The same blocks through other engines (geth evm blocktest, geth import, revme), timed
+    /// in the same run as gigagas sequential and parallel; each must reach the same head.
+    Peers(peers::PeersArgs),
 }
 
 #[derive(Args)]
@@ -441,6 +449,8 @@ fn real_main() -> Result<()> {
         Command::Fetch(args) => cmd_fetch(args),
         Command::Pack(args) => cmd_pack(args),
         Command::Db(args) => db::cmd_db(args),
+        Command::Export(args) => peers::cmd_export(args),
+        Command::Peers(args) => peers::cmd_peers(args),
     }
 }
 

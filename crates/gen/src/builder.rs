@@ -171,17 +171,44 @@ fn sign<T: SignableTransaction<alloy_primitives::Signature>>(
     tx.into_signed(sig)
 }
 
+/// Base fee of the genesis block.
+pub const GENESIS_BASE_FEE: u64 = 1_000_000_000;
+
+/// The genesis header of a generated chain with fork `spec`, gas limit `block_gas`, seed
+/// `seed` and genesis state root `state_root`. It follows the rules other clients apply to a
+/// genesis (go-ethereum's `Genesis.ToBlock`): no parent beacon block root (zero hash), empty
+/// withdrawals, no blob gas, empty requests from Prague, so that the chain can be exported as
+/// a blockchain test or a genesis file and reach the same genesis hash elsewhere.
+pub fn genesis_header(spec: SpecId, block_gas: u64, seed: u64, state_root: B256) -> Header {
+    Header {
+        ommers_hash: EMPTY_OMMER_ROOT_HASH,
+        beneficiary: COINBASE,
+        number: 0,
+        gas_limit: block_gas,
+        timestamp: 0,
+        mix_hash: keccak256([seed.to_be_bytes(), 0u64.to_be_bytes()].concat()),
+        base_fee_per_gas: Some(GENESIS_BASE_FEE),
+        withdrawals_root: Some(proofs::calculate_withdrawals_root(&[])),
+        blob_gas_used: Some(0),
+        excess_blob_gas: Some(0),
+        parent_beacon_block_root: Some(B256::ZERO),
+        requests_hash: spec
+            .is_enabled_in(SpecId::PRAGUE)
+            .then_some(alloy_eips::eip7685::EMPTY_REQUESTS_HASH),
+        state_root,
+        ..Default::default()
+    }
+}
+
 fn header_template(opts: &GenOptions, number: u64, parent: &Header, parent_hash: B256) -> Header {
-    let base_fee = if number == 1 {
-        1_000_000_000
-    } else {
-        alloy_eips::calc_next_block_base_fee(
-            parent.gas_used,
-            parent.gas_limit,
-            parent.base_fee_per_gas.unwrap_or_default(),
-            BaseFeeParams::ethereum(),
-        )
-    };
+    // Every block's base fee follows EIP-1559 from its parent, the genesis included (as
+    // other clients check it).
+    let base_fee = alloy_eips::calc_next_block_base_fee(
+        parent.gas_used,
+        parent.gas_limit,
+        parent.base_fee_per_gas.unwrap_or_default(),
+        BaseFeeParams::ethereum(),
+    );
     Header {
         parent_hash,
         ommers_hash: EMPTY_OMMER_ROOT_HASH,
@@ -240,9 +267,7 @@ pub fn generate(opts: &GenOptions, progress: &dyn Fn(usize)) -> Result<Generated
     }
     let mut state: HashMap<Address, PreAccount> = genesis_accounts(&alloc);
     let genesis_root = gigagas_state::state_root(&PreState::new(state.clone(), Arc::default()));
-    let mut genesis_header = header_template(opts, 0, &Header::default(), B256::ZERO);
-    genesis_header.state_root = genesis_root;
-    genesis_header.base_fee_per_gas = Some(1_000_000_000);
+    let genesis_header = genesis_header(opts.spec, opts.block_gas, opts.seed, genesis_root);
     let genesis_hash = genesis_header.hash_slow();
 
     let mut hashes: HashMap<u64, B256> = HashMap::default();

@@ -1,0 +1,137 @@
+//! `gigagas export` and `gigagas peers` through the real binary: the export's files, the
+//! refusal of an Amsterdam chain, a peers run with gigagas as its own process peer, a missing
+//! peer shown as "not installed" (fatal only with --require-all), and a peer that fails: an
+//! error row and a non-zero exit.
+
+use std::{path::Path, process::Command};
+
+fn gigagas(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gigagas"));
+    cmd.args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run gigagas");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn gen(dir: &Path, name: &str, fork: &str) -> String {
+    let out = dir.join(name);
+    let out_s = out.to_str().unwrap().to_owned();
+    let (ok, _, stderr) = gigagas(
+        &[
+            "gen",
+            "transfers",
+            "--fork",
+            fork,
+            "--blocks",
+            "2",
+            "--block-gas",
+            "1M",
+            "--out",
+            &out_s,
+        ],
+        &[],
+    );
+    assert!(ok, "{stderr}");
+    out_s
+}
+
+#[test]
+fn export_writes_the_three_files_and_refuses_amsterdam() {
+    let dir = tempfile::tempdir().unwrap();
+    let chain = gen(dir.path(), "prague", "Prague");
+    let out = dir.path().join("export");
+    let (ok, stdout, stderr) = gigagas(
+        &["export", "--data", &chain, "--out", out.to_str().unwrap()],
+        &[],
+    );
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("network Prague"), "{stdout}");
+    for file in ["blocktest.json", "chain.rlp", "genesis.json"] {
+        assert!(out.join(file).is_file(), "{file}");
+    }
+    // A second export onto the same directory is refused without --force.
+    let (ok, _, stderr) = gigagas(
+        &["export", "--data", &chain, "--out", out.to_str().unwrap()],
+        &[],
+    );
+    assert!(!ok && stderr.contains("not empty"), "{stderr}");
+
+    let amsterdam = gen(dir.path(), "amsterdam", "Amsterdam");
+    let (ok, _, stderr) = gigagas(
+        &[
+            "export",
+            "--data",
+            &amsterdam,
+            "--out",
+            dir.path().join("x").to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(!ok, "Amsterdam must be refused");
+    assert!(
+        stderr.contains("fork Amsterdam") && stderr.contains("EIP-8282"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("x").exists());
+}
+
+#[test]
+fn peers_runs_gigagas_as_a_process_and_reports_missing_and_failing_peers() {
+    let dir = tempfile::tempdir().unwrap();
+    let chain = gen(dir.path(), "prague", "Prague");
+    let json = dir.path().join("peers.json");
+    let missing = dir.path().join("no-such-revme/bin/revme");
+    let base = [
+        "peers",
+        "--data",
+        chain.as_str(),
+        "--repeats",
+        "1",
+        "--warmup",
+        "0",
+        "--peers",
+        "gigagas-process,revme",
+    ];
+    let mut args = base.to_vec();
+    args.extend(["--json", json.to_str().unwrap()]);
+    let (ok, stdout, stderr) = gigagas(&args, &[("GIGAGAS_REVME", missing.to_str().unwrap())]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("not installed"), "{stdout}");
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(report["schema"], "gigagas.peers/1");
+    let rows = report["rows"].as_array().unwrap();
+    let process = rows
+        .iter()
+        .find(|r| r["engine"] == "gigagas conformance (process)")
+        .expect("process row");
+    assert_eq!(process["status"], "ok");
+    assert!(process["median_ns"].as_u64().unwrap() > 0);
+    assert!(rows.iter().any(|r| r["status"] == "not installed"));
+
+    // --require-all makes a missing peer fatal.
+    let mut args = base.to_vec();
+    args.push("--require-all");
+    let (ok, _, stderr) = gigagas(&args, &[("GIGAGAS_REVME", missing.to_str().unwrap())]);
+    assert!(!ok && stderr.contains("not installed"), "{stderr}");
+
+    // A peer that rejects the blocks: an error row and a non-zero exit.
+    let fake = dir.path().join("fake/bin/revme");
+    std::fs::create_dir_all(fake.parent().unwrap()).unwrap();
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\n[ \"$1\" = --help ] && exit 0\necho 'Passed: 0'; echo 'Failed: 1'; exit 1\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (ok, stdout, stderr) = gigagas(&base, &[("GIGAGAS_REVME", fake.to_str().unwrap())]);
+    assert!(!ok, "a failing peer must fail the command: {stdout}");
+    assert!(stdout.contains("failed"), "{stdout}");
+    assert!(stderr.contains("revme blockchaintest"), "{stderr}");
+}

@@ -1,0 +1,166 @@
+//! Exported generated chains as other engines read them: the blockchain test must pass
+//! gigagas's own conformance runner (always) and go-ethereum's `evm blocktest` (where it is
+//! installed: a whole-chain differential check — geth re-executes every block from the
+//! genesis and must reach every header's state root and the head block); Amsterdam chains are
+//! refused; the RLP export holds exactly the blocks.
+
+use gigagas_gen::{generate, GenOptions, Workload};
+use gigagas_peers::{
+    export::{export_chain, ExportError, Format, BLOCKTEST_FILE, GENESIS_FILE, RLP_FILE},
+    run,
+};
+use revm::primitives::hardfork::SpecId;
+use std::path::Path;
+
+fn chain(dir: &Path, workload: Workload, spec: SpecId, blocks: usize) {
+    let options = GenOptions {
+        workload,
+        blocks,
+        block_gas: 3_000_000,
+        seed: 7,
+        spec,
+        tx_gas_cap: Some(gigagas_gen::builder::EIP7825_TX_GAS_CAP),
+        senders: 16,
+        verify_threads: 2,
+        precompiles: Vec::new(),
+    };
+    let chain = generate(&options, &|_| {}).unwrap_or_else(|e| panic!("{workload}: {e}"));
+    chain.write(dir).expect("write chain");
+}
+
+/// Every workload on Prague and `mainnet-mix` on Osaka, exported.
+fn exports() -> Vec<(String, tempfile::TempDir, gigagas_peers::ChainExport)> {
+    let mut cases: Vec<(Workload, SpecId)> =
+        Workload::ALL.iter().map(|w| (*w, SpecId::PRAGUE)).collect();
+    cases.push((Workload::MainnetMix, SpecId::OSAKA));
+    cases
+        .into_iter()
+        .map(|(workload, spec)| {
+            let dir = tempfile::tempdir().expect("tempdir");
+            chain(&dir.path().join("chain"), workload, spec, 3);
+            let export = export_chain(&dir.path().join("chain"))
+                .unwrap_or_else(|e| panic!("{workload} {spec:?}: {e}"));
+            let out = dir.path().join("export");
+            std::fs::create_dir(&out).unwrap();
+            export
+                .write(&out, &[Format::BlockTest, Format::Rlp])
+                .unwrap();
+            (format!("{workload} {spec:?}"), dir, export)
+        })
+        .collect()
+}
+
+#[test]
+fn exported_chains_pass_gigagas_conformance_in_both_paths() {
+    for (label, dir, export) in exports() {
+        let file = dir.path().join("export").join(BLOCKTEST_FILE);
+        let summary = gigagas_conformance::run_files(
+            &[file],
+            gigagas_conformance::RunOptions {
+                mode: gigagas_conformance::Mode::Both,
+                threads: 2,
+                mutations: 0,
+            },
+            &|| {},
+        );
+        let problems: Vec<String> = summary
+            .failures
+            .iter()
+            .chain(&summary.skips)
+            .map(|o| format!("{} {}: {} {}", o.test, o.reason, o.detail, o.fork))
+            .collect();
+        assert_eq!(
+            (summary.passed, summary.total()),
+            (1, 1),
+            "{label}: {problems:?}"
+        );
+        let _ = &export.name;
+        // The RLP export is the blocks, back to back.
+        let rlp = std::fs::read(dir.path().join("export").join(RLP_FILE)).unwrap();
+        assert_eq!(rlp, export.rlp(), "{label}");
+        let mut rest = &rlp[..];
+        for b in &export.blocks {
+            let block: alloy_consensus::Block<alloy_consensus::TxEnvelope> =
+                alloy_rlp::Decodable::decode(&mut rest).unwrap();
+            assert_eq!(block.header.hash_slow(), b.hash, "{label}");
+        }
+        assert!(rest.is_empty(), "{label}");
+        let genesis: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(dir.path().join("export").join(GENESIS_FILE)).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(genesis["config"]["chainId"], 1, "{label}");
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(gigagas_geth_evm),
+    ignore = "needs geth evm v1.17.10 (scripts/install-geth-evm.sh)"
+)]
+fn exported_chains_pass_geth_evm_blocktest() {
+    let evm = gigagas_peers::tools::evm_path();
+    for (label, dir, export) in exports() {
+        run::geth_blocktest(&evm, &dir.path().join("export"), &export)
+            .unwrap_or_else(|e| panic!("{label}: {e}"));
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(gigagas_geth_evm),
+    ignore = "needs geth evm v1.17.10 (scripts/install-geth-evm.sh)"
+)]
+fn geth_rejects_a_tampered_export() {
+    // The same check must fail when a block's state root is wrong: flip the head's expected
+    // post-state balance of one account.
+    let dir = tempfile::tempdir().unwrap();
+    chain(
+        &dir.path().join("chain"),
+        Workload::Transfers,
+        SpecId::PRAGUE,
+        2,
+    );
+    let mut export = export_chain(&dir.path().join("chain")).unwrap();
+    let (_, account) = export.post.iter_mut().next().unwrap();
+    account.balance += alloy_primitives::U256::from(1);
+    let out = dir.path().join("export");
+    std::fs::create_dir(&out).unwrap();
+    export.write(&out, &[Format::BlockTest]).unwrap();
+    let err = run::geth_blocktest(&gigagas_peers::tools::evm_path(), &out, &export)
+        .expect_err("a wrong post-state must fail");
+    assert!(err.to_string().contains("did not pass"), "{err}");
+}
+
+#[test]
+fn amsterdam_chains_are_refused_naming_the_fork() {
+    let dir = tempfile::tempdir().unwrap();
+    chain(
+        &dir.path().join("chain"),
+        Workload::Transfers,
+        SpecId::AMSTERDAM,
+        1,
+    );
+    match export_chain(&dir.path().join("chain")) {
+        Err(ExportError::Fork { fork, why, .. }) => {
+            assert_eq!(fork, "Amsterdam");
+            assert!(why.contains("EIP-8282"), "{why}");
+        }
+        other => panic!("expected a fork error, got {other:?}"),
+    }
+}
+
+#[test]
+fn data_without_a_genesis_is_refused() {
+    // A directory in the mainnet layout (touched pre-state only) has no chain.json.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("blocks")).unwrap();
+    let err = export_chain(dir.path()).unwrap_err();
+    assert!(matches!(err, ExportError::NotAChain(_)), "{err}");
+    assert!(err.to_string().contains("not a generated chain"), "{err}");
+    let err = export_chain(Path::new("/nonexistent/gigagas-peers")).unwrap_err();
+    assert!(
+        err.to_string().contains("/nonexistent/gigagas-peers"),
+        "{err}"
+    );
+}
