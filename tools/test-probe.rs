@@ -74,3 +74,25 @@ pub fn geth_evm(cfg: &str) {
         "geth evm v1.17.10 (scripts/install-geth-evm.sh)",
     );
 }
+
+/// Sets `cfg` when geth's pinned `geth` (the dev node) is installed: `$GIGAGAS_GETH`, else
+/// `$GIGAGAS_TOOLS/geth-v1.17.10/geth` (default `~/.cache/gigagas/…`), as
+/// `scripts/install-geth.sh` puts it.
+#[allow(dead_code)]
+pub fn geth(cfg: &str) {
+    for var in ["GIGAGAS_GETH", "GIGAGAS_TOOLS", "HOME"] {
+        println!("cargo::rerun-if-env-changed={var}");
+    }
+    let path = std::env::var_os("GIGAGAS_GETH")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            std::env::var_os("GIGAGAS_TOOLS")
+                .map(PathBuf::from)
+                .or_else(|| {
+                    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/gigagas"))
+                })
+                .unwrap_or_else(|| PathBuf::from(".cache/gigagas"))
+                .join("geth-v1.17.10/geth")
+        });
+    found(cfg, &path, "geth v1.17.10 (scripts/install-geth.sh)");
+}

@@ -12,6 +12,7 @@ use output::{Input, Output, OutputDir};
 use std::{path::PathBuf, time::Instant};
 
 mod db;
+mod inject;
 mod limits;
 mod output;
 mod peers;
@@ -53,6 +54,11 @@ enum Command {
     /// debug_traceBlockByNumber with prestateTracer) into the mainnet layout, for
     /// `run --data DIR` and `bench --data DIR`. Resumable: a re-run skips complete blocks.
     Fetch(FetchArgs),
+    /// Send a generated workload (the transactions of `gen`, plus the deployments of its
+    /// contracts) to a node with eth_sendRawTransaction, optionally funding its senders from
+    /// the node's unlocked account first; waits for inclusion and reports latency per
+    /// transaction and per block.
+    Inject(inject::InjectArgs),
     /// Pack blocks of a mainnet-layout directory into a compressed data set (.tar.zst with a
     /// SHA-256 manifest and a zstd checksum, both checked on load).
     Pack(PackArgs),
@@ -389,6 +395,11 @@ struct FetchArgs {
     /// 10, with exponential back-off from 500 ms (at most 30 s).
     #[arg(long, default_value_t = 5)]
     retries: u32,
+    /// The fork the blocks run under (a revm fork name: Prague, Osaka, ...), recorded in
+    /// fetch.json and used by `run`/`bench --data` instead of the mainnet schedule. Required
+    /// for a chain other than mainnet (a geth --dev node: Osaka).
+    #[arg(long, value_name = "NAME")]
+    fork: Option<String>,
 }
 
 #[derive(Args)]
@@ -447,6 +458,7 @@ fn real_main() -> Result<()> {
         Command::Differential(args) => cmd_differential(args),
         Command::Gen(args) => cmd_gen(args),
         Command::Fetch(args) => cmd_fetch(args),
+        Command::Inject(args) => inject::cmd_inject(args),
         Command::Pack(args) => cmd_pack(args),
         Command::Db(args) => db::cmd_db(args),
         Command::Export(args) => peers::cmd_export(args),
@@ -488,6 +500,12 @@ fn cmd_fetch(args: FetchArgs) -> Result<()> {
     options.jobs = args.jobs;
     options.timeout = std::time::Duration::from_secs(args.timeout);
     options.attempts = args.retries.saturating_add(1);
+    if let Some(name) = &args.fork {
+        let spec = gigagas_data::chain::parse_fork(name)
+            .with_context(|| format!("--fork {name:?}: unknown fork"))?;
+        // The canonical spelling, as the loader parses it back.
+        options.fork = Some(gigagas_exec::spec::spec_name(spec).to_owned());
+    }
     gigagas_fetch::check_options(&options)?;
     // A new or empty --out follows the output rules of `gen` (parent exists and is
     // writable, not an input); a directory an earlier fetch wrote is resumed.

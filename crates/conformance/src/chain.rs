@@ -425,6 +425,7 @@ fn import_block(
         ommers: block.body.ommers.iter().map(Header::hash_slow).collect(),
         ommer_headers: block.body.ommers.clone(),
         complete_state: true,
+        chain_id: 1,
         pre_state: pre.clone(),
         source: source.to_path_buf(),
         spec: Some(spec),

@@ -316,6 +316,7 @@ pub(crate) fn load(source: &DataSource) -> Result<Dataset, DataError> {
             spec: Some(spec),
             access_list: Some(b.bal),
             complete_state: true,
+            chain_id: meta.chain_id,
             transactions,
             header: b.block.header,
         });

@@ -7,7 +7,11 @@ use crate::{
 use alloy_eips::{eip2718::Encodable2718, eip4895::Withdrawal};
 use alloy_primitives::{keccak256, map::HashMap, Address, Bytes, B256, U256};
 use rayon::prelude::*;
-use revm::{bytecode::Bytecode, primitives::KECCAK_EMPTY, state::AccountInfo};
+use revm::{
+    bytecode::Bytecode,
+    primitives::{hardfork::SpecId, KECCAK_EMPTY},
+    state::AccountInfo,
+};
 use serde::Deserialize;
 use std::sync::Arc;
 
@@ -70,14 +74,57 @@ fn parse_json<T: serde::de::DeserializeOwned>(
     })
 }
 
+/// The part of `gigagas fetch`'s marker (`fetch.json`) the loader reads: which chain the
+/// blocks come from and which fork rules they run under.
+#[derive(Deserialize)]
+struct FetchMarker {
+    chain_id: u64,
+    #[serde(default)]
+    fork: Option<String>,
+}
+
+/// The chain id and fork of a data set: from `fetch.json` when `gigagas fetch` wrote it,
+/// else mainnet (chain 1, the mainnet schedule by block number and timestamp). A fetched
+/// data set of another chain must name its fork (`gigagas fetch --fork`).
+fn chain_rules(source: &DataSource) -> Result<(u64, Option<SpecId>), DataError> {
+    const REL: &str = "fetch.json";
+    let Some(bytes) = source.read_optional(REL)? else {
+        return Ok((1, None));
+    };
+    let marker: FetchMarker = parse_json(source, REL, &bytes, "fetch marker")?;
+    let invalid = |what: String| DataError::Invalid {
+        path: source.display_path(REL),
+        what,
+    };
+    match marker.fork {
+        Some(name) => {
+            let spec = crate::chain::parse_fork(&name)
+                .ok_or_else(|| invalid(format!("unknown fork {name:?}")))?;
+            Ok((marker.chain_id, Some(spec)))
+        }
+        None if marker.chain_id == 1 => Ok((1, None)),
+        None => Err(invalid(format!(
+            "chain {} is not mainnet and names no fork, so its fork rules are unknown; fetch it again into a new directory with `gigagas fetch --fork NAME` (a geth --dev node: --fork Osaka)",
+            marker.chain_id
+        ))),
+    }
+}
+
 /// Loads the whole data set; blocks are parsed in parallel.
 pub(crate) fn load(source: &DataSource) -> Result<Dataset, DataError> {
     let numbers = source.block_numbers()?;
+    let (chain_id, spec) = chain_rules(source)?;
     let block_hashes = Arc::new(load_block_hashes(source)?);
     let codes = load_bytecodes(source)?;
     let blocks = numbers
         .par_iter()
-        .map(|&n| load_block(source, n, &codes, &block_hashes))
+        .map(|&n| {
+            load_block(source, n, &codes, &block_hashes).map(|mut b| {
+                b.chain_id = chain_id;
+                b.spec = spec;
+                b
+            })
+        })
         .collect::<Result<Vec<_>, _>>()?;
     crate::integrity::check_all(&blocks, &block_hashes)?;
     Ok(Dataset {
@@ -185,6 +232,7 @@ fn load_block(
         spec: None,
         access_list: None,
         complete_state: false,
+        chain_id: 1,
     })
 }
 

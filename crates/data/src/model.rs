@@ -52,6 +52,9 @@ pub struct BlockInput {
     /// the post-state root is computed and must equal the header's `stateRoot`. `false` for
     /// touched-only pre-states (the mainnet data), whose root says nothing.
     pub complete_state: bool,
+    /// The chain id transactions are checked against and `CHAINID` returns: 1 for mainnet
+    /// data, the node's for fetched data of another chain, the chain's own for generated ones.
+    pub chain_id: u64,
 }
 
 impl BlockInput {

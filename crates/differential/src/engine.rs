@@ -82,6 +82,7 @@ pub fn block_input(scenario: &Scenario) -> BlockInput {
         access_list: None,
         // The scenario's header carries no state root; the roots are compared with geth's.
         complete_state: false,
+        chain_id: crate::scenario::CHAIN_ID,
         header,
     }
 }

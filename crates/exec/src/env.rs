@@ -39,11 +39,12 @@ impl BlockEnvs {
         ))
     }
 
-    /// Derives the environment of `input` under the fork rules `spec` (chain id 1).
+    /// Derives the environment of `input` under the fork rules `spec` (chain id
+    /// `input.chain_id`).
     pub fn with_spec(input: &BlockInput, spec: SpecId) -> Self {
         let header = &input.header;
         let mut cfg = CfgEnv::<SpecId>::default().with_spec_and_mainnet_gas_params(spec);
-        cfg.chain_id = 1;
+        cfg.chain_id = input.chain_id;
         let blob_excess_gas_and_price = header.excess_blob_gas.map(|excess| {
             let fraction = if spec.is_enabled_in(SpecId::PRAGUE) {
                 BlobParams::prague().update_fraction

@@ -21,6 +21,7 @@
 //! complete next time). See `docs/fetch.md`.
 
 mod block;
+pub mod inject;
 mod rpc;
 mod store;
 
@@ -74,6 +75,9 @@ pub struct FetchOptions {
     pub max_response_bytes: u64,
     /// Ancestors whose hashes are fetched (BLOCKHASH reach).
     pub ancestors: u64,
+    /// The fork the blocks run under (`--fork`; recorded in `fetch.json`); `None`: the
+    /// mainnet schedule, which only chain 1 may use.
+    pub fork: Option<String>,
 }
 
 impl FetchOptions {
@@ -91,6 +95,7 @@ impl FetchOptions {
             backoff: Duration::from_millis(500),
             max_response_bytes: MAX_RESPONSE_BYTES,
             ancestors: ANCESTOR_HASHES,
+            fork: None,
         }
     }
 }
@@ -280,6 +285,7 @@ pub fn fetch(
         previous.as_ref(),
         out,
         chain_id,
+        options.fork.as_deref(),
         &host,
         options.from,
         options.to,

@@ -30,14 +30,21 @@ pub struct Marker {
     pub hosts: Vec<String>,
     /// Ranges asked for, `[from, to]` inclusive, merged and sorted.
     pub ranges: Vec<[u64; 2]>,
+    /// The fork the blocks run under (`--fork`, a revm fork name such as `Osaka`), which the
+    /// loader then uses instead of the mainnet schedule. Required for a chain other than
+    /// mainnet (chain id 1), whose fork schedule the loader cannot know.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork: Option<String>,
 }
 
 impl Marker {
     /// The marker after this run asks for `from..=to` from `host`.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn next(
         previous: Option<&Marker>,
         out: &Path,
         chain_id: u64,
+        fork: Option<&str>,
         host: &str,
         from: u64,
         to: u64,
@@ -52,14 +59,41 @@ impl Marker {
                     ),
                 })
             }
+            Some(Marker { fork: Some(had), .. }) if fork.is_some_and(|f| f != had) => {
+                return Err(FetchError::Out {
+                    path: out.to_owned(),
+                    what: format!(
+                        "holds blocks fetched with --fork {had} (see {MARKER}), not --fork {}; use another --out",
+                        fork.unwrap_or_default()
+                    ),
+                })
+            }
+            Some(Marker { fork: None, .. }) if fork.is_some() => {
+                return Err(FetchError::Out {
+                    path: out.to_owned(),
+                    what: format!(
+                        "holds blocks fetched without --fork (the mainnet schedule; see {MARKER}); use another --out for --fork {}",
+                        fork.unwrap_or_default()
+                    ),
+                })
+            }
             Some(m) => m.clone(),
             None => Marker {
                 format: MARKER_FORMAT.into(),
                 chain_id,
                 hosts: Vec::new(),
                 ranges: Vec::new(),
+                fork: fork.map(str::to_owned),
             },
         };
+        if chain_id != 1 && marker.fork.is_none() {
+            return Err(FetchError::Flag {
+                flag: "--fork",
+                what: format!(
+                    "the node serves chain {chain_id}, not mainnet: name the fork its blocks run under (a geth --dev node: --fork Osaka), since the mainnet schedule applies to chain 1 only"
+                ),
+            });
+        }
         if !marker.hosts.iter().any(|h| h == host) {
             marker.hosts.push(host.to_owned());
         }

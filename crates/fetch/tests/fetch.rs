@@ -458,3 +458,58 @@ fn a_node_that_does_not_answer_times_out() {
         "{err}"
     );
 }
+
+/// A chain other than mainnet needs `--fork` (recorded in the marker and used by the loader:
+/// chain id and fork rules); a later run must not name another fork.
+#[test]
+fn another_chain_needs_a_fork_which_the_marker_records_and_the_loader_uses() {
+    let node = Node::start(
+        Chain::sample(&MERGE),
+        Some(Box::new(|c: &Call| {
+            (c.method == "eth_chainId").then(|| Reply::Result(serde_json::json!("0x539")))
+        })),
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("data");
+    let err = run(&options(&node, MERGE[0], MERGE[1], &out)).unwrap_err();
+    assert!(
+        matches!(err, FetchError::Flag { flag: "--fork", .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("chain 1337"), "{err}");
+    assert!(block_dirs(&out).is_empty());
+
+    let mut opts = options(&node, MERGE[0], MERGE[1], &out);
+    opts.fork = Some("Cancun".into());
+    run(&opts).unwrap();
+    let marker: gigagas_fetch::Marker =
+        serde_json::from_slice(&std::fs::read(out.join("fetch.json")).unwrap()).unwrap();
+    assert_eq!(
+        (marker.chain_id, marker.fork.as_deref()),
+        (1337, Some("Cancun"))
+    );
+    let data = gigagas_data::load(&DataSource::open(&out).unwrap()).unwrap();
+    for block in &data.blocks {
+        assert_eq!(block.chain_id, 1337);
+        assert_eq!(block.spec.map(Into::<&str>::into), Some("Cancun"));
+    }
+    // A re-run without --fork resumes with the recorded one; another fork is refused.
+    opts.fork = None;
+    run(&opts).unwrap();
+    opts.fork = Some("Prague".into());
+    let err = run(&opts).unwrap_err().to_string();
+    assert!(
+        err.contains("--fork Cancun") && err.contains("Prague"),
+        "{err}"
+    );
+
+    // A marker of another chain without a fork is refused by the loader, naming the way out.
+    let mut marker: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("fetch.json")).unwrap()).unwrap();
+    marker.as_object_mut().unwrap().remove("fork");
+    std::fs::write(out.join("fetch.json"), marker.to_string()).unwrap();
+    let err = gigagas_data::load(&DataSource::open(&out).unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("--fork"), "{err}");
+}

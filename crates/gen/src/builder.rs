@@ -135,7 +135,7 @@ impl GeneratedChain {
     }
 }
 
-fn key(seed: u64, i: usize) -> PrivateKeySigner {
+pub(crate) fn key(seed: u64, i: usize) -> PrivateKeySigner {
     let k = keccak256(
         [
             b"gigagas-gen".as_slice(),
@@ -152,7 +152,7 @@ const MAX_FEE: u128 = 1_000_000_000_000; // 1000 gwei
 const TIP: u128 = 1_000_000_000;
 
 /// The gas limit a planned transaction is signed with.
-fn gas_limit(plan: &TxPlan, cap: u64) -> u64 {
+pub(crate) fn gas_limit(plan: &TxPlan, cap: u64) -> u64 {
     let want = if let Some(c) = plan.gas_cap {
         c
     } else if plan.input.is_empty() && plan.delegate.is_none() {
@@ -519,6 +519,7 @@ fn generated_input(
         spec: Some(opts.spec),
         access_list,
         complete_state: true,
+        chain_id: 1,
     }
 }
 

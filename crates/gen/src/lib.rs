@@ -3,6 +3,8 @@
 //! - [`contracts`]: the compiled workload contracts (`contracts/bytecode.json`, built from
 //!   Solidity by solc-js) at fixed addresses.
 //! - [`workload`]: the genesis allocation of each workload and its stream of transactions.
+//! - [`live`]: the same streams signed for a live node's chain id and nonces, with the
+//!   transactions that deploy the contracts (`gigagas inject`).
 //! - [`builder`]: fills blocks by executing candidate transactions on revm (each transaction
 //!   is first probed for its gas, then signed with a tight gas limit and executed for real),
 //!   computes every header field (state root, receipts root, bloom, gas used, BAL hash), and
@@ -14,7 +16,9 @@
 
 pub mod builder;
 pub mod contracts;
+pub mod live;
 pub mod workload;
 
 pub use builder::{generate, GenError, GenOptions, GeneratedChain};
-pub use workload::{Precompile, Workload};
+pub use live::{live_workload, LiveOptions, LiveWorkload};
+pub use workload::{Layout, Precompile, Workload};

@@ -156,8 +156,75 @@ pub const BLOATED_SLOTS: u64 = 100_000;
 /// Token units each holder starts with.
 const HOLDING: u64 = 1_000_000_000_000;
 
+/// Where a workload's contracts live. Generated chains put them at the fixed addresses of
+/// [`contracts`] ([`Layout::FIXED`]); a live node (`gigagas inject`) gets them wherever their
+/// deploying transactions create them, and every address the genesis storage and the
+/// transaction stream name follows the layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// Token A (ERC-20).
+    pub token_a: Address,
+    /// Token B (ERC-20).
+    pub token_b: Address,
+    /// Constant-product pairs of A/B.
+    pub pairs: [Address; 3],
+    /// The swap router.
+    pub router: Address,
+    /// NFT mint contract.
+    pub nft: Address,
+    /// Storage spam / overwrite contract.
+    pub spam: Address,
+    /// Keccak loop.
+    pub compute: Address,
+    /// Serial-chain contract.
+    pub serial: Address,
+    /// Precompile caller.
+    pub precompiles: Address,
+}
+
+impl Layout {
+    /// The fixed addresses of generated chains.
+    pub const FIXED: Layout = Layout {
+        token_a: contracts::TOKEN_A,
+        token_b: contracts::TOKEN_B,
+        pairs: contracts::PAIRS,
+        router: contracts::ROUTER,
+        nft: contracts::NFT,
+        spam: contracts::SPAM,
+        compute: contracts::COMPUTE,
+        serial: contracts::SERIAL,
+        precompiles: contracts::PRECOMPILES,
+    };
+
+    /// The layout with every fixed address replaced through `map` (addresses it does not
+    /// name stay).
+    pub fn mapped(map: &dyn Fn(Address) -> Address) -> Layout {
+        let f = Self::FIXED;
+        Layout {
+            token_a: map(f.token_a),
+            token_b: map(f.token_b),
+            pairs: f.pairs.map(map),
+            router: map(f.router),
+            nft: map(f.nft),
+            spam: map(f.spam),
+            compute: map(f.compute),
+            serial: map(f.serial),
+            precompiles: map(f.precompiles),
+        }
+    }
+}
+
 /// Accounts the workload needs besides the funded senders.
 pub fn genesis(workload: Workload, senders: &[Address]) -> BTreeMap<Address, AllocAccount> {
+    genesis_at(workload, senders, &Layout::FIXED)
+}
+
+/// [`genesis`] with the contracts at `layout` (storage that names a contract names it there).
+pub fn genesis_at(
+    workload: Workload,
+    senders: &[Address],
+    layout: &Layout,
+) -> BTreeMap<Address, AllocAccount> {
     let mut alloc = BTreeMap::new();
     let contract = |name: &str, storage: Storage| AllocAccount {
         nonce: 1,
@@ -167,16 +234,16 @@ pub fn genesis(workload: Workload, senders: &[Address]) -> BTreeMap<Address, All
     };
     let uses = |w: &[Workload]| w.contains(&workload) || workload == Workload::MainnetMix;
     if uses(&[Workload::Erc20, Workload::Uniswap]) {
-        for token in [contracts::TOKEN_A, contracts::TOKEN_B] {
+        for token in [layout.token_a, layout.token_b] {
             let mut storage: Storage = BTreeMap::new();
             let mut supply = U256::ZERO;
             for s in senders {
                 storage.insert(mapping_slot(*s, 0), U256::from(HOLDING));
                 // Unlimited allowance for the router.
-                storage.insert(nested_mapping_slot(*s, contracts::ROUTER, 1), U256::MAX);
+                storage.insert(nested_mapping_slot(*s, layout.router, 1), U256::MAX);
                 supply += U256::from(HOLDING);
             }
-            for pair in contracts::PAIRS {
+            for pair in layout.pairs {
                 storage.insert(
                     mapping_slot(pair, 0),
                     U256::from(HOLDING) * U256::from(1000),
@@ -186,21 +253,21 @@ pub fn genesis(workload: Workload, senders: &[Address]) -> BTreeMap<Address, All
             storage.insert(U256::from(2), supply);
             alloc.insert(token, contract("Token", storage));
         }
-        for pair in contracts::PAIRS {
+        for pair in layout.pairs {
             let reserve = U256::from(HOLDING) * U256::from(1000);
             let storage: Storage = [
-                (U256::ZERO, word(contracts::TOKEN_A)),
-                (U256::from(1), word(contracts::TOKEN_B)),
+                (U256::ZERO, word(layout.token_a)),
+                (U256::from(1), word(layout.token_b)),
                 (U256::from(2), reserve),
                 (U256::from(3), reserve),
             ]
             .into();
             alloc.insert(pair, contract("Pair", storage));
         }
-        alloc.insert(contracts::ROUTER, contract("Router", BTreeMap::new()));
+        alloc.insert(layout.router, contract("Router", BTreeMap::new()));
     }
     if uses(&[Workload::NftMint]) {
-        alloc.insert(contracts::NFT, contract("Nft", BTreeMap::new()));
+        alloc.insert(layout.nft, contract("Nft", BTreeMap::new()));
     }
     if uses(&[Workload::SstoreBloated, Workload::Eip7702]) {
         let storage = if workload == Workload::SstoreBloated {
@@ -210,19 +277,16 @@ pub fn genesis(workload: Workload, senders: &[Address]) -> BTreeMap<Address, All
         } else {
             BTreeMap::new()
         };
-        alloc.insert(contracts::SPAM, contract("StorageSpam", storage));
+        alloc.insert(layout.spam, contract("StorageSpam", storage));
     }
     if uses(&[Workload::Keccak, Workload::LongTx]) {
-        alloc.insert(contracts::COMPUTE, contract("Compute", BTreeMap::new()));
+        alloc.insert(layout.compute, contract("Compute", BTreeMap::new()));
     }
     if uses(&[Workload::SerialChain]) {
-        alloc.insert(contracts::SERIAL, contract("SerialChain", BTreeMap::new()));
+        alloc.insert(layout.serial, contract("SerialChain", BTreeMap::new()));
     }
     if uses(&[Workload::Precompile]) {
-        alloc.insert(
-            contracts::PRECOMPILES,
-            contract("Precompiles", BTreeMap::new()),
-        );
+        alloc.insert(layout.precompiles, contract("Precompiles", BTreeMap::new()));
     }
     alloc
 }
@@ -300,6 +364,8 @@ pub struct TxStream {
     /// Gas the long transaction of the current block may use (set per block).
     pub long_tx_gas: u64,
     long_tx_sent: bool,
+    /// Where the contracts the transactions call live.
+    layout: Layout,
 }
 
 impl TxStream {
@@ -317,7 +383,14 @@ impl TxStream {
             count: 0,
             long_tx_gas: 0,
             long_tx_sent: false,
+            layout: Layout::FIXED,
         }
+    }
+
+    /// The same stream calling the contracts at `layout` instead of the fixed addresses.
+    pub fn with_layout(mut self, layout: Layout) -> Self {
+        self.layout = layout;
+        self
     }
 
     /// Starts a new block.
@@ -349,9 +422,9 @@ impl TxStream {
             },
             Workload::Erc20 => {
                 let token = if rng.random_bool(0.5) {
-                    contracts::TOKEN_A
+                    self.layout.token_a
                 } else {
-                    contracts::TOKEN_B
+                    self.layout.token_b
                 };
                 plan(
                     token,
@@ -362,10 +435,10 @@ impl TxStream {
                 )
             }
             Workload::Uniswap => {
-                let pair = contracts::PAIRS[rng.random_range(0..contracts::PAIRS.len())];
+                let pair = self.layout.pairs[rng.random_range(0..self.layout.pairs.len())];
                 let zero_for_one = rng.random_bool(0.5);
                 plan(
-                    contracts::ROUTER,
+                    self.layout.router,
                     call(
                         "swapExactIn(address,bool,uint256,uint256)",
                         &[
@@ -378,12 +451,12 @@ impl TxStream {
                 )
             }
             Workload::NftMint => plan(
-                contracts::NFT,
+                self.layout.nft,
                 call("mint(address)", &[word(addresses[sender])]),
             ),
-            Workload::SerialChain => plan(contracts::SERIAL, call("step()", &[])),
+            Workload::SerialChain => plan(self.layout.serial, call("step()", &[])),
             Workload::Keccak => plan(
-                contracts::COMPUTE,
+                self.layout.compute,
                 call("hash(bytes32,uint256)", &[n(self.count), n(400)]),
             ),
             Workload::LongTx => {
@@ -394,7 +467,7 @@ impl TxStream {
                     TxPlan {
                         gas_cap: Some(self.long_tx_gas),
                         ..plan(
-                            contracts::COMPUTE,
+                            self.layout.compute,
                             call("hash(bytes32,uint256)", &[n(self.count), n(rounds)]),
                         )
                     }
@@ -408,7 +481,7 @@ impl TxStream {
             Workload::SstoreBloated => {
                 let first = rng.random_range(0..BLOATED_SLOTS / 2);
                 plan(
-                    contracts::SPAM,
+                    self.layout.spam,
                     call(
                         "overwrite(uint256,uint256,uint256,uint256)",
                         &[
@@ -427,13 +500,13 @@ impl TxStream {
                     call("run(uint8,uint256,bytes)", &[n(which), n(rounds), n(0x60)]).to_vec();
                 data.extend_from_slice(&n(input.len() as u64).to_be_bytes::<32>());
                 data.extend_from_slice(&input);
-                plan(contracts::PRECOMPILES, data.into())
+                plan(self.layout.precompiles, data.into())
             }
             Workload::Eip7702 => {
                 // The sender delegates its "partner" EOA (sender + 1) to StorageSpam and calls it.
                 let partner = (sender + 1) % self.senders;
                 TxPlan {
-                    delegate: Some((partner, contracts::SPAM)),
+                    delegate: Some((partner, self.layout.spam)),
                     ..plan(
                         addresses[partner],
                         call("spam(uint256,uint256)", &[n(self.count), n(2)]),
@@ -452,13 +525,13 @@ impl TxStream {
                 if roll >= 95 {
                     // A failing token transfer: more than any holder has (reverts).
                     return plan(
-                        contracts::TOKEN_A,
+                        self.layout.token_a,
                         call("transfer(address,uint256)", &[word(other(rng)), U256::MAX]),
                     );
                 }
                 if roll >= 90 {
                     return plan(
-                        contracts::SPAM,
+                        self.layout.spam,
                         call("spam(uint256,uint256)", &[n(self.count), n(5)]),
                     );
                 }
@@ -477,6 +550,7 @@ impl TxStream {
                     count: self.count,
                     long_tx_gas: 0,
                     long_tx_sent: true,
+                    layout: self.layout,
                 };
                 inner.next(rng, addresses)
             }

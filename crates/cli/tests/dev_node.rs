@@ -1,0 +1,345 @@
+//! A real node: go-ethereum v1.17.10 in `--dev` mode on 127.0.0.1 (started by
+//! `scripts/geth-dev.sh`: Osaka from block 0, a temporary data directory, a free port).
+//! `gigagas inject` sends a workload, `gigagas fetch` pulls the blocks that hold it, and
+//! `gigagas run --data` verifies them sequentially and in parallel; and a fetch from a node
+//! killed mid-way fails cleanly. The node is always stopped: [`DevNode`]'s `Drop` kills it
+//! and waits for it, also when an assertion fails.
+//!
+//! Needs geth (`scripts/install-geth.sh`); without it these tests are ignored (a build error
+//! under `CI`).
+
+use std::{
+    io::{Read, Write},
+    net::{TcpListener, TcpStream},
+    path::{Path, PathBuf},
+    process::{Child, Command, Output, Stdio},
+    time::{Duration, Instant},
+};
+
+/// The geth binary the build probe found (same lookup as `tools/test-probe.rs`).
+fn geth_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("GIGAGAS_GETH") {
+        return p.into();
+    }
+    std::env::var_os("GIGAGAS_TOOLS")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/gigagas")))
+        .unwrap_or_else(|| PathBuf::from(".cache/gigagas"))
+        .join("geth-v1.17.10/geth")
+}
+
+/// A `geth --dev` process; killed and waited for when dropped.
+struct DevNode {
+    child: Option<Child>,
+    url: String,
+    log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl DevNode {
+    /// Starts geth on a free loopback port with a fresh data directory and waits (at most
+    /// 60 s) until it answers `eth_blockNumber`.
+    fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let log = dir.path().join("geth.log");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/geth-dev.sh");
+        let log_file = std::fs::File::create(&log).unwrap();
+        let child = Command::new("bash")
+            .arg(script)
+            .arg(dir.path().join("data"))
+            .arg(port.to_string())
+            .env("GETH", geth_path())
+            .stdin(Stdio::null())
+            .stdout(log_file.try_clone().unwrap())
+            .stderr(log_file)
+            .spawn()
+            .expect("start scripts/geth-dev.sh");
+        let mut node = Self {
+            child: Some(child),
+            url: format!("http://127.0.0.1:{port}/"),
+            log,
+            _dir: dir,
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if node.rpc("eth_blockNumber", "[]").is_some() {
+                return node;
+            }
+            if let Some(status) = node.child.as_mut().unwrap().try_wait().unwrap() {
+                panic!(
+                    "geth exited ({status}) before answering:\n{}",
+                    node.log_tail()
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "geth did not answer within 60 s:\n{}",
+                node.log_tail()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn port(&self) -> u16 {
+        self.url
+            .trim_end_matches('/')
+            .rsplit(':')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    }
+
+    /// One JSON-RPC call over a plain HTTP/1.0 connection (2 s timeout); the `result` text.
+    fn rpc(&self, method: &str, params: &str) -> Option<String> {
+        let body = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{params}}}"#);
+        let mut s = TcpStream::connect(("127.0.0.1", self.port())).ok()?;
+        s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+        write!(
+            s,
+            "POST / HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .ok()?;
+        let mut answer = String::new();
+        s.read_to_string(&mut answer).ok()?;
+        let json = answer.split("\r\n\r\n").nth(1)?;
+        let v: serde_json::Value = serde_json::from_str(json).ok()?;
+        v.get("result").map(|r| r.to_string())
+    }
+
+    fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(30)..].join("\n")
+    }
+
+    /// Kills geth now (SIGKILL) and reaps it.
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for DevNode {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn gigagas(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gigagas"))
+        .args(args)
+        .output()
+        .expect("run gigagas")
+}
+
+fn ok(what: &str, out: &Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+#[test]
+#[cfg_attr(
+    not(gigagas_geth),
+    ignore = "needs geth v1.17.10 (scripts/install-geth.sh)"
+)]
+fn inject_fetch_and_verify_on_a_geth_dev_node() {
+    let node = DevNode::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let report = tmp.path().join("inject.json");
+    let t = Instant::now();
+    let out = gigagas(&[
+        "inject",
+        "--rpc",
+        &node.url,
+        "--workload",
+        "mainnet-mix",
+        "--txs",
+        "120",
+        "--seed",
+        "7",
+        "--senders",
+        "8",
+        "--fund-from-node",
+        "--wait",
+        "60",
+        "--json",
+        report.to_str().unwrap(),
+    ]);
+    let text = ok("gigagas inject", &out);
+    eprintln!("inject ({:.2} s):\n{text}", t.elapsed().as_secs_f64());
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(report["chain_id"], 1337);
+    let phase = &report["workload_phase"];
+    assert_eq!(phase["txs"], 120);
+    assert!(report["deployments"]["txs"].as_u64().unwrap() >= 8);
+    assert_eq!(report["deployments"]["failed"], 0);
+    // mainnet-mix reverts about 5% on purpose; nothing else fails.
+    assert!(phase["failed"].as_u64().unwrap() * 5 < 120, "{phase}");
+    let blocks = phase["blocks"].as_array().unwrap();
+    let ours: u64 = blocks.iter().map(|b| b["ours"].as_u64().unwrap()).sum();
+    assert_eq!(ours, 120);
+    let (from, to) = (
+        phase["first_block"].as_u64().unwrap(),
+        phase["last_block"].as_u64().unwrap(),
+    );
+    let (from, to) = (from.to_string(), to.to_string());
+
+    let data = tmp.path().join("fetched");
+    let t = Instant::now();
+    let out = gigagas(&[
+        "fetch",
+        "--rpc",
+        &node.url,
+        "--from",
+        &from,
+        "--to",
+        &to,
+        "--fork",
+        "Osaka",
+        "--out",
+        data.to_str().unwrap(),
+    ]);
+    eprintln!(
+        "fetch {from}..={to} ({:.2} s): {}",
+        t.elapsed().as_secs_f64(),
+        ok("gigagas fetch", &out)
+    );
+    let marker: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(data.join("fetch.json")).unwrap()).unwrap();
+    assert_eq!(marker["chain_id"], 1337);
+    assert_eq!(marker["fork"], "Osaka");
+
+    for mode in [
+        &["--mode", "sequential"][..],
+        &["--mode", "parallel", "--threads", "2"][..],
+    ] {
+        let mut args = vec!["run", "--data", data.to_str().unwrap()];
+        args.extend_from_slice(mode);
+        let text = ok(&format!("gigagas run {mode:?}"), &gigagas(&args));
+        let total = text.lines().last().unwrap_or_default();
+        eprintln!("run {mode:?}: {total}");
+        assert!(
+            total.contains("120 txs") && total.contains("verified"),
+            "{text}"
+        );
+        assert!(text.contains("Osaka"), "{text}");
+    }
+    drop(node);
+}
+
+#[test]
+#[cfg_attr(
+    not(gigagas_geth),
+    ignore = "needs geth v1.17.10 (scripts/install-geth.sh)"
+)]
+fn fetch_from_a_node_killed_midway_fails_cleanly() {
+    let mut node = DevNode::start();
+    // Enough blocks that the fetch is still going when the node dies.
+    let out = gigagas(&[
+        "inject",
+        "--rpc",
+        &node.url,
+        "--workload",
+        "transfers",
+        "--txs",
+        "200",
+        "--senders",
+        "4",
+        "--fund-from-node",
+    ]);
+    ok("gigagas inject", &out);
+    let head = node.rpc("eth_blockNumber", "[]").unwrap();
+    let head = u64::from_str_radix(head.trim_matches('"').trim_start_matches("0x"), 16).unwrap();
+    assert!(head >= 20, "only {head} blocks");
+
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("fetched");
+    let fetch = Command::new(env!("CARGO_BIN_EXE_gigagas"))
+        .args([
+            "fetch",
+            "--rpc",
+            &node.url,
+            "--from",
+            "1",
+            "--to",
+            &head.to_string(),
+            "--fork",
+            "Osaka",
+            "--jobs",
+            "1",
+            "--retries",
+            "1",
+            "--timeout",
+            "5",
+            "--out",
+            data.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Kill the node as soon as the first block is written (bounded wait).
+    let first = data.join("blocks/1");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !first.exists() {
+        assert!(Instant::now() < deadline, "no block written within 30 s");
+        std::thread::yield_now();
+    }
+    node.kill();
+    let out = fetch.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "fetch must fail: {stderr}");
+    assert!(
+        stderr.contains("error: block ") && stderr.contains("(node 127.0.0.1:"),
+        "the error names the block and the node: {stderr}"
+    );
+    assert!(
+        stderr.contains("eth_getBlockByNumber") || stderr.contains("debug_traceBlockByNumber"),
+        "the error names the method: {stderr}"
+    );
+    // Every block directory left is complete; the failed block has none; the hash table is
+    // written only by a successful run.
+    let mut complete = 0;
+    for entry in std::fs::read_dir(data.join("blocks")).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue;
+        }
+        let dir = entry.path();
+        for file in ["block.json", "pre_state.json"] {
+            let bytes = std::fs::read(dir.join(file)).unwrap();
+            serde_json::from_slice::<serde_json::Value>(&bytes)
+                .unwrap_or_else(|e| panic!("{name}/{file} is not whole JSON: {e}"));
+        }
+        complete += 1;
+    }
+    assert!(
+        complete >= 1 && complete < head as usize,
+        "{complete} of {head}"
+    );
+    let failed: u64 = stderr
+        .split("error: block ")
+        .nth(1)
+        .and_then(|s| s.split(':').next())
+        .and_then(|n| n.parse().ok())
+        .expect("block number in the error");
+    assert!(!data.join(format!("blocks/{failed}")).exists());
+    assert!(!data.join("block_hashes.json").exists());
+}
