@@ -1423,7 +1423,15 @@ fn cmd_report(args: ReportArgs) -> Result<()> {
         &out_path,
         &Input::all("FILE", std::slice::from_ref(&args.file)),
     )?;
-    let reports = read_reports(&args.file)?;
+    let bytes =
+        std::fs::read(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
+    if let Some(page) = peers::report_html(&bytes) {
+        let page =
+            page.with_context(|| format!("{}: unreadable peers result", args.file.display()))?;
+        return out.write(page.as_bytes());
+    }
+    let reports = gigagas_lab::read_reports(&bytes)
+        .with_context(|| format!("{}: unreadable result", args.file.display()))?;
     let names: Vec<String> = Scheduler::ALL.iter().map(|s| s.name().to_owned()).collect();
     let threads = [1, 2, 4, 8, 16, 32, 64];
     let with_predictions: Vec<_> = reports

@@ -561,3 +561,61 @@ fn say_report(console: crate::Console, report: &PeersReport) {
         }
     }
 }
+
+/// The HTML page of a `gigagas peers --json` result (`gigagas report FILE`): `None` when
+/// `bytes` is not a peers result (then it is read as a bench result), an error when it claims
+/// to be one and does not parse.
+pub(crate) fn report_html(bytes: &[u8]) -> Option<Result<String>> {
+    let value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    if value.get("schema").and_then(|s| s.as_str()) != Some(gigagas_peers::PEERS_SCHEMA) {
+        return None;
+    }
+    Some(
+        serde_json::from_value::<gigagas_peers::PeersReport>(value)
+            .map_err(anyhow::Error::from)
+            .map(|report| {
+                let fmt = |v: Option<f64>, unit: &str| {
+                    v.map_or_else(|| "-".to_owned(), |v| format!("{v:.2}{unit}"))
+                };
+                let bars: Vec<gigagas_lab::html::PeerBar> = report
+                    .rows
+                    .iter()
+                    .map(|row| gigagas_lab::html::PeerBar {
+                        engine: row.engine.clone(),
+                        median_ms: row
+                            .median_ns
+                            .filter(|_| row.status == "ok")
+                            .map(|ns| ns as f64 / 1e6),
+                        process: row.process,
+                        cells: vec![
+                            row.version.clone(),
+                            match &row.error {
+                                Some(e) => format!("{}: {e}", row.status),
+                                None => row.status.clone(),
+                            },
+                            fmt(row.mgas_per_s, ""),
+                            fmt(row.ratio, "x"),
+                            fmt(row.net_ratio, "x"),
+                            row.includes.clone(),
+                        ],
+                    })
+                    .collect();
+                let summary = format!(
+                    "{}: {} blocks, {} transactions, {:.1} Mgas ({}), head {} state root {}; \
+                     median of {} repeats after {} warm-up run(s) on {} cores; gigagas {}.",
+                    report.data,
+                    report.blocks,
+                    report.txs,
+                    report.gas as f64 / 1e6,
+                    report.network,
+                    report.head_hash,
+                    report.head_state_root,
+                    report.repeats,
+                    report.warmup,
+                    report.cores,
+                    report.gigagas_version,
+                );
+                gigagas_lab::html::render_peers(&summary, &report.ratio_definition, &bars)
+            }),
+    )
+}

@@ -114,6 +114,30 @@ fn peers_runs_gigagas_as_a_process_and_reports_missing_and_failing_peers() {
     assert!(process["median_ns"].as_u64().unwrap() > 0);
     assert!(rows.iter().any(|r| r["status"] == "not installed"));
 
+    // `report` draws the peers page: one bar per engine that ran, every row in the table.
+    let html = dir.path().join("peers.html");
+    let (ok, _, stderr) = gigagas(
+        &[
+            "report",
+            json.to_str().unwrap(),
+            "--out",
+            html.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(ok, "{stderr}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("gigagas peers: the same blocks"), "{page}");
+    assert!(page.contains("<svg"), "a plot");
+    for row in rows {
+        let engine = row["engine"].as_str().unwrap();
+        assert!(
+            page.contains(&format!("<td>{engine}</td>")),
+            "{engine} missing"
+        );
+    }
+    assert!(page.contains("not installed"));
+
     // --require-all makes a missing peer fatal.
     let mut args = base.to_vec();
     args.push("--require-all");

@@ -574,6 +574,108 @@ pub fn render_sweep(reports: &[(BenchReport, Vec<Prediction>)]) -> String {
     html
 }
 
+/// One engine's row of a peers page (`gigagas report` of a `gigagas peers --json` result):
+/// a bar of its median time, and the cells of its table row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PeerBar {
+    /// Engine and configuration.
+    pub engine: String,
+    /// Median time, ms; `None` for a row that did not run (not installed, failed).
+    pub median_ms: Option<f64>,
+    /// Whether the time is a whole process (start to exit) rather than in-process.
+    pub process: bool,
+    /// Table cells after the engine: version, status, Mgas/s, ratio, net ratio, includes.
+    pub cells: Vec<String>,
+}
+
+/// The header of the peers table (after "engine"), matching [`PeerBar::cells`].
+pub const PEER_COLUMNS: [&str; 6] = [
+    "version",
+    "status",
+    "Mgas/s",
+    "ratio",
+    "net ratio",
+    "time includes",
+];
+
+/// Renders a `gigagas peers` result as one self-contained page: `summary` and `notes` (plain
+/// text, escaped here), a horizontal bar plot of every engine's median time (in-process rows
+/// and whole-process rows in two colours; rows that did not run have no bar) and the table.
+pub fn render_peers(summary: &str, notes: &str, bars: &[PeerBar]) -> String {
+    let mut html = HEAD.replace(
+        "<h1>gigagas benchmark report</h1>",
+        "<h1>gigagas peers: the same blocks through other engines</h1>",
+    );
+    let _ = write!(
+        html,
+        "<p>{}</p><p><i>{}</i></p>",
+        escape(summary),
+        escape(notes)
+    );
+    let ran: Vec<&PeerBar> = bars.iter().filter(|b| b.median_ms.is_some()).collect();
+    let plot = svg(|root| {
+        let n = ran.len().max(1);
+        let max = ran.iter().filter_map(|b| b.median_ms).fold(1e-3, f64::max) * 1.15;
+        let labels: Vec<String> = ran.iter().map(|b| b.engine.clone()).collect();
+        let mut chart = ChartBuilder::on(root)
+            .caption(
+                "Median time per engine (ms, lower is faster)",
+                ("sans-serif", 20),
+            )
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(300)
+            .build_cartesian_2d(0.0..max, -0.5..(n as f64 - 0.5))?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(n)
+            .y_label_formatter(&|y| {
+                let i = y.round();
+                if (y - i).abs() < 1e-6 && i >= 0.0 {
+                    labels.get(i as usize).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            })
+            .x_desc("ms")
+            .draw()?;
+        for (i, bar) in ran.iter().enumerate() {
+            let (ms, y) = (bar.median_ms.unwrap_or(0.0), i as f64);
+            let colour = if bar.process { PALETTE[1] } else { PALETTE[0] };
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(0.0, y - 0.35), (ms, y + 0.35)],
+                colour.filled(),
+            )))?;
+        }
+        Ok(())
+    });
+    let _ = write!(
+        html,
+        "<figure><figcaption><b>Peers</b> (blue: in-process gigagas phases; orange: a whole \
+         process, start to exit)</figcaption>{plot}</figure><table><tr><th>engine</th><th>median ms</th>"
+    );
+    for name in PEER_COLUMNS {
+        let _ = write!(html, "<th>{name}</th>");
+    }
+    html.push_str("</tr>");
+    for bar in bars {
+        let _ = write!(
+            html,
+            "<tr><td>{}</td><td>{}</td>",
+            escape(&bar.engine),
+            bar.median_ms
+                .map_or_else(|| "-".to_owned(), |ms| format!("{ms:.1}"))
+        );
+        for cell in &bar.cells {
+            let _ = write!(html, "<td>{}</td>", escape(cell));
+        }
+        html.push_str("</tr>");
+    }
+    html.push_str("</table></body></html>\n");
+    html
+}
+
 /// Sequential and fastest-parallel Mgas/s of each data set against its mean block gas; data
 /// sets whose names share the first word (a workload at several block sizes) form one line.
 fn sweep_throughput_vs_block_gas(reports: &[BenchReport]) -> String {
