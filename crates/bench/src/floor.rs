@@ -16,16 +16,17 @@
 use gigagas_data::BlockInput;
 use gigagas_engine::{prepare, run_block_with, Mode, Recovery};
 use gigagas_exec::{ExecError, Scheduler, WorkerPool, WORKER_STACK_BYTES};
-use gigagas_lab::{stats::percentile, ContentionFloor};
+use gigagas_lab::{stats::percentile, ContentionFloor, FloorSharing};
 use std::sync::{Barrier, Mutex};
 
 /// Measures the floor at every thread count in `threads` (1 is always measured: it is the
-/// reference) over `rounds` timed rounds after one warm-up round. `on_step` is called after
-/// every stream pass.
+/// reference) over `rounds` timed rounds after one warm-up round, the streams sharing what
+/// `sharing` says. `on_step` is called after every stream pass.
 pub fn contention_floor(
     blocks: &[BlockInput],
     threads: &[usize],
     rounds: usize,
+    sharing: FloorSharing,
     on_step: &(dyn Fn() + Sync),
 ) -> Result<Vec<ContentionFloor>, ExecError> {
     let mut counts: Vec<usize> = threads.iter().copied().filter(|&t| t > 0).collect();
@@ -56,6 +57,12 @@ pub fn contention_floor(
     let failure: Mutex<Option<ExecError>> = Mutex::new(None);
     let barrier = Barrier::new(streams);
     let n = blocks.len();
+    // With shared inputs, one prepared copy read by every stream.
+    let shared = match sharing {
+        FloorSharing::Nothing => None,
+        FloorSharing::Inputs => Some(blocks.iter().map(prepare).collect::<Result<Vec<_>, _>>()?),
+    };
+    let shared = shared.as_deref();
     std::thread::scope(|s| {
         // Streams start only once all are spawned (a failed spawn drops the gate's senders:
         // the spawned streams then leave before their first barrier).
@@ -76,9 +83,20 @@ pub fn contention_floor(
                         let mut f = failure.lock().unwrap_or_else(|p| p.into_inner());
                         f.get_or_insert(e);
                     };
-                    let copy: Vec<BlockInput> = blocks.iter().map(BlockInput::deep_clone).collect();
-                    let cases = copy.iter().map(prepare).collect::<Result<Vec<_>, _>>();
-                    let cases = cases.map_err(fail).ok();
+                    let copy: Vec<BlockInput> = match shared {
+                        Some(_) => Vec::new(),
+                        None => blocks.iter().map(BlockInput::deep_clone).collect(),
+                    };
+                    let own = match shared {
+                        Some(_) => None,
+                        None => copy
+                            .iter()
+                            .map(prepare)
+                            .collect::<Result<Vec<_>, _>>()
+                            .map_err(fail)
+                            .ok(),
+                    };
+                    let cases = shared.or(own.as_deref());
                     let pool = WorkerPool::new(1);
                     let mode = Mode::Parallel {
                         threads: 1,
@@ -86,8 +104,11 @@ pub fn contention_floor(
                     };
                     for (step, &(t, _)) in schedule.iter().enumerate() {
                         barrier.wait();
-                        if let (Some(cases), true) = (&cases, stream < t) {
-                            let start = stream * n / t;
+                        if let (Some(cases), true) = (cases, stream < t) {
+                            let start = match sharing {
+                                FloorSharing::Nothing => stream * n / t,
+                                FloorSharing::Inputs => 0,
+                            };
                             let mut total = 0u64;
                             for k in 0..n {
                                 match run_block_with(
@@ -149,6 +170,7 @@ pub fn contention_floor(
                 })
                 .collect();
             ContentionFloor {
+                sharing,
                 threads: t,
                 tx_work_ratio: percentile_f64(&ratios, 50.0),
                 p10: percentile_f64(&ratios, 10.0),

@@ -54,8 +54,9 @@ pub struct BenchOptions {
     pub recovery: Vec<Recovery>,
     /// Mega-block sizes for the parallel modes (1 = per block).
     pub mega: Vec<usize>,
-    /// Also measure the machine's contention floor at every thread count ([`floor`]).
-    pub contention_floor: bool,
+    /// Also measure the contention floor at every thread count ([`floor`]), the streams
+    /// sharing what the value says.
+    pub contention_floor: Option<gigagas_lab::FloorSharing>,
 }
 
 impl BenchOptions {
@@ -92,7 +93,7 @@ impl BenchOptions {
             .iter()
             .map(|c| mega_units(numbers, c.mega).len())
             .sum();
-        let floor = if self.contention_floor {
+        let floor = if self.contention_floor.is_some() {
             // One warm-up round and `repeats` timed ones; a round runs every count once,
             // 1 included, and each stream pass is one step.
             let mut counts = self.threads.clone();
@@ -234,10 +235,15 @@ pub fn bench(
             runs[m].push(pass(modes[m])?);
         }
     }
-    let contention_floor = if options.contention_floor {
-        floor::contention_floor(&dataset.blocks, &options.threads, options.repeats, on_step)?
-    } else {
-        Vec::new()
+    let contention_floor = match options.contention_floor {
+        Some(sharing) => floor::contention_floor(
+            &dataset.blocks,
+            &options.threads,
+            options.repeats,
+            sharing,
+            on_step,
+        )?,
+        None => Vec::new(),
     };
     let mut report = assemble(dataset, cases, options, &modes, &runs, load_avg_start);
     report.contention_floor = contention_floor;

@@ -6,13 +6,14 @@
 mod common;
 
 use gigagas_bench::floor::contention_floor;
+use gigagas_lab::FloorSharing;
 use revm::database_interface::DatabaseRef;
 
 #[test]
 fn floor_reports_every_thread_count_and_one_stream_is_the_reference() {
     let data = common::embedded();
     let blocks = &data.blocks[..4];
-    let floor = contention_floor(blocks, &[3, 2], 2, &|| {}).unwrap();
+    let floor = contention_floor(blocks, &[3, 2], 2, FloorSharing::Nothing, &|| {}).unwrap();
     let threads: Vec<usize> = floor.iter().map(|f| f.threads).collect();
     assert_eq!(threads, [1, 2, 3], "1 is always measured, counts sorted");
     for f in &floor {
@@ -35,7 +36,7 @@ fn a_block_that_fails_verification_ends_the_floor_with_its_error() {
     let mut blocks = data.blocks[..3].to_vec();
     blocks[1].header.gas_used += 1;
     let number = blocks[1].number();
-    let err = contention_floor(&blocks, &[2], 1, &|| {}).unwrap_err();
+    let err = contention_floor(&blocks, &[2], 1, FloorSharing::Nothing, &|| {}).unwrap_err();
     assert!(err.to_string().contains(&number.to_string()), "{err}");
 }
 
@@ -81,4 +82,15 @@ fn has_code(account: &gigagas_data::PreAccount) -> bool {
         .code
         .as_ref()
         .is_some_and(|c| !c.original_byte_slice().is_empty())
+}
+
+#[test]
+fn shared_inputs_variant_reports_its_sharing() {
+    let data = common::embedded();
+    let floor = contention_floor(&data.blocks[..3], &[2], 1, FloorSharing::Inputs, &|| {}).unwrap();
+    assert_eq!(floor.len(), 2);
+    assert!(floor
+        .iter()
+        .all(|f| f.sharing == FloorSharing::Inputs && f.rounds == 1));
+    assert_eq!(floor[0].tx_work_ratio, 1.0);
 }

@@ -201,9 +201,12 @@ struct BenchArgs {
     /// Also measure the machine's contention floor: at every thread count T, T threads each
     /// run their own deep copy of every block (nothing shared) through the 1-worker path; the
     /// table's `floor` column is their per-transaction slowdown, beside `tx work vs 1t`.
-    /// Holds one copy of the data set per thread in memory.
-    #[arg(long)]
-    contention_floor: bool,
+    /// Holds one copy of the data set per thread in memory. `--contention-floor=inputs` is the
+    /// experiment that shares one thing: every stream reads one prepared copy of the blocks
+    /// and runs the same block at a time (the inputs the parallel path's workers share).
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "nothing",
+          value_name = "SHARING", value_parser = clap::value_parser!(gigagas_lab::FloorSharing))]
+    contention_floor: Option<gigagas_lab::FloorSharing>,
 }
 
 #[derive(Args)]
@@ -1258,7 +1261,7 @@ impl BenchPlan {
             recovery: unique(&args.recover_senders),
             contention_floor: args.contention_floor,
         };
-        if args.contention_floor {
+        if args.contention_floor.is_some() {
             if let Some(&t) = options
                 .threads
                 .iter()
@@ -1347,8 +1350,9 @@ fn cmd_bench(args: BenchArgs) -> Result<()> {
         if let Some(table) = gigagas_lab::table::contention_floor_table(&report) {
             say!(
                 console,
-                "contention floor ({} rounds): the machine's share of the slowdown is the floor, the engine's own share is what is left\n{}\n",
+                "contention floor ({} rounds, streams sharing {}): the machine's share of the slowdown is the floor, the engine's own share is what is left\n{}\n",
                 report.contention_floor.first().map_or(0, |f| f.rounds),
+                report.contention_floor.first().map_or("nothing", |f| f.sharing.name()),
                 style(table)
             );
         }

@@ -200,7 +200,7 @@ pub fn cmd_peers(args: PeersArgs) -> Result<()> {
         repeats: args.repeats,
         recovery: vec![Recovery::Pre],
         mega: vec![1],
-        contention_floor: false,
+        contention_floor: None,
     };
     let numbers: Vec<u64> = cases.iter().map(|c| c.number()).collect();
     let bar = crate::progress(options.steps(&numbers), "gigagas");

@@ -96,6 +96,43 @@ pub struct BenchReport {
     pub contention_floor: Vec<ContentionFloor>,
 }
 
+/// What the streams of a contention-floor measurement share: one kind of sharing switched on
+/// at a time, so that its cost is the difference to [`FloorSharing::Nothing`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FloorSharing {
+    /// Own deep copy of every block per stream; streams run different blocks at a time.
+    #[default]
+    Nothing,
+    /// One prepared copy of the blocks read by every stream (pre-state, bytecode and BAL
+    /// reference counts, the same hot accounts), all streams on the same block at a time:
+    /// what the parallel path's workers share, without its dispatch and result hand-off.
+    Inputs,
+}
+
+impl FloorSharing {
+    /// The flag value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Nothing => "nothing",
+            Self::Inputs => "inputs",
+        }
+    }
+}
+
+impl std::str::FromStr for FloorSharing {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "nothing" => Ok(Self::Nothing),
+            "inputs" => Ok(Self::Inputs),
+            _ => Err(format!(
+                "unknown sharing {s:?} (expected nothing or inputs)"
+            )),
+        }
+    }
+}
+
 /// The contention floor at one thread count: T threads, each executing its *own* deep copy of
 /// every block (own pre-state, bytecode, transactions, worker thread and allocator arena)
 /// through the 1-worker parallel path, nothing shared but the machine and the process. Its
@@ -103,7 +140,10 @@ pub struct BenchReport {
 /// engine added no contention of its own; the difference is what the engine can still win.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ContentionFloor {
-    /// Concurrent independent streams.
+    /// What the streams share (absent in older files: nothing).
+    #[serde(default)]
+    pub sharing: FloorSharing,
+    /// Concurrent streams.
     pub threads: usize,
     /// Σ per-transaction time of the T streams ÷ (T × Σ of one stream alone, measured in the
     /// same round): median over the rounds. 1.0 = no slowdown.
