@@ -54,23 +54,10 @@ pub fn shared_data(cfg: &str, sub: &str) {
 /// `scripts/install-geth-evm.sh` puts it.
 #[allow(dead_code)]
 pub fn geth_evm(cfg: &str) {
-    for var in ["GIGAGAS_GETH_EVM", "GIGAGAS_TOOLS", "HOME"] {
-        println!("cargo::rerun-if-env-changed={var}");
-    }
-    let path = std::env::var_os("GIGAGAS_GETH_EVM")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            std::env::var_os("GIGAGAS_TOOLS")
-                .map(PathBuf::from)
-                .or_else(|| {
-                    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/gigagas"))
-                })
-                .unwrap_or_else(|| PathBuf::from(".cache/gigagas"))
-                .join("geth-v1.17.10/evm")
-        });
-    found(
+    geth_tool(
         cfg,
-        &path,
+        "GIGAGAS_GETH_EVM",
+        "evm",
         "geth evm v1.17.10 (scripts/install-geth-evm.sh)",
     );
 }
@@ -80,10 +67,22 @@ pub fn geth_evm(cfg: &str) {
 /// `scripts/install-geth.sh` puts it.
 #[allow(dead_code)]
 pub fn geth(cfg: &str) {
-    for var in ["GIGAGAS_GETH", "GIGAGAS_TOOLS", "HOME"] {
+    geth_tool(
+        cfg,
+        "GIGAGAS_GETH",
+        "geth",
+        "geth v1.17.10 (scripts/install-geth.sh)",
+    );
+}
+
+/// One binary of go-ethereum v1.17.10: `$override_var`, else
+/// `$GIGAGAS_TOOLS/geth-v1.17.10/<binary>` (default `~/.cache/gigagas`).
+#[allow(dead_code)]
+fn geth_tool(cfg: &str, override_var: &str, binary: &str, what: &str) {
+    for var in [override_var, "GIGAGAS_TOOLS", "HOME"] {
         println!("cargo::rerun-if-env-changed={var}");
     }
-    let path = std::env::var_os("GIGAGAS_GETH")
+    let path = std::env::var_os(override_var)
         .map(PathBuf::from)
         .unwrap_or_else(|| {
             std::env::var_os("GIGAGAS_TOOLS")
@@ -92,7 +91,8 @@ pub fn geth(cfg: &str) {
                     std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/gigagas"))
                 })
                 .unwrap_or_else(|| PathBuf::from(".cache/gigagas"))
-                .join("geth-v1.17.10/geth")
+                .join("geth-v1.17.10")
+                .join(binary)
         });
-    found(cfg, &path, "geth v1.17.10 (scripts/install-geth.sh)");
+    found(cfg, &path, what);
 }
