@@ -33,7 +33,7 @@ fn run_with(case: &BlockCase<'_>, access: &BlockAccess) -> ExecError {
     let pool = WorkerPool::new(2);
     match execute_parallel(
         &case.prepared,
-        &case.prepared.input.pre_state,
+        &*case.prepared.input.pre_state,
         &plan,
         &pool,
         Scheduler::Ordered,

@@ -27,7 +27,7 @@ proptest! {
         for pick in picks {
             let block = &data.blocks[pick.index(data.blocks.len())];
             let case = prepare(block).unwrap();
-            let run = execute_parallel(&case.prepared, &block.pre_state, &case.plan, &pool, scheduler)
+            let run = execute_parallel(&case.prepared, &*block.pre_state, &case.plan, &pool, scheduler)
                 .unwrap_or_else(|e| panic!("{threads} threads, {scheduler}: {e}"));
             prop_assert_eq!(&run.receipts, &case.baseline.receipts);
             prop_assert_eq!(run.tx_nanos.len(), block.transactions.len());

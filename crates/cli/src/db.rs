@@ -4,7 +4,7 @@ use crate::output::{Input, OutputDir};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use gigagas_data::{BlockInput, Dataset};
-use gigagas_store::{BlockRef, Store};
+use gigagas_store::Store;
 use std::{
     path::{Path, PathBuf},
     time::Instant,
@@ -55,6 +55,8 @@ pub enum StateArg {
     /// resumed from its head otherwise); each block is written in one transaction.
     Disk,
 }
+
+use gigagas_engine::DiskRoot;
 
 /// Runs `gigagas db ...`.
 pub fn cmd_db(args: DbArgs) -> Result<()> {
@@ -171,37 +173,6 @@ fn cmd_verify(db: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The disk store as the pipeline's incremental root.
-pub struct DiskRoot {
-    store: Store,
-}
-
-impl gigagas_engine::IncrementalState for DiskRoot {
-    fn apply_block(
-        &mut self,
-        input: &BlockInput,
-        changes: &gigagas_trie::ChangeSet,
-    ) -> std::result::Result<alloy_primitives::B256, String> {
-        let codes: Vec<_> = input
-            .access_list
-            .iter()
-            .flatten()
-            .flat_map(|a| a.code_changes.iter().map(|c| c.new_code.clone()))
-            .filter(|c| !c.is_empty())
-            .collect();
-        let block = BlockRef {
-            number: input.number(),
-            hash: input.hash,
-            parent_hash: input.header.parent_hash,
-            expected_root: input.complete_state.then_some(input.header.state_root),
-        };
-        self.store
-            .apply_block(block, changes, &codes, gigagas_trie::Parallelism::DEFAULT)
-            .map(|head| head.state_root)
-            .map_err(|e| format!("store {}: {e}", self.store.path().display()))
-    }
-}
-
 /// What `run` does about the state.
 pub enum ForRun {
     /// The state stays in memory.
@@ -291,5 +262,5 @@ pub fn open_for_run(
             done
         );
     }
-    Ok(ForRun::Disk(DiskRoot { store }))
+    Ok(ForRun::Disk(DiskRoot::new(store)))
 }

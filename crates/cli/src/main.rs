@@ -131,6 +131,12 @@ struct RunArgs {
     /// The store directory for --state disk.
     #[arg(long, value_name = "DBDIR")]
     db: Option<PathBuf>,
+    /// With --state disk: read every block's state cold. Before the first block and after
+    /// each commit the store is closed, the OS page cache of its files dropped
+    /// (posix_fadvise, no privileges needed; Linux only) and the store reopened. Each block
+    /// line then shows the bytes read from the device (`/proc/self/io`).
+    #[arg(long)]
+    cold: bool,
 }
 
 fn parse_on_off(s: &str) -> Result<bool, String> {
@@ -914,6 +920,11 @@ fn cmd_run(args: RunArgs) -> Result<()> {
     if (args.root.is_some() || args.pipeline.is_some()) && options.mega.is_some() {
         bail!("--mega and --root/--pipeline cannot be combined yet (the pipeline runs one block per unit)");
     }
+    if args.cold && !matches!(args.state, db::StateArg::Disk) {
+        bail!(
+            "--cold needs --state disk --db DBDIR (it drops the page cache of the store's files)"
+        );
+    }
     let mut dataset = load(&args.data)?;
     let disk = match db::open_for_run(
         args.state,
@@ -924,6 +935,11 @@ fn cmd_run(args: RunArgs) -> Result<()> {
     )? {
         db::ForRun::Memory => None,
         db::ForRun::Done => return Ok(()),
+        db::ForRun::Disk(d) if args.cold => Some(
+            d.make_cold()
+                .map_err(anyhow::Error::msg)
+                .context("--cold")?,
+        ),
         db::ForRun::Disk(d) => Some(d),
     };
     let mode = options.mode;
@@ -1007,13 +1023,14 @@ fn run_pipeline(
     dataset: &Dataset,
     options: &gigagas_engine::PipelineOptions,
     json: Option<&Output>,
-    disk: Option<db::DiskRoot>,
+    disk: Option<gigagas_engine::DiskRoot>,
 ) -> Result<()> {
     let pool = match options.mode {
         Mode::Parallel { threads, .. } => Some(WorkerPool::new(threads)),
         Mode::Sequential => None,
     };
     let cases = prepare_all(dataset)?;
+    let disk_run = disk.is_some();
     let disk = disk.map(|d| Box::new(d) as Box<dyn gigagas_engine::IncrementalState>);
     let run = gigagas_engine::run_pipeline_with(&cases, options, pool.as_ref(), disk)?;
     let ms = |ns: u64| ns as f64 / 1e6;
@@ -1025,15 +1042,20 @@ fn run_pipeline(
             (None, _) => String::new(),
         };
         println!(
-            "block {:>9} {:>5} txs {:>7.2} Mgas  recover {:>7.3}  execute {:>8.3}  verify {:>7.3}  write {:>7.3}  root {:>8.3} ms  {root}",
+            "block {:>9} {:>5} txs {:>7.2} Mgas  recover {:>7.3}  prefetch {:>7.3}  execute {:>8.3}  verify {:>7.3}  write {:>7.3}  root {:>8.3} ms{read}  {root}",
             b.number,
             b.txs,
             b.gas as f64 / 1e6,
             stage("recover"),
+            stage("prefetch"),
             stage("execute"),
             stage("verify"),
             stage("write"),
             stage("root"),
+            read = match (disk_run, b.read_bytes) {
+                (true, Some(bytes)) => format!("  read {:.1} MiB", bytes as f64 / (1 << 20) as f64),
+                _ => String::new(),
+            },
         );
     }
     let phases = run.phases_ns();

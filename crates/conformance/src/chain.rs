@@ -448,7 +448,7 @@ fn import_block(
     };
 
     // Sequential: builds the BAL (and, in sequential/both mode, is checked itself).
-    let sequential = execute_sequential(&prepared, &pre).map_err(exec("sequential"))?;
+    let sequential = execute_sequential(&prepared, &*pre).map_err(exec("sequential"))?;
     let mut post = None;
     if mode.checks_sequential() {
         check_against_header(&input.header, &sequential.receipts, rules)
@@ -467,7 +467,7 @@ fn import_block(
         // Rotate schedulers over the blocks so every dispatch order is exercised.
         let scheduler = Scheduler::ALL[position % Scheduler::ALL.len()];
         let parallel =
-            execute_parallel(&prepared, &pre, &plan, pool, scheduler).map_err(exec("parallel"))?;
+            execute_parallel(&prepared, &*pre, &plan, pool, scheduler).map_err(exec("parallel"))?;
         check_against_header(&input.header, &parallel.receipts, rules)
             .map_err(|e| exec("parallel")(e.into()))?;
         if mode.checks_sequential() {

@@ -41,6 +41,9 @@ pub enum PreStateError {
     /// Code was requested by a hash the data set has no code for.
     #[error("code with hash {0} is not in the data set (bytecodes.json)")]
     MissingCode(B256),
+    /// The state store could not answer a read.
+    #[error("state store: {0}")]
+    Store(String),
 }
 
 impl DBErrorMarker for PreStateError {}

@@ -177,7 +177,7 @@ pub fn run_with_bal(
         &senders,
         BlockEnvs::with_spec(&input, scenario.spec),
     );
-    let pre = &input.pre_state;
+    let pre = &*input.pre_state;
     let sequential = execute_sequential(&prepared, pre)?;
     let built = &sequential.access.bal;
     let seq = if built == given {

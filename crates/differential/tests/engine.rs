@@ -26,7 +26,7 @@ fn every_scenario_transaction_does_what_it_says() {
         &senders,
         gigagas_exec::BlockEnvs::with_spec(&input, s.spec),
     );
-    let run = gigagas_exec::execute_sequential(&prepared, &input.pre_state).unwrap();
+    let run = gigagas_exec::execute_sequential(&prepared, &*input.pre_state).unwrap();
     let post = gigagas_state::apply_changes(&input.pre_state, &run.post);
     let delegate = post
         .account(&scenario::signer(6).address())

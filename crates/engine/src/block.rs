@@ -53,7 +53,7 @@ pub fn prepare(input: &BlockInput) -> Result<BlockCase<'_>, ExecError> {
     let senders = recover_senders(input)?;
     let recover_nanos = t0.elapsed().as_nanos() as u64;
     let prepared = PreparedBlock::new(input, &senders)?;
-    let baseline = execute_sequential(&prepared, &input.pre_state)?;
+    let baseline = execute_sequential(&prepared, &*input.pre_state)?;
     let header_check =
         check_against_header(&input.header, &baseline.receipts, prepared.header_rules())?;
     let state_root_checked = input.complete_state;
@@ -383,7 +383,7 @@ pub fn run_block_with(
     };
     match mode {
         Mode::Sequential => {
-            let run = execute_sequential(prepared, &input.pre_state)?;
+            let run = execute_sequential(prepared, &*input.pre_state)?;
             let verify_nanos = verify(&run.receipts, Some(&run.access))?;
             Ok(BlockRun {
                 exec_nanos: run.exec_nanos,
@@ -400,7 +400,7 @@ pub fn run_block_with(
                         block: input.number(),
                         what: format!("no worker pool with {threads} threads"),
                     })?;
-            let run = execute_parallel(prepared, &input.pre_state, &case.plan, pool, scheduler)?;
+            let run = execute_parallel(prepared, &*input.pre_state, &case.plan, pool, scheduler)?;
             let verify_nanos = verify(&run.receipts, None)?;
             Ok(BlockRun {
                 exec_nanos: run.exec_nanos,

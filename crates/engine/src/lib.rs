@@ -11,6 +11,7 @@
 //! the pipeline at the failing block, and nothing after it is accepted.
 
 pub mod block;
+pub mod disk;
 pub mod pipeline;
 
 pub use block::{
@@ -18,7 +19,8 @@ pub use block::{
     prepare_chain, run_block, run_block_with, verify_run, BlockCase, BlockRun, BothPaths, Mode,
     Recovery,
 };
+pub use disk::DiskRoot;
 pub use pipeline::{
-    change_set, run_pipeline, run_pipeline_with, BlockTimeline, IncrementalState, PipelineOptions,
-    PipelineRun, RootMode, StageSpan, STAGES,
+    change_set, run_pipeline, run_pipeline_with, BlockTimeline, DiskSnapshot, IncrementalState,
+    PendingRoot, PipelineOptions, PipelineRun, RootMode, StageSpan, STAGES,
 };

@@ -13,16 +13,21 @@
 //! execution; the root is accepted only after execution verified that BAL. Without a shipped
 //! BAL (mainnet data: the BAL is built by the baseline run) they wait for execution's changes.
 //!
-//! Prefetch is a named stage with nothing to do while the state is in memory; it is reported
-//! as zero rather than hidden.
+//! State on disk ([`IncrementalState::snapshot`] answers a [`DiskSnapshot`]): the thread that
+//! writes and hashes from the BAL takes a read snapshot of the store before writing block N
+//! (so it holds the state after N-1), prefetches every account and slot N's BAL names from it
+//! in parallel in on-disk key order (the prefetch stage, beside N-1's execution), and hands it
+//! to the execute stage: block N executes reading the store. In memory there is nothing to
+//! prefetch; the stage is reported as zero rather than hidden.
 
 use crate::block::{BlockCase, Mode};
 use alloy_primitives::B256;
 use gigagas_data::PreState;
 use gigagas_exec::{
-    execute_parallel, execute_sequential, recover_senders, ExecError, PreparedBlock, WorkerPool,
+    execute_parallel, execute_sequential, recover_senders, BlockAccess, ExecError, PreparedBlock,
+    StateProvider, WorkerPool,
 };
-use gigagas_verify::VerifyError;
+use gigagas_verify::{TxReceipt, VerifyError};
 use revm::database::CacheState;
 use std::{
     collections::BTreeMap,
@@ -79,31 +84,93 @@ impl std::str::FromStr for RootMode {
 }
 
 /// Where `RootMode::Incremental` keeps the state's branch nodes between blocks: in memory
-/// ([`gigagas_trie::MemoryStore`], built from the first pre-state) or on disk (a store that
-/// writes each block in one transaction; `gigagas-store` via the CLI). Called once per block,
-/// in block order, on the thread budget's rayon pool, with the block's changes derived from
-/// its shipped BAL; returns the new root. A disk store must refuse to commit a root that
-/// differs from `input.header.state_root` (complete states): the block's BAL and root were
-/// verified by [`crate::prepare`] before the pipeline starts, and the root is compared again
-/// after execution verified.
+/// ([`gigagas_trie::MemoryStore`], built from the first pre-state) or on disk
+/// ([`crate::DiskRoot`], one write transaction per block). Used in block order, on the thread
+/// budget's rayon pool, in two steps per block: [`Self::compute`] (reads only; runs beside
+/// the block's execution, from the changes its shipped BAL gives) and, once the block
+/// verified, [`Self::commit`]. The next block's `compute` and [`Self::snapshot`] come after
+/// that commit, so nothing is written for a block that failed, nor after it.
 pub trait IncrementalState: Send {
-    /// Applies one block's changes and returns the new state root.
-    fn apply_block(
-        &mut self,
+    /// Computes one block's new root and the updates that give it; writes nothing. A store
+    /// that checks roots refuses one that differs from `input.header.state_root` on complete
+    /// states.
+    fn compute(
+        &self,
         input: &gigagas_data::BlockInput,
         changes: &gigagas_trie::ChangeSet,
+    ) -> Result<PendingRoot, String>;
+
+    /// Writes what [`Self::compute`] computed for `input` (a verified block); returns the
+    /// new root.
+    fn commit(
+        &mut self,
+        input: &gigagas_data::BlockInput,
+        pending: PendingRoot,
     ) -> Result<B256, String>;
+
+    /// The state as it is now (after the last commit) for the next block to execute
+    /// against, read by up to `readers` threads at once; `None` when execution reads the
+    /// block's in-memory pre-state instead.
+    fn snapshot(&self, readers: usize) -> Result<Option<DiskSnapshot>, String> {
+        let _ = readers;
+        Ok(None)
+    }
+}
+
+/// A block's root computed by [`IncrementalState::compute`], not yet written.
+#[derive(Debug)]
+pub enum PendingRoot {
+    /// The in-memory node store's updates.
+    Memory(gigagas_trie::StateUpdates),
+    /// The disk store's computed block.
+    Disk(gigagas_store::PendingBlock),
+}
+
+impl PendingRoot {
+    /// The root the block will have.
+    pub fn root(&self) -> B256 {
+        match self {
+            Self::Memory(u) => u.root,
+            Self::Disk(p) => p.head().state_root,
+        }
+    }
 }
 
 impl IncrementalState for gigagas_trie::MemoryStore {
-    fn apply_block(
-        &mut self,
+    fn compute(
+        &self,
         _input: &gigagas_data::BlockInput,
         changes: &gigagas_trie::ChangeSet,
-    ) -> Result<B256, String> {
-        gigagas_trie::apply(self, changes, gigagas_trie::Parallelism::DEFAULT)
+    ) -> Result<PendingRoot, String> {
+        gigagas_trie::compute_updates(self, changes, gigagas_trie::Parallelism::DEFAULT)
+            .map(PendingRoot::Memory)
             .map_err(|e| e.to_string())
     }
+
+    fn commit(
+        &mut self,
+        input: &gigagas_data::BlockInput,
+        pending: PendingRoot,
+    ) -> Result<B256, String> {
+        let PendingRoot::Memory(updates) = pending else {
+            return Err(format!(
+                "block {}: a disk store's result given to the in-memory node store",
+                input.number()
+            ));
+        };
+        let root = updates.root;
+        gigagas_trie::write_updates(self, updates).map_err(|e| e.to_string())?;
+        Ok(root)
+    }
+}
+
+/// The incremental root's node store, shared by the stage that computes roots and the stage
+/// that commits them (never at the same time: see [`IncrementalState`]).
+type Trie<'a> = std::sync::Mutex<Box<dyn IncrementalState + 'a>>;
+
+fn lock<'g, 'a>(trie: &'g Trie<'a>) -> std::sync::MutexGuard<'g, Box<dyn IncrementalState + 'a>> {
+    trie.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// How [`run_pipeline`] runs.
@@ -152,6 +219,11 @@ pub struct BlockTimeline {
     /// Whether that root was compared with the header's and matched (complete states only;
     /// a touched-only pre-state gives the root of that partial state, not compared).
     pub root_checked: bool,
+    /// Bytes the process read from storage (`/proc/self/io` `read_bytes`: page-cache misses)
+    /// between the previous block's commit and this one's: exactly this block's reads with
+    /// the pipeline off; with it on, also the next block's prefetch and recovery, which
+    /// overlap. `None` where unreadable.
+    pub read_bytes: Option<u64>,
 }
 
 /// A verified pipeline run.
@@ -257,11 +329,18 @@ struct Recovered<'a> {
     recover: StageSpan,
 }
 
+/// The state a block executes against when it is on disk: a read snapshot of the store taken
+/// before the block was written.
+pub type DiskSnapshot = gigagas_store::DiskState<gigagas_store::ReadTxn>;
+
 /// The write and root stages done from a shipped BAL, before execution confirmed it.
 struct EarlyRoot {
+    prefetch: Option<StageSpan>,
     post_state: PreState,
     write: StageSpan,
     root: Option<(Result<B256, String>, StageSpan)>,
+    /// The incremental root's updates, written by the commit stage once the block verified.
+    pending: Option<PendingRoot>,
 }
 
 /// A block's changes as the incremental trie takes them, from its BAL and the post-state the
@@ -305,20 +384,52 @@ pub fn change_set(
 
 /// Write and root from the block's shipped BAL; `None` for blocks without one or without a
 /// complete state (whose root is computed from execution's changes).
+///
+/// Before anything is written, the state the block executes against is handed to
+/// `to_execute` (one call per block, always): a read snapshot of the store with the block's
+/// BAL prefetched, or `None` when the state is in memory.
 fn early_root_stage(
     case: &BlockCase<'_>,
     options: &PipelineOptions,
     clock: &Clock,
     budget: &rayon::ThreadPool,
     serial: &rayon::ThreadPool,
-    trie: Option<&mut (dyn IncrementalState + '_)>,
+    trie: Option<&Trie<'_>>,
+    to_execute: impl FnOnce(Result<Option<DiskSnapshot>, ExecError>),
 ) -> Option<EarlyRoot> {
     let input = case.prepared.input;
+    let snapshot = match trie.map(|t| lock(t).snapshot(options.threads * 2 + 2)) {
+        Some(Err(e)) => Err(ExecError::Unsupported {
+            block: input.number(),
+            what: format!("state store snapshot: {e}"),
+        }),
+        Some(Ok(s)) => Ok(s),
+        None => Ok(None),
+    };
+    if snapshot.is_err() {
+        to_execute(snapshot);
+        return None;
+    }
+    let prefetch = match (&snapshot, &input.access_list) {
+        (Ok(Some(snap)), Some(bal)) => {
+            let (read, span) = clock.time(|| budget.install(|| prefetch(snap, bal)));
+            if let Err(e) = read {
+                to_execute(Err(ExecError::Unsupported {
+                    block: input.number(),
+                    what: format!("prefetch: {e}"),
+                }));
+                return None;
+            }
+            Some(span)
+        }
+        _ => None,
+    };
+    to_execute(snapshot);
     let bal = input
         .access_list
         .as_ref()
         .filter(|_| input.complete_state)?;
-    let (post_state, write) = clock.time(|| {
+    let rebuild = || {
         let mut accounts: alloy_primitives::map::HashMap<_, _> = input
             .pre_state
             .accounts()
@@ -326,14 +437,32 @@ fn early_root_stage(
             .collect();
         gigagas_data::chain::apply_bal(&mut accounts, bal);
         PreState::new(accounts, input.pre_state.block_hashes().clone())
-    });
-    let root = match (options.root, trie) {
-        (RootMode::None, _) => None,
-        (RootMode::Incremental, Some(store)) => Some(clock.time(|| {
+    };
+    if let (RootMode::Incremental, Some(trie)) = (options.root, trie) {
+        // The root from the BAL's changes, computed while the block executes; written by the
+        // commit stage only once the block verified.
+        let ((post_state, computed), span) = clock.time(|| {
+            let post_state = rebuild();
             let changes = change_set(bal, &post_state);
-            budget.install(|| store.apply_block(input, &changes))
-        })),
-        (mode, _) => {
+            let computed = budget.install(|| lock(trie).compute(input, &changes));
+            (post_state, computed)
+        });
+        let (root, pending) = match computed {
+            Ok(p) => (Ok(p.root()), Some(p)),
+            Err(e) => (Err(e), None),
+        };
+        return Some(EarlyRoot {
+            prefetch,
+            post_state,
+            write: StageSpan::default(),
+            root: Some((root, span)),
+            pending,
+        });
+    }
+    let (post_state, write) = clock.time(rebuild);
+    let root = match options.root {
+        RootMode::None => None,
+        mode => {
             let pool = if mode == RootMode::Serial {
                 serial
             } else {
@@ -343,10 +472,44 @@ fn early_root_stage(
         }
     };
     Some(EarlyRoot {
+        prefetch,
         post_state,
         write,
         root,
+        pending: None,
     })
+}
+
+/// Reads every account and slot `bal` names from `snapshot` (in parallel on the current rayon
+/// pool, in the store's key order: hashed address, then hashed slot), so that execution finds
+/// them in the page cache. Returns the number of items read.
+fn prefetch(
+    snapshot: &DiskSnapshot,
+    bal: &alloy_eip7928::BlockAccessList,
+) -> Result<usize, gigagas_data::PreStateError> {
+    use alloy_primitives::keccak256;
+    use rayon::prelude::*;
+    let mut keys: Vec<(B256, Option<B256>)> = Vec::new();
+    for account in bal {
+        let owner = keccak256(account.address);
+        keys.push((owner, None));
+        let slots = account
+            .storage_changes
+            .iter()
+            .map(|c| c.slot)
+            .chain(account.storage_reads.iter().copied());
+        keys.extend(slots.map(|slot| (owner, Some(keccak256(slot.to_be_bytes::<32>())))));
+    }
+    keys.sort_unstable();
+    let view = snapshot.view();
+    let store = |e: gigagas_store::Error| gigagas_data::PreStateError::Store(e.to_string());
+    keys.par_chunks(64).try_for_each(|chunk| {
+        chunk.iter().try_for_each(|(owner, slot)| match slot {
+            None => view.account_leaf(owner).map(drop).map_err(store),
+            Some(slot) => view.slot(owner, slot).map(drop).map_err(store),
+        })
+    })?;
+    Ok(keys.len())
 }
 
 /// Stage 2 output: the verified block's changes.
@@ -378,34 +541,46 @@ fn recover_stage<'a>(
     })
 }
 
+/// Runs the block in `options.mode` against `state` (monomorphised per state provider).
+fn execute_on<S: StateProvider>(
+    case: &BlockCase<'_>,
+    prepared: &PreparedBlock<'_>,
+    state: &S,
+    options: &PipelineOptions,
+    pool: Option<&WorkerPool>,
+) -> Result<(Vec<TxReceipt>, CacheState, Option<BlockAccess>), ExecError> {
+    Ok(match options.mode {
+        Mode::Sequential => {
+            let run = execute_sequential(prepared, state)?;
+            (run.receipts, run.post, Some(run.access))
+        }
+        Mode::Parallel { threads, scheduler } => {
+            let pool =
+                pool.filter(|p| p.threads() == threads)
+                    .ok_or_else(|| ExecError::Unsupported {
+                        block: case.number(),
+                        what: format!("no worker pool with {threads} threads"),
+                    })?;
+            let run = execute_parallel(prepared, state, &case.plan, pool, scheduler)?;
+            (run.receipts, run.post, None)
+        }
+    })
+}
+
 fn execute_stage(
     case: &BlockCase<'_>,
     rec: Recovered<'_>,
+    disk: Option<DiskSnapshot>,
     options: &PipelineOptions,
     pool: Option<&WorkerPool>,
     clock: &Clock,
 ) -> Result<Executed, ExecError> {
     let input = case.prepared.input;
-    let number = input.number();
-    let pre = &*input.pre_state;
-    let (out, execute) = clock.time(|| -> Result<_, ExecError> {
-        Ok(match options.mode {
-            Mode::Sequential => {
-                let run = execute_sequential(&rec.prepared, pre)?;
-                (run.receipts, run.post, Some(run.access))
-            }
-            Mode::Parallel { threads, scheduler } => {
-                let pool = pool.filter(|p| p.threads() == threads).ok_or_else(|| {
-                    ExecError::Unsupported {
-                        block: number,
-                        what: format!("no worker pool with {threads} threads"),
-                    }
-                })?;
-                let run = execute_parallel(&rec.prepared, pre, &case.plan, pool, scheduler)?;
-                (run.receipts, run.post, None)
-            }
-        })
+    let (out, execute) = clock.time(|| match &disk {
+        Some(state) => execute_on(case, &rec.prepared, state, options, pool),
+        None => execute_on(case, &rec.prepared, &*input.pre_state, options, pool),
     });
+    drop(disk);
     let (receipts, post, access) = out?;
     let (checked, verify) =
         clock.time(|| crate::block::verify_run(case, &receipts, access.as_ref()));
@@ -421,32 +596,34 @@ fn execute_stage(
 
 /// The write and root stages: the block's changes applied to its pre-state, then (unless
 /// `RootMode::None`) the root of the result, compared with the header's on complete states.
+#[allow(clippy::too_many_arguments)]
 fn commit_stage(
     case: &BlockCase<'_>,
     done: Executed,
     early: Option<EarlyRoot>,
+    trie: Option<&Trie<'_>>,
     options: &PipelineOptions,
     clock: &Clock,
     budget: &rayon::ThreadPool,
     serial: &rayon::ThreadPool,
 ) -> Result<BlockTimeline, ExecError> {
     let input = case.prepared.input;
-    let (post_state, write, early_root) = match early {
-        Some(e) => (e.post_state, e.write, Some(e.root)),
+    let (post_state, write, early_root, prefetch, pending) = match early {
+        Some(e) => (e.post_state, e.write, Some(e.root), e.prefetch, e.pending),
         None => {
             let (post_state, write): (PreState, _) =
                 clock.time(|| gigagas_state::apply_changes(&input.pre_state, &done.post));
-            (post_state, write, None)
+            (post_state, write, None, None, None)
         }
     };
     let mut stages = BTreeMap::from([
         ("recover", done.recover),
         (
             "prefetch",
-            StageSpan {
+            prefetch.unwrap_or(StageSpan {
                 start_ns: done.recover.end_ns,
                 end_ns: done.recover.end_ns,
-            },
+            }),
         ),
         ("execute", done.execute),
         ("verify", done.verify),
@@ -485,6 +662,15 @@ fn commit_stage(
         }
         state_root = Some(root);
     }
+    // The block verified and its root matched: only now is it written.
+    if let (Some(pending), Some(trie)) = (pending, trie) {
+        let (written, span) = clock.time(|| budget.install(|| lock(trie).commit(input, pending)));
+        written.map_err(|e| ExecError::Unsupported {
+            block: input.number(),
+            what: format!("writing the state: {e}"),
+        })?;
+        stages.insert("write", span);
+    }
     let _ = done.index;
     Ok(BlockTimeline {
         number: input.number(),
@@ -493,6 +679,7 @@ fn commit_stage(
         stages,
         state_root,
         root_checked,
+        read_bytes: None,
     })
 }
 
@@ -530,7 +717,7 @@ pub fn run_pipeline_with(
     let serial = build(1)?;
     // The incremental root's node store: the state before the first block, built before
     // timing starts (a node has it on disk when it starts).
-    let mut trie = state;
+    let mut trie = state.filter(|_| options.root == RootMode::Incremental);
     if options.root == RootMode::Incremental {
         if let Some(bad) = cases
             .iter()
@@ -551,25 +738,37 @@ pub fn run_pipeline_with(
             trie = Some(Box::new(store) as Box<dyn IncrementalState>);
         }
     }
+    let trie: Option<Trie<'_>> = trie.map(std::sync::Mutex::new);
+    let trie = trie.as_ref();
     let clock = Clock(Instant::now());
     let cpu0 = process_cpu_ns();
-    let blocks = if options.overlap {
+    let read0 = crate::disk::io_read_bytes();
+    let mut blocks = if options.overlap {
         overlapped(cases, options, pool, &clock, &budget, &serial, trie)?
     } else {
         let mut blocks = Vec::with_capacity(cases.len());
         for (i, case) in cases.iter().enumerate() {
             let rec = recover_stage(case, i, &clock, &budget)?;
+            let mut disk = Ok(None);
             let early =
-                early_root_stage(case, options, &clock, &budget, &serial, trie.as_deref_mut());
-            let done = execute_stage(case, rec, options, pool, &clock)?;
-            blocks.push(commit_stage(
-                case, done, early, options, &clock, &budget, &serial,
-            )?);
+                early_root_stage(case, options, &clock, &budget, &serial, trie, |s| disk = s);
+            let done = execute_stage(case, rec, disk?, options, pool, &clock)?;
+            let mut block =
+                commit_stage(case, done, early, trie, options, &clock, &budget, &serial)?;
+            block.read_bytes = crate::disk::io_read_bytes();
+            blocks.push(block);
         }
         blocks
     };
     let wall_ns = clock.now();
     let cpu_ns = cpu0.zip(process_cpu_ns()).map(|(a, b)| b.saturating_sub(a));
+    // Each block's reading of the counter at its commit, turned into bytes since the last.
+    let mut last = read0;
+    for b in &mut blocks {
+        let at = b.read_bytes;
+        b.read_bytes = at.zip(last).map(|(now, before)| now.saturating_sub(before));
+        last = at;
+    }
     Ok(PipelineRun {
         mode: options.mode.to_string(),
         root: options.root,
@@ -592,19 +791,30 @@ fn overlapped(
     clock: &Clock,
     budget: &rayon::ThreadPool,
     serial: &rayon::ThreadPool,
-    mut trie: Option<Box<dyn IncrementalState + '_>>,
+    trie: Option<&Trie<'_>>,
 ) -> Result<Vec<BlockTimeline>, ExecError> {
     std::thread::scope(|scope| {
         let (to_exec, from_recover): (SyncSender<Recovered<'_>>, Receiver<_>) = sync_channel(QUEUE);
         let (to_commit, from_exec): (SyncSender<Executed>, Receiver<_>) = sync_channel(QUEUE);
         let (to_commit_root, from_root): (SyncSender<Option<EarlyRoot>>, Receiver<_>) =
             sync_channel(QUEUE);
-        // Write and root from shipped BALs, beside execution (`None` for other blocks).
+        type Snapshot = Result<Option<DiskSnapshot>, ExecError>;
+        let (to_exec_state, from_state): (SyncSender<Snapshot>, Receiver<_>) = sync_channel(QUEUE);
+        // With an incremental root, block N's state and root come only after block N-1 was
+        // committed (verified and written): one token per commit.
+        let (committed, wait_commit): (SyncSender<()>, Receiver<()>) = sync_channel(QUEUE);
+        // Write and root from shipped BALs, beside execution (`None` for other blocks); first
+        // the state each block executes against (prefetched, when on disk).
         scope.spawn(move || {
-            for case in cases {
-                let early =
-                    early_root_stage(case, options, clock, budget, serial, trie.as_deref_mut());
-                if to_commit_root.send(early).is_err() {
+            for (i, case) in cases.iter().enumerate() {
+                if i > 0 && trie.is_some() && wait_commit.recv().is_err() {
+                    break; // the commit stage stopped
+                }
+                let mut stopped = false;
+                let early = early_root_stage(case, options, clock, budget, serial, trie, |s| {
+                    stopped = to_exec_state.send(s).is_err()
+                });
+                if stopped || to_commit_root.send(early).is_err() {
                     break;
                 }
             }
@@ -620,7 +830,9 @@ fn overlapped(
         });
         let execute = scope.spawn(move || -> Result<(), ExecError> {
             for rec in from_recover {
-                let done = execute_stage(&cases[rec.index], rec, options, pool, clock)?;
+                // Block order on both queues: the next state belongs to this block.
+                let Ok(disk) = from_state.recv() else { break };
+                let done = execute_stage(&cases[rec.index], rec, disk?, options, pool, clock)?;
                 if to_commit.send(done).is_err() {
                     break;
                 }
@@ -636,20 +848,29 @@ fn overlapped(
                 &cases[done.index],
                 done,
                 early,
+                trie,
                 options,
                 clock,
                 budget,
                 serial,
             ) {
-                Ok(b) => blocks.push(b),
+                Ok(mut b) => {
+                    b.read_bytes = crate::disk::io_read_bytes();
+                    blocks.push(b);
+                    if trie.is_some() {
+                        let _ = committed.send(());
+                    }
+                }
                 Err(e) => {
                     commit_error = Some(e);
                     break;
                 }
             }
         }
-        // Dropping the receivers stops the stages above at their next send.
+        // Dropping the receivers (and the commit tokens) stops the stages above at their next
+        // send or wait.
         drop(from_root);
+        drop(committed);
         let join = |h: std::thread::ScopedJoinHandle<'_, Result<(), ExecError>>| {
             h.join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))

@@ -5,31 +5,16 @@
 //! global indices", and the results are committed and verified per original block.
 
 use crate::{
-    parallel::{
-        check_lifecycle, collect_done, commit_block, evm_error, merge_receipts, record, TxDone,
-    },
-    worker_db::WorkerDb,
+    parallel::{commit_block, merge_receipts, run_unit, TxDone, Unit},
     BlockAccess, ExecError, Lifecycle, ParallelPlan, ParallelRun, PreparedBlock, Scheduler,
-    WorkerPool,
+    StateProvider, WorkerPool,
 };
 use alloy_eip7928::{AccountChanges, BlockAccessIndex, BlockAccessList, SlotChanges};
 use alloy_primitives::{Address, U256};
 use gigagas_data::PreState;
-use gigagas_verify::{check_tx_against_bal, count_writes_per_index, BalViolation};
-use revm::{
-    context::ContextTr,
-    handler::{instructions::EthInstructions, MainBuilder},
-    state::bal::Bal,
-    ExecuteEvm,
-};
-use std::{
-    collections::BTreeMap,
-    sync::{
-        atomic::{AtomicBool, AtomicUsize, Ordering},
-        Arc, OnceLock,
-    },
-    time::Instant,
-};
+use gigagas_verify::{count_writes_per_index, BalViolation};
+use revm::state::bal::Bal;
+use std::{collections::BTreeMap, sync::Arc, time::Instant};
 
 /// The merged BAL of K consecutive blocks and each block's own plan.
 #[derive(Debug)]
@@ -158,74 +143,29 @@ impl MegaPlan {
 /// Executes the mega-block on `pool` in `scheduler` order, then commits and verifies each
 /// block. `pre_state` is the unit's (see `gigagas_data::PreState::for_consecutive`). Returns
 /// one run per block; its `exec_nanos` and `serial_nanos` are the whole mega-block's.
-pub fn execute_mega(
+pub fn execute_mega<S: StateProvider>(
     blocks: &[&PreparedBlock<'_>],
-    pre_state: &PreState,
+    pre_state: &S,
     plan: &MegaPlan,
     pool: &WorkerPool,
     scheduler: Scheduler,
 ) -> Result<Vec<ParallelRun>, ExecError> {
     let first = blocks.first().map_or(0, |b| b.number());
-    let jobs: Vec<(usize, usize)> = blocks
-        .iter()
-        .enumerate()
-        .flat_map(|(b, block)| (0..block.txs.len()).map(move |i| (b, i)))
-        .collect();
-    let n = jobs.len();
     let gas_limits: Vec<u64> = blocks
         .iter()
         .flat_map(|b| b.txs.iter().map(|t| t.gas_limit))
         .collect();
     let order = scheduler.order(&gas_limits, Some(&plan.gas_weights), first)?;
-
+    let unit = Unit {
+        blocks,
+        bal: &plan.bal,
+        lifecycle: &plan.lifecycle,
+        writes_per_index: &plan.writes_per_index,
+        offsets: &plan.offsets,
+        plans: &plan.blocks,
+    };
     let start = Instant::now();
-    let cursor = AtomicUsize::new(0);
-    let abort = AtomicBool::new(false);
-    let slots: Vec<OnceLock<Result<TxDone, ExecError>>> = (0..n).map(|_| OnceLock::new()).collect();
-    pool.run_workers(|worker| {
-        if cursor.load(Ordering::Relaxed) >= n {
-            return;
-        }
-        let db = WorkerDb::new(pre_state, plan.bal.clone(), &plan.lifecycle);
-        let mut evm =
-            crate::eip7610::context(db, blocks[0].envs.block.clone(), blocks[0].envs.cfg.clone())
-                .build_mainnet();
-        loop {
-            let k = cursor.fetch_add(1, Ordering::Relaxed);
-            if k >= n || abort.load(Ordering::Relaxed) {
-                break;
-            }
-            let g = order[k];
-            let (b, i) = jobs[g];
-            let block = blocks[b];
-            let index = BlockAccessIndex::new(plan.offsets[b] + i as u64 + 1);
-            let t0 = Instant::now();
-            evm.ctx.block = block.envs.block.clone();
-            if evm.ctx.cfg.spec != block.envs.cfg.spec {
-                // A fork boundary inside the mega-block: the journal keeps its own copy of the
-                // spec (`modify_cfg` syncs it) and the instruction gas table is built per spec.
-                evm.ctx.modify_cfg(|cfg| *cfg = block.envs.cfg.clone());
-                evm.instruction = EthInstructions::new_mainnet_with_spec(block.envs.spec);
-            }
-            evm.ctx.db_mut().position(index);
-            let outcome = block.tx_env(i).and_then(|tx| {
-                evm.transact(tx)
-                    .map_err(|e| evm_error(block.number(), i, index, e))
-            });
-            // The transaction's time on its worker: execution and its check against the BAL.
-            let done = outcome.and_then(|out| {
-                let listed = plan.writes_per_index[index.get() as usize];
-                check_tx_against_bal(&plan.bal, index, &out.state, listed)
-                    .map_err(|v| ExecError::bal(block.number(), v))?;
-                let local = BlockAccessIndex::from_tx_index(i as u64);
-                check_lifecycle(&plan.blocks[b], block.number(), i, local, &out.state)?;
-                Ok(TxDone::new(out, t0.elapsed().as_nanos() as u64, worker))
-            });
-            record(&slots[g], &abort, done);
-        }
-    });
-    let workers_done = Instant::now();
-    let done = collect_done(slots)?;
+    let (done, workers_done) = run_unit(&unit, pre_state, pool, &order)?;
     // Receipts per block, in block order (all of them before any commit: the worker phase).
     let mut per_block: Vec<Vec<TxDone>> = Vec::with_capacity(blocks.len());
     let mut rest = done.into_iter();
@@ -245,7 +185,8 @@ pub fn execute_mega(
         .zip(receipts)
         .zip(&plan.blocks)
         .map(|(((block, d), r), p)| {
-            let mut run = commit_block(block, &block.input.pre_state, p, d, r, exec_nanos)?;
+            let pre: &PreState = &block.input.pre_state;
+            let mut run = commit_block(block, pre, p, d, r, exec_nanos)?;
             run.serial_nanos = serial_nanos;
             Ok(run)
         })

@@ -5,11 +5,11 @@ use crate::{
     lifecycle::{events_of, LifecycleEvent},
     receipt_of, system,
     worker_db::WorkerDb,
-    BlockAccess, ExecError, Lifecycle, PreparedBlock, Scheduler, WorkerPool,
+    BlockAccess, ExecError, Lifecycle, PreparedBlock, Scheduler, StateProvider, WorkerPool,
 };
 use alloy_eip7928::{validate_block_access_list, BlockAccessIndex, BlockAccessList};
 use alloy_primitives::{Address, B256};
-use gigagas_data::{PreState, PreStateError};
+use gigagas_data::PreStateError;
 use gigagas_verify::{
     bal_divergence, check_tx_against_bal, count_writes_per_index, BalItem, BalViolation, TxReceipt,
 };
@@ -17,7 +17,7 @@ use revm::{
     context::{result::EVMError, ContextTr},
     database::{CacheState, State},
     database_interface::{bal::EvmDatabaseError, DatabaseCommit},
-    handler::MainBuilder,
+    handler::{instructions::EthInstructions, MainBuilder},
     state::{
         bal::{Bal, BalError},
         EvmState,
@@ -145,20 +145,72 @@ pub(crate) fn evm_error(
 }
 
 /// Executes `block` on `pool` from the BAL in `plan`, dispatching transactions in the order
-/// of `scheduler`, then commits the results in block order and checks the rebuilt BAL.
-pub fn execute_parallel(
+/// of `scheduler`, then commits the results in block order and checks the rebuilt BAL. The
+/// worker loop is the mega-block's with one block ([`run_unit`]).
+pub fn execute_parallel<S: StateProvider>(
     block: &PreparedBlock<'_>,
-    pre_state: &PreState,
+    pre_state: &S,
     plan: &ParallelPlan,
     pool: &WorkerPool,
     scheduler: Scheduler,
 ) -> Result<ParallelRun, ExecError> {
     let number = block.number();
-    let n = block.txs.len();
     let gas_limits: Vec<u64> = block.txs.iter().map(|t| t.gas_limit).collect();
     let order = scheduler.order(&gas_limits, plan.gas_weights.as_deref(), number)?;
-
+    let unit = Unit {
+        blocks: std::slice::from_ref(&block),
+        bal: &plan.bal,
+        lifecycle: &plan.lifecycle,
+        writes_per_index: &plan.writes_per_index,
+        offsets: &[0],
+        plans: std::slice::from_ref(plan),
+    };
     let start = Instant::now();
+    let (done, workers_done) = run_unit(&unit, pre_state, pool, &order)?;
+    debug_assert_eq!(done.len(), block.txs.len());
+    let receipts = merge_receipts(block, &done)?;
+    let exec_nanos = start.elapsed().as_nanos() as u64;
+    let serial_nanos = workers_done.elapsed().as_nanos() as u64;
+    let mut run = commit_block(block, pre_state, plan, done, receipts, exec_nanos)?;
+    run.serial_nanos = serial_nanos;
+    Ok(run)
+}
+
+/// What the one worker loop runs: K consecutive blocks (K = 1 for a block alone) in one BAL
+/// index space, block b's index 0 at `offsets[b]`.
+pub(crate) struct Unit<'u, 'b> {
+    /// The blocks, in order.
+    pub(crate) blocks: &'u [&'u PreparedBlock<'b>],
+    /// The (merged) BAL every worker reads earlier writes from.
+    pub(crate) bal: &'u Arc<Bal>,
+    /// The (merged) lifecycle records.
+    pub(crate) lifecycle: &'u Lifecycle,
+    /// Writes the BAL lists per (global) index, for the completeness check.
+    pub(crate) writes_per_index: &'u [u32],
+    /// Global index of each block's index 0.
+    pub(crate) offsets: &'u [u64],
+    /// Each block's own plan (its lifecycle events per local index).
+    pub(crate) plans: &'u [ParallelPlan],
+}
+
+/// The one worker loop: every transaction of `unit`, dispatched in `order` (indices into the
+/// unit's transactions, block after block) to `pool`'s workers, each run against `pre_state`
+/// plus the BAL's earlier writes and checked against the BAL. Returns the results in unit
+/// order (or the error of the first failing transaction in that order) and when the last
+/// worker finished.
+pub(crate) fn run_unit<S: StateProvider>(
+    unit: &Unit<'_, '_>,
+    pre_state: &S,
+    pool: &WorkerPool,
+    order: &[usize],
+) -> Result<(Vec<TxDone>, Instant), ExecError> {
+    let jobs: Vec<(usize, usize)> = unit
+        .blocks
+        .iter()
+        .enumerate()
+        .flat_map(|(b, block)| (0..block.txs.len()).map(move |i| (b, i)))
+        .collect();
+    let n = jobs.len();
     let cursor = AtomicUsize::new(0);
     let abort = AtomicBool::new(false);
     let slots: Vec<OnceLock<Result<TxDone, ExecError>>> = (0..n).map(|_| OnceLock::new()).collect();
@@ -166,39 +218,49 @@ pub fn execute_parallel(
         if cursor.load(Ordering::Relaxed) >= n {
             return;
         }
-        let db = WorkerDb::new(pre_state, plan.bal.clone(), &plan.lifecycle);
-        let mut evm = crate::eip7610::context(db, block.envs.block.clone(), block.envs.cfg.clone())
+        let db = WorkerDb::new(pre_state, unit.bal.clone(), unit.lifecycle);
+        let first = unit.blocks[0];
+        let mut evm = crate::eip7610::context(db, first.envs.block.clone(), first.envs.cfg.clone())
             .build_mainnet();
+        let mut current = 0;
         loop {
             let k = cursor.fetch_add(1, Ordering::Relaxed);
             if k >= n || abort.load(Ordering::Relaxed) {
                 break;
             }
-            let i = order[k];
-            let index = BlockAccessIndex::from_tx_index(i as u64);
+            let (b, i) = jobs[order[k]];
+            let block = unit.blocks[b];
+            let number = block.number();
+            let index = BlockAccessIndex::new(unit.offsets[b] + i as u64 + 1);
             let t0 = Instant::now();
+            if b != current {
+                current = b;
+                evm.ctx.block = block.envs.block.clone();
+                if evm.ctx.cfg.spec != block.envs.cfg.spec {
+                    // A fork boundary inside the unit: the journal keeps its own copy of the
+                    // spec (`modify_cfg` syncs it) and the instruction gas table is per spec.
+                    evm.ctx.modify_cfg(|cfg| *cfg = block.envs.cfg.clone());
+                    evm.instruction = EthInstructions::new_mainnet_with_spec(block.envs.spec);
+                }
+            }
             evm.ctx.db_mut().position(index);
             let outcome = block
                 .tx_env(i)
                 .and_then(|tx| evm.transact(tx).map_err(|e| evm_error(number, i, index, e)));
             // The transaction's time on its worker: execution and its check against the BAL.
             let done = outcome.and_then(|out| {
-                check_tx(plan, number, i, index, &out.state)?;
+                let listed = unit.writes_per_index[index.get() as usize];
+                check_tx_against_bal(unit.bal, index, &out.state, listed)
+                    .map_err(|v| ExecError::bal(number, v))?;
+                let local = BlockAccessIndex::from_tx_index(i as u64);
+                check_lifecycle(&unit.plans[b], number, i, local, &out.state)?;
                 Ok(TxDone::new(out, t0.elapsed().as_nanos() as u64, worker))
             });
-            record(&slots[i], &abort, done);
+            record(&slots[order[k]], &abort, done);
         }
     });
-
     let workers_done = Instant::now();
-    let done = collect_done(slots)?;
-    debug_assert_eq!(done.len(), n);
-    let receipts = merge_receipts(block, &done)?;
-    let exec_nanos = start.elapsed().as_nanos() as u64;
-    let serial_nanos = workers_done.elapsed().as_nanos() as u64;
-    let mut run = commit_block(block, pre_state, plan, done, receipts, exec_nanos)?;
-    run.serial_nanos = serial_nanos;
-    Ok(run)
+    Ok((collect_done(slots)?, workers_done))
 }
 
 /// Stores a worker's result for one transaction; a failure tells every worker to stop taking
@@ -253,9 +315,9 @@ pub(crate) fn merge_receipts(
 
 /// The canonical commit of one block's worker results (see [`commit_and_rebuild`]) and the
 /// finished [`ParallelRun`].
-pub(crate) fn commit_block(
+pub(crate) fn commit_block<S: StateProvider>(
     block: &PreparedBlock<'_>,
-    pre_state: &PreState,
+    pre_state: &S,
     plan: &ParallelPlan,
     done: Vec<TxDone>,
     mut receipts: Vec<TxReceipt>,
@@ -278,18 +340,6 @@ pub(crate) fn commit_block(
         commit_nanos: commit_start.elapsed().as_nanos() as u64,
         post,
     })
-}
-
-fn check_tx(
-    plan: &ParallelPlan,
-    block: u64,
-    tx: usize,
-    index: BlockAccessIndex,
-    diff: &EvmState,
-) -> Result<(), ExecError> {
-    let listed = plan.writes_per_index[index.get() as usize];
-    check_tx_against_bal(&plan.bal, index, diff, listed).map_err(|v| ExecError::bal(block, v))?;
-    check_lifecycle(plan, block, tx, index, diff)
 }
 
 /// Requires the lifecycle events `diff` implies to be the ones `plan` records at `index`.
@@ -336,13 +386,13 @@ fn first_event_difference(
 /// builder (pre- and post-execution included) and requires the rebuilt BAL to equal the
 /// given one. Returns the final accounts, and the state root after each transaction where the
 /// block's receipts need it.
-pub(crate) fn commit_and_rebuild(
+pub(crate) fn commit_and_rebuild<S: StateProvider>(
     block: &PreparedBlock<'_>,
-    pre_state: &PreState,
+    pre_state: &S,
     plan: &ParallelPlan,
     diffs: impl Iterator<Item = EvmState>,
 ) -> Result<(CacheState, Vec<B256>), ExecError> {
-    let hook = block.intermediate_root_hook();
+    let hook = crate::provider::intermediate_roots(block, pre_state)?;
     let mut roots = Vec::new();
     let mut state = State::builder()
         .with_database_ref(pre_state)
@@ -353,8 +403,8 @@ pub(crate) fn commit_and_rebuild(
     for diff in diffs {
         state.bump_bal_index();
         state.commit(diff);
-        if let Some(hook) = hook {
-            roots.push(hook.root(pre_state, &state.cache));
+        if let Some((hook, pre)) = hook {
+            roots.push(hook.root(pre, &state.cache));
         }
     }
     state.set_bal_index(BlockAccessIndex::from_tx_index(block.txs.len() as u64));

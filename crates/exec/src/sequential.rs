@@ -1,9 +1,8 @@
 //! The sequential baseline: one transaction after another on one state, building the BAL.
 
-use crate::{lifecycle::Lifecycle, receipt_of, system, ExecError, PreparedBlock};
+use crate::{lifecycle::Lifecycle, receipt_of, system, ExecError, PreparedBlock, StateProvider};
 use alloy_eip7928::{compute_block_access_list_hash, BlockAccessIndex, BlockAccessList};
 use alloy_primitives::B256;
-use gigagas_data::PreState;
 use gigagas_verify::TxReceipt;
 use revm::{
     context::ContextTr,
@@ -52,11 +51,12 @@ pub struct SequentialRun {
 }
 
 /// Executes `block` sequentially on `pre_state` with revm's BAL builder.
-pub fn execute_sequential(
+pub fn execute_sequential<S: StateProvider>(
     block: &PreparedBlock<'_>,
-    pre_state: &PreState,
+    pre_state: &S,
 ) -> Result<SequentialRun, ExecError> {
     let number = block.number();
+    let hook = crate::provider::intermediate_roots(block, pre_state)?;
     let start = Instant::now();
     let mut state = State::builder()
         .with_database_ref(pre_state)
@@ -95,8 +95,8 @@ pub fn execute_sequential(
             cumulative += out.result.tx_gas_used();
             tx_gas_spent.push(out.result.gas().total_gas_spent());
             let mut receipt = receipt_of(tx, &out.result, cumulative);
-            if let Some(hook) = block.intermediate_root_hook() {
-                receipt.post_state = Some(hook.root(pre_state, &evm.ctx.db_mut().cache));
+            if let Some((hook, pre)) = hook {
+                receipt.post_state = Some(hook.root(pre, &evm.ctx.db_mut().cache));
             }
             receipts.push(receipt);
             tx_nanos.push(t0.elapsed().as_nanos() as u64);

@@ -21,12 +21,14 @@
 pub mod codec;
 pub mod kv;
 pub mod mdbx;
+mod state;
 mod view;
 
 use alloy_primitives::{keccak256, Bytes, B256, U256};
 use alloy_trie::Nibbles;
 use gigagas_trie::{ChangeSet, MemoryStore, Parallelism, StoreError};
 use kv::{Backend, KvRead, KvWrite, Table};
+pub use state::{CodeCache, DiskState};
 use std::{
     collections::BTreeMap,
     path::{Path, PathBuf},
@@ -169,6 +171,21 @@ pub struct Counts {
     pub codes: usize,
 }
 
+/// A block whose root [`Store::compute_block`] computed and checked, not yet written.
+#[derive(Debug)]
+pub struct PendingBlock {
+    parent: Head,
+    head: Head,
+    updates: gigagas_trie::StateUpdates,
+}
+
+impl PendingBlock {
+    /// The head the store will have once the block is committed (its root included).
+    pub fn head(&self) -> Head {
+        self.head
+    }
+}
+
 /// The MDBX read snapshot.
 pub type ReadTxn = mdbx::MdbxRead;
 /// The MDBX write transaction.
@@ -274,6 +291,17 @@ impl<B: Backend> Store<B> {
     pub fn read(&self) -> Result<View<B::Read>, Error> {
         Ok(View {
             kv: self.read_kv()?,
+        })
+    }
+
+    /// A read snapshot for `readers` threads at once (execution's workers and the thread
+    /// budget's pool), as the state a block executes against.
+    pub fn snapshot(&self, readers: usize) -> Result<View<B::Read>, Error> {
+        Ok(View {
+            kv: self
+                .backend
+                .read(readers.max(1))
+                .map_err(|e| at(&self.path, e))?,
         })
     }
 
@@ -396,10 +424,8 @@ impl<B: Backend> Store<B> {
         txn.commit().map_err(|e| at(&self.path, e))
     }
 
-    /// Applies one block: computes its root against a read snapshot (`parallelism` on the
-    /// current rayon pool), checks it against `block.expected_root` (nothing is written on a
-    /// mismatch), then writes trie nodes, leaves, `codes`, the block hash and the new head in
-    /// one write transaction and commits. Returns the new head.
+    /// Applies one block: [`Self::compute_block`] then [`Self::commit_block`]. Returns the
+    /// new head.
     pub fn apply_block(
         &self,
         block: BlockRef,
@@ -407,6 +433,20 @@ impl<B: Backend> Store<B> {
         codes: &[Bytes],
         parallelism: Parallelism,
     ) -> Result<Head, Error> {
+        let pending = self.compute_block(block, changes, parallelism)?;
+        self.commit_block(pending, codes)
+    }
+
+    /// Computes one block's root against a read snapshot of the head (`parallelism` on the
+    /// current rayon pool; reads only) and checks it against `block.expected_root`. Nothing
+    /// is written: [`Self::commit_block`] writes the result, so the root can be computed while
+    /// the block still executes and written only once it verified.
+    pub fn compute_block(
+        &self,
+        block: BlockRef,
+        changes: &ChangeSet,
+        parallelism: Parallelism,
+    ) -> Result<PendingBlock, Error> {
         let head = self.require_head()?;
         if block.number != head.number + 1 || block.parent_hash != head.hash {
             return Err(Error::NotNext {
@@ -429,22 +469,37 @@ impl<B: Backend> Store<B> {
                 });
             }
         }
-        let new_head = Head {
-            number: block.number,
-            hash: block.hash,
-            state_root: updates.root,
-        };
+        Ok(PendingBlock {
+            parent: head,
+            head: Head {
+                number: block.number,
+                hash: block.hash,
+                state_root: updates.root,
+            },
+            updates,
+        })
+    }
+
+    /// Writes a computed block — trie nodes, leaves, `codes`, the block hash and the new head —
+    /// in one write transaction, provided the head has not moved since it was computed.
+    /// Returns the new head.
+    pub fn commit_block(&self, pending: PendingBlock, codes: &[Bytes]) -> Result<Head, Error> {
+        let PendingBlock {
+            parent,
+            head: new_head,
+            updates,
+        } = pending;
         let txn = self.backend.write().map_err(|e| at(&self.path, e))?;
         // The head read inside the write transaction: no other writer moved it meanwhile.
         let current = txn
             .get(Table::Meta, b"head")?
             .map(|v| codec::decode_head(&v))
             .transpose()?;
-        if current != Some(head) {
+        if current != Some(parent) {
             return Err(Error::Backend(format!(
                 "{}: the head moved while block {} was being computed",
                 self.path.display(),
-                block.number
+                new_head.number
             )));
         }
         let mut writer = Writer(View { kv: txn });
@@ -455,8 +510,8 @@ impl<B: Backend> Store<B> {
         }
         txn.put(
             Table::BlockHashes,
-            &block.number.to_be_bytes(),
-            block.hash.as_slice(),
+            &new_head.number.to_be_bytes(),
+            new_head.hash.as_slice(),
         )?;
         txn.put(Table::Meta, b"head", &codec::encode_head(&new_head))?;
         txn.commit().map_err(|e| at(&self.path, e))?;

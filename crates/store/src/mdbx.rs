@@ -54,9 +54,19 @@ pub struct MdbxWrite {
     dbs: Vec<Database>,
 }
 
+/// A process-wide number per reading thread, so that threads reading one snapshot at once
+/// (rayon's and the execution workers') mostly use different transactions: each transaction
+/// serialises its readers behind a lock.
+fn reader_slot() -> usize {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local!(static SLOT: usize = NEXT.fetch_add(1, Ordering::Relaxed));
+    SLOT.with(|s| *s)
+}
+
 impl MdbxRead {
     fn txn(&self) -> &RoTxSync {
-        let i = rayon::current_thread_index().map_or(0, |i| i + 1);
+        let i = rayon::current_thread_index().map_or_else(reader_slot, |i| i + 1);
         &self.txns[i % self.txns.len()]
     }
 }

@@ -111,6 +111,15 @@ impl<T: KvRead> View<T> {
         Ok(Some((hashed, codec::decode_value(&key, &value)?)))
     }
 
+    /// The hash of block `number`, if the store holds it.
+    pub fn block_hash(&self, number: u64) -> Result<Option<B256>, Error> {
+        let key = number.to_be_bytes();
+        self.kv
+            .get(Table::BlockHashes, &key)?
+            .map(|v| codec::b256(Table::BlockHashes, &key, &v))
+            .transpose()
+    }
+
     /// The code stored under `code_hash`.
     pub fn code(&self, code_hash: &B256) -> Result<Option<Vec<u8>>, Error> {
         self.kv.get(Table::Code, code_hash.as_slice())
@@ -331,9 +340,8 @@ impl<T: KvRead> revm::DatabaseRef for View<T> {
     }
 
     fn block_hash_ref(&self, number: u64) -> Result<B256, ReadError> {
-        let key = number.to_be_bytes();
-        match self.kv.get(Table::BlockHashes, &key)? {
-            Some(v) => Ok(codec::b256(Table::BlockHashes, &key, &v)?),
+        match self.block_hash(number)? {
+            Some(hash) => Ok(hash),
             None => Err(ReadError(Error::Backend(format!(
                 "block hash of block {number} is not in the store (table block_hashes)"
             )))),

@@ -1,0 +1,167 @@
+//! Execution reading the on-disk store: a generated chain run through the pipeline with its
+//! state in a `gigagas-store` directory gives the header's roots in every mode, the store
+//! ends at the last block and verifies, and a store whose state differs from the chain's is
+//! caught by execution itself (so the blocks really execute against the disk, not against
+//! the in-memory pre-state).
+
+use alloy_primitives::keccak256;
+use gigagas_engine::{
+    prepare, run_pipeline_with, BlockCase, DiskRoot, Mode, PipelineOptions, RootMode,
+};
+use gigagas_exec::{Scheduler, WorkerPool};
+use gigagas_gen::{generate, GenOptions, Workload};
+use gigagas_store::{codec, kv::Backend, kv::KvRead, kv::KvWrite, kv::Table, mdbx::Mdbx, Store};
+use revm::primitives::hardfork::SpecId;
+use std::{path::Path, sync::OnceLock};
+
+fn chain() -> &'static gigagas_data::Dataset {
+    static DATA: OnceLock<gigagas_data::Dataset> = OnceLock::new();
+    DATA.get_or_init(|| {
+        let options = GenOptions {
+            workload: Workload::MainnetMix,
+            blocks: 4,
+            block_gas: 3_000_000,
+            seed: 21,
+            spec: SpecId::AMSTERDAM,
+            tx_gas_cap: Some(gigagas_gen::builder::EIP7825_TX_GAS_CAP),
+            senders: 12,
+            verify_threads: 2,
+            precompiles: Vec::new(),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        generate(&options, &|_| {})
+            .unwrap()
+            .write(dir.path())
+            .unwrap();
+        gigagas_data::load(&gigagas_data::DataSource::open(dir.path()).unwrap()).unwrap()
+    })
+}
+
+/// A store holding the chain's genesis (the first block's pre-state).
+fn genesis_store(path: &Path) {
+    let first = &chain().blocks[0];
+    let store: Store = Store::create(path).unwrap();
+    store
+        .load(
+            &first.pre_state,
+            first.number() - 1,
+            first.header.parent_hash,
+        )
+        .unwrap();
+}
+
+fn run(path: &Path, mode: Mode, overlap: bool) -> Result<gigagas_engine::PipelineRun, String> {
+    let cases: Vec<BlockCase<'_>> = chain().blocks.iter().map(|b| prepare(b).unwrap()).collect();
+    let options = PipelineOptions {
+        mode,
+        root: RootMode::Incremental,
+        overlap,
+        threads: mode.threads(),
+    };
+    let pool = WorkerPool::new(mode.threads());
+    let disk = DiskRoot::new(Store::open(path).unwrap());
+    run_pipeline_with(&cases, &options, Some(&pool), Some(Box::new(disk)))
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn blocks_execute_against_the_store() {
+    for (mode, overlap) in [
+        (Mode::Sequential, false),
+        (
+            Mode::Parallel {
+                threads: 1,
+                scheduler: Scheduler::GasUsed,
+            },
+            true,
+        ),
+        (
+            Mode::Parallel {
+                threads: 2,
+                scheduler: Scheduler::GasUsed,
+            },
+            false,
+        ),
+        (
+            Mode::Parallel {
+                threads: 2,
+                scheduler: Scheduler::Ordered,
+            },
+            true,
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        genesis_store(&path);
+        let run =
+            run(&path, mode, overlap).unwrap_or_else(|e| panic!("{mode} overlap {overlap}: {e}"));
+        let last = chain().blocks.last().unwrap();
+        assert_eq!(run.blocks.len(), chain().blocks.len());
+        for (b, input) in run.blocks.iter().zip(&chain().blocks) {
+            assert!(b.root_checked, "block {}", b.number);
+            assert_eq!(b.state_root, Some(input.header.state_root));
+            // Prefetch read the BAL's accounts and slots from the store: a real span.
+            let prefetch = b.stages["prefetch"];
+            assert!(
+                prefetch.end_ns > prefetch.start_ns,
+                "block {}: {prefetch:?}",
+                b.number
+            );
+        }
+        let store: Store = Store::open(&path).unwrap();
+        let head = store.head().unwrap().unwrap();
+        assert_eq!((head.number, head.hash), (last.number(), last.hash));
+        assert!(store.verify().unwrap().ok());
+    }
+}
+
+/// One account's balance changed in the store behind the trie's back: the in-memory pre-state
+/// is still right, so only execution reading the disk can notice — and it must, naming the
+/// block and the transaction.
+#[test]
+fn a_store_that_differs_is_caught_by_execution() {
+    let first = &chain().blocks[0];
+    let senders = gigagas_exec::recover_senders(first).unwrap();
+    let sender = senders[0];
+    for mode in [
+        Mode::Sequential,
+        Mode::Parallel {
+            threads: 2,
+            scheduler: Scheduler::GasUsed,
+        },
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        genesis_store(&path);
+        {
+            let raw = Mdbx::open(&path, false).unwrap();
+            let txn = raw.write().unwrap();
+            let key = keccak256(sender);
+            let bytes = txn.get(Table::Accounts, key.as_slice()).unwrap().unwrap();
+            let mut account = codec::decode_account(key.as_slice(), &bytes).unwrap();
+            account.balance += alloy_primitives::U256::from(1);
+            txn.put(
+                Table::Accounts,
+                key.as_slice(),
+                &codec::encode_account(&account),
+            )
+            .unwrap();
+            txn.commit().unwrap();
+        }
+        let e = run(&path, mode, true).unwrap_err();
+        eprintln!("{mode}: {e}");
+        assert!(
+            e.contains(&format!("block {}", first.number())),
+            "{mode}: {e}"
+        );
+        assert!(
+            e.to_lowercase()
+                .contains(&format!("{sender}").to_lowercase())
+                || e.contains("tx"),
+            "{mode}: {e}"
+        );
+        // Nothing after the failing block was written: the store is at most at block 1.
+        let store: Store = Store::open(&path).unwrap();
+        assert!(store.head().unwrap().unwrap().number <= first.number());
+    }
+}
