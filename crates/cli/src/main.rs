@@ -131,10 +131,11 @@ struct RunArgs {
     /// The store directory for --state disk.
     #[arg(long, value_name = "DBDIR")]
     db: Option<PathBuf>,
-    /// With --state disk: read every block's state cold. Before the first block and after
-    /// each commit the store is closed, the OS page cache of its files dropped
-    /// (posix_fadvise, no privileges needed; Linux only) and the store reopened. Each block
-    /// line then shows the bytes read from the device (`/proc/self/io`).
+    /// With --state disk and --pipeline off: read every block's state cold. Before the first
+    /// block and after each commit the store is closed, the OS page cache of its files
+    /// dropped (posix_fadvise, no privileges needed; Linux only) and the store reopened,
+    /// outside the timed run. Each block line shows the bytes read from the device
+    /// (`/proc/self/io`).
     #[arg(long)]
     cold: bool,
 }
@@ -925,6 +926,9 @@ fn cmd_run(args: RunArgs) -> Result<()> {
             "--cold needs --state disk --db DBDIR (it drops the page cache of the store's files)"
         );
     }
+    if args.cold && args.pipeline != Some(false) {
+        bail!("--cold needs --pipeline off: the page cache is dropped between blocks, which overlapped stages of other blocks would straddle");
+    }
     let mut dataset = load(&args.data)?;
     let disk = match db::open_for_run(
         args.state,
@@ -1072,6 +1076,12 @@ fn run_pipeline(
         })
         .collect();
     println!("stages (busy, summed over blocks): {}", shares.join(", "));
+    if run.untimed_ns > 0 {
+        println!(
+            "left out of the wall time: {:.1} ms between blocks (dropping the store's page cache)",
+            ms(run.untimed_ns)
+        );
+    }
     let exec_ns = phases["execute"];
     println!(
         "total: {} blocks, {:.1} Mgas verified ({}, root {}, pipeline {}) in {:.1} ms: end-to-end {:.0} Mgas/s (execution alone {:.0} Mgas/s); {:.0}% of the pipeline bound ({:.1} ms)",

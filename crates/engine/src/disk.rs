@@ -40,11 +40,12 @@ impl DiskRoot {
             .ok_or_else(|| "the state store could not be reopened after the last block".to_owned())
     }
 
-    /// Cold mode: from now on, and after every committed block, the store is closed (its
-    /// memory map released), the OS page cache of its files is dropped
-    /// ([`drop_file_cache`]), the code cache emptied and the store reopened, so that the next
-    /// block reads its state from the device. Needs no privileges on Linux; elsewhere it is an
-    /// error (there is no warm fallback under this name).
+    /// Cold mode: from now on, and between blocks (after each commit, outside the timed
+    /// run), the store is closed (its memory map released), the OS page cache of its files is
+    /// dropped ([`drop_file_cache`]), the code cache emptied and the store reopened, so that
+    /// the next block reads its state from the device. Needs no privileges on Linux;
+    /// elsewhere it is an error (there is no warm fallback under this name). The pipeline
+    /// must run back to back.
     pub fn make_cold(self) -> Result<Self, String> {
         let mut this = Self { cold: true, ..self };
         this.evict()?;
@@ -150,10 +151,18 @@ impl IncrementalState for DiskRoot {
             .commit_block(pending, &codes)
             .map(|head| head.state_root)
             .map_err(|e| format!("store {}: {e}", store.path().display()))?;
+        Ok(root)
+    }
+
+    fn between_blocks(&mut self) -> Result<(), String> {
         if self.cold {
             self.evict()?;
         }
-        Ok(root)
+        Ok(())
+    }
+
+    fn needs_between_blocks(&self) -> bool {
+        self.cold
     }
 
     fn snapshot(&self, readers: usize) -> Result<Option<DiskSnapshot>, String> {
