@@ -174,6 +174,46 @@ fn init_verify_and_refusals() {
     assert!(!ok && err.contains("--db"), "{err}");
 }
 
+/// `run --state disk --cold`: every block verified reading a store whose page cache was
+/// dropped, the bytes read shown per block and the cache drop left out of the wall time;
+/// refused without a store or with overlapped stages, before any work.
+#[test]
+fn cold_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = chain(dir.path(), 3);
+    let db = dir.path().join("db");
+    let cold = |db: &Path, pipeline: &str, state: &str| {
+        gigagas(&[
+            "run",
+            "--data",
+            s(&data),
+            "--state",
+            state,
+            "--db",
+            s(db),
+            "--root",
+            "incremental",
+            "--pipeline",
+            pipeline,
+            "--cold",
+            "--threads",
+            "2",
+        ])
+    };
+    let (ok, out, err) = cold(&db, "off", "disk");
+    assert!(ok, "{err}");
+    assert_eq!(out.matches("= header").count(), 3, "{out}");
+    assert_eq!(out.matches(" MiB  root").count(), 3, "{out}");
+    assert!(out.contains("left out of the wall time"), "{out}");
+    assert_eq!(verified_head(&db).0, 3);
+    let fresh = dir.path().join("db2");
+    let (ok, _, err) = cold(&fresh, "on", "disk");
+    assert!(!ok && err.contains("--pipeline off"), "{err}");
+    let (ok, _, err) = cold(&fresh, "off", "memory");
+    assert!(!ok && err.contains("--state disk"), "{err}");
+    assert!(!fresh.exists(), "a refused run created {}", fresh.display());
+}
+
 /// SIGKILL at several points of a disk run; after each, the store holds a whole block that
 /// verifies from scratch, and the head never goes back; resuming reaches the head of an
 /// uninterrupted run.

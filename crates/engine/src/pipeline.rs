@@ -425,9 +425,10 @@ fn early_root_stage(
         to_execute(snapshot);
         return None;
     }
-    let prefetch = match (&snapshot, &input.access_list) {
+    let mut snapshot = snapshot;
+    let prefetch = match (&mut snapshot, &input.access_list) {
         (Ok(Some(snap)), Some(bal)) => {
-            let (read, span) = clock.time(|| budget.install(|| prefetch(snap, bal)));
+            let (read, span) = clock.time(|| budget.install(|| snap.prefetch(bal)));
             if let Err(e) = read {
                 to_execute(Err(ExecError::Unsupported {
                     block: input.number(),
@@ -493,38 +494,6 @@ fn early_root_stage(
         root,
         pending: None,
     })
-}
-
-/// Reads every account and slot `bal` names from `snapshot` (in parallel on the current rayon
-/// pool, in the store's key order: hashed address, then hashed slot), so that execution finds
-/// them in the page cache. Returns the number of items read.
-fn prefetch(
-    snapshot: &DiskSnapshot,
-    bal: &alloy_eip7928::BlockAccessList,
-) -> Result<usize, gigagas_data::PreStateError> {
-    use alloy_primitives::keccak256;
-    use rayon::prelude::*;
-    let mut keys: Vec<(B256, Option<B256>)> = Vec::new();
-    for account in bal {
-        let owner = keccak256(account.address);
-        keys.push((owner, None));
-        let slots = account
-            .storage_changes
-            .iter()
-            .map(|c| c.slot)
-            .chain(account.storage_reads.iter().copied());
-        keys.extend(slots.map(|slot| (owner, Some(keccak256(slot.to_be_bytes::<32>())))));
-    }
-    keys.sort_unstable();
-    let view = snapshot.view();
-    let store = |e: gigagas_store::Error| gigagas_data::PreStateError::Store(e.to_string());
-    keys.par_chunks(64).try_for_each(|chunk| {
-        chunk.iter().try_for_each(|(owner, slot)| match slot {
-            None => view.account_leaf(owner).map(drop).map_err(store),
-            Some(slot) => view.slot(owner, slot).map(drop).map_err(store),
-        })
-    })?;
-    Ok(keys.len())
 }
 
 /// Stage 2 output: the verified block's changes.
@@ -782,10 +751,12 @@ pub fn run_pipeline_with(
             blocks.push(block);
             if let (true, Some(t)) = (between, trie) {
                 let t0 = Instant::now();
-                lock(t).between_blocks().map_err(|e| ExecError::Unsupported {
-                    block: case.number(),
-                    what: e,
-                })?;
+                lock(t)
+                    .between_blocks()
+                    .map_err(|e| ExecError::Unsupported {
+                        block: case.number(),
+                        what: e,
+                    })?;
                 untimed_ns += t0.elapsed().as_nanos() as u64;
             }
         }

@@ -36,17 +36,110 @@ impl CodeCache {
 pub struct DiskState<T> {
     view: View<T>,
     codes: Arc<CodeCache>,
+    warm: Warm,
+}
+
+/// Accounts and slots read ahead of execution ([`DiskState::prefetch`]), by address: what
+/// the block's BAL names, answered from memory instead of a hashed store lookup.
+#[derive(Debug, Default)]
+struct Warm {
+    accounts: HashMap<Address, Option<AccountInfo>>,
+    slots: HashMap<(Address, U256), U256>,
 }
 
 impl<T: KvRead> DiskState<T> {
     /// The state in `view`, analysed code cached in `codes`.
     pub fn new(view: View<T>, codes: Arc<CodeCache>) -> Self {
-        Self { view, codes }
+        Self {
+            view,
+            codes,
+            warm: Warm::default(),
+        }
+    }
+
+    /// Reads every account and slot `bal` names (in parallel on the current rayon pool, in
+    /// the store's key order: hashed address, then hashed slot) and keeps them, so that
+    /// execution reads them from memory. Returns the number of items read.
+    pub fn prefetch(
+        &mut self,
+        bal: &alloy_eip7928::BlockAccessList,
+    ) -> Result<usize, PreStateError> {
+        use rayon::prelude::*;
+        // (hashed address, hashed slot or None for the account, address, slot)
+        let mut keys: Vec<(B256, Option<B256>, Address, U256)> = Vec::new();
+        for account in bal {
+            let address = account.address;
+            let owner = keccak256(address);
+            keys.push((owner, None, address, U256::ZERO));
+            let slots = account
+                .storage_changes
+                .iter()
+                .map(|c| c.slot)
+                .chain(account.storage_reads.iter().copied());
+            keys.extend(slots.map(|slot| {
+                (
+                    owner,
+                    Some(keccak256(slot.to_be_bytes::<32>())),
+                    address,
+                    slot,
+                )
+            }));
+        }
+        keys.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        let view = &self.view;
+        let read: Vec<Read> = keys
+            .par_chunks(64)
+            .map(|chunk| {
+                chunk
+                    .iter()
+                    .map(|(owner, hashed_slot, address, slot)| match hashed_slot {
+                        None => view
+                            .account_leaf(owner)
+                            .map(|leaf| Read::Account(*address, leaf.map(|a| info(&a))))
+                            .map_err(|e| store_error(&format!("account {address}"), e)),
+                        Some(h) => view
+                            .slot(owner, h)
+                            .map(|v| Read::Slot(*address, *slot, v))
+                            .map_err(|e| store_error(&format!("slot {slot} of {address}"), e)),
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .flatten()
+            .collect();
+        let n = read.len();
+        for r in read {
+            match r {
+                Read::Account(address, info) => {
+                    self.warm.accounts.insert(address, info);
+                }
+                Read::Slot(address, slot, value) => {
+                    self.warm.slots.insert((address, slot), value);
+                }
+            }
+        }
+        Ok(n)
     }
 
     /// The snapshot.
     pub fn view(&self) -> &View<T> {
         &self.view
+    }
+}
+
+enum Read {
+    Account(Address, Option<AccountInfo>),
+    Slot(Address, U256, U256),
+}
+
+fn info(a: &alloy_trie::TrieAccount) -> AccountInfo {
+    AccountInfo {
+        balance: a.balance,
+        nonce: a.nonce,
+        code_hash: a.code_hash,
+        code: None,
+        ..Default::default()
     }
 }
 
@@ -58,17 +151,14 @@ impl<T: KvRead> DatabaseRef for DiskState<T> {
     type Error = PreStateError;
 
     fn basic_ref(&self, address: Address) -> Result<Option<AccountInfo>, PreStateError> {
+        if let Some(warm) = self.warm.accounts.get(&address) {
+            return Ok(warm.clone());
+        }
         let leaf = self
             .view
             .account_leaf(&keccak256(address))
             .map_err(|e| store_error(&format!("account {address}"), e))?;
-        Ok(leaf.map(|a| AccountInfo {
-            balance: a.balance,
-            nonce: a.nonce,
-            code_hash: a.code_hash,
-            code: None,
-            ..Default::default()
-        }))
+        Ok(leaf.map(|a| info(&a)))
     }
 
     fn code_by_hash_ref(&self, code_hash: B256) -> Result<Bytecode, PreStateError> {
@@ -97,6 +187,9 @@ impl<T: KvRead> DatabaseRef for DiskState<T> {
     }
 
     fn storage_ref(&self, address: Address, index: U256) -> Result<U256, PreStateError> {
+        if let Some(value) = self.warm.slots.get(&(address, index)) {
+            return Ok(*value);
+        }
         self.view
             .slot(&keccak256(address), &keccak256(index.to_be_bytes::<32>()))
             .map_err(|e| store_error(&format!("slot {index} of {address}"), e))
