@@ -85,7 +85,7 @@ impl<T: KvRead> DiskState<T> {
                 )
             }));
         }
-        keys.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        keys.sort_unstable_by_key(|k| (k.0, k.1));
         let view = &self.view;
         let read: Vec<Read> = keys
             .par_chunks(64)
