@@ -17,6 +17,8 @@ set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 DATADIR PORT [geth flags]" >&2; exit 2; }
 datadir=$1 port=$2
 shift 2
+chain_id="${GETH_DEV_CHAIN_ID:-1337}"
+case $chain_id in ''|*[!0-9]*) echo "geth-dev: GETH_DEV_CHAIN_ID=$chain_id is not a number" >&2; exit 2;; esac
 geth="${GETH:-${GIGAGAS_TOOLS:-$HOME/.cache/gigagas}/geth-v1.17.10/geth}"
 [ -x "$geth" ] || { echo "geth-dev: no geth at $geth (run scripts/install-geth.sh)" >&2; exit 1; }
 # geth's developer key (params.DeveloperKey), imported by --dev into an empty keystore.
@@ -26,9 +28,11 @@ if [ ! -d "$datadir/geth/chaindata" ]; then
   genesis="$datadir/genesis-osaka.json"
   "$geth" --dev dumpgenesis 2>/dev/null \
     | sed -e 's/"bogotaTime":[0-9]*,//' \
+          -e "s/\"chainId\":1337,/\"chainId\":$chain_id,/" \
           -e "s/\"alloc\":{/\"alloc\":{\"$dev\":{\"balance\":\"0xfffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7\"},/" \
     > "$genesis"
   grep -q '"osakaTime":0' "$genesis" && ! grep -q bogotaTime "$genesis" \
+    && grep -q "\"chainId\":$chain_id," "$genesis" \
     || { echo "geth-dev: unexpected dumpgenesis output in $genesis" >&2; exit 1; }
   "$geth" init --state.scheme hash --datadir "$datadir" "$genesis" 2>"$datadir/init.log" \
     || { cat "$datadir/init.log" >&2; exit 1; }

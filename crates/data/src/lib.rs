@@ -5,6 +5,7 @@
 //! transaction. Everything it returns is `Send + Sync` and read-only after loading.
 
 pub mod chain;
+pub mod geth_genesis;
 mod error;
 pub mod integrity;
 mod mainnet;
