@@ -570,9 +570,11 @@ fn cmd_fetch_chain(
     });
     bar.finish_and_clear();
     let chain = chain?;
+    let t_write = std::time::Instant::now();
     out.write_with(|dir| chain.write(dir).map_err(Into::into))?;
+    let write_seconds = t_write.elapsed().as_secs_f64();
     println!(
-        "fetched {} blocks ({} txs, {:.1} Mgas) of chain {} from {} into the chain format, fork {}, genesis {} from {} (its state root checked against the node's block 0; every block executed, its state root checked) — fetch {:.2} s ({} requests, {} retries), execute + derive + check every state root {:.2} s, {:.2} s in all → {}",
+        "fetched {} blocks ({} txs, {:.1} Mgas) of chain {} from {} into the chain format, fork {}, genesis {} from {} (its state root checked against the node's block 0; every block executed, its state root checked) — genesis {:.2} s, fetch {:.2} s ({} requests, {} retries), load {:.2} s, execute + derive + check every state root {:.2} s, temporary directory removed {:.2} s, write {:.2} s, {:.2} s in all → {}",
         chain.blocks.len(),
         chain.txs,
         chain.gas as f64 / 1e6,
@@ -581,10 +583,14 @@ fn cmd_fetch_chain(
         chain.meta.fork,
         chain.meta.genesis_hash,
         genesis.display(),
+        chain.genesis_seconds,
         chain.fetch.seconds,
         chain.fetch.requests,
         chain.fetch.retries,
+        chain.load_seconds,
         chain.derive_seconds,
+        chain.cleanup_seconds,
+        write_seconds,
         t0.elapsed().as_secs_f64(),
         args.out.display()
     );

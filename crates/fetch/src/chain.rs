@@ -44,8 +44,14 @@ pub struct FetchedChain {
     pub blocks: Vec<ChainBlock>,
     /// The fetch of the blocks (into a temporary mainnet-layout directory).
     pub fetch: crate::FetchReport,
+    /// Seconds before the block fetch: chain id, block 0's header, the genesis state root.
+    pub genesis_seconds: f64,
+    /// Seconds loading the fetched blocks back (the mainnet-layout loader's checks).
+    pub load_seconds: f64,
     /// Seconds spent executing the blocks, deriving and checking the states.
     pub derive_seconds: f64,
+    /// Seconds removing the temporary mainnet-layout directory.
+    pub cleanup_seconds: f64,
     /// Transactions in all blocks.
     pub txs: usize,
     /// Gas used by all blocks.
@@ -129,6 +135,7 @@ pub fn fetch_chain(
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<FetchedChain, ChainError> {
     let check = |what: String| ChainError::Check(what);
+    let start = Instant::now();
     if options.from != 1 {
         return Err(check(format!(
             "--from {}: a chain with its complete state starts at block 1 (every block since \
@@ -178,10 +185,13 @@ pub fn fetch_chain(
     let mut inner = options.clone();
     inner.out = tmp.path().join("blocks");
     inner.fork = Some(fork.clone());
+    let genesis_seconds = start.elapsed().as_secs_f64();
     let report = crate::fetch(&inner, progress)?;
+    let t_load = Instant::now();
     let source = DataSource::open(&inner.out).map_err(|e| check(e.to_string()))?;
     let dataset = gigagas_data::load(&source).map_err(|e| check(e.to_string()))?;
 
+    let load_seconds = t_load.elapsed().as_secs_f64();
     let t0 = Instant::now();
     let mut hashes: HashMap<u64, B256> = HashMap::default();
     hashes.insert(0, genesis_hash);
@@ -242,6 +252,14 @@ pub fn fetch_chain(
             senders,
         });
     }
+    let derive_seconds = t0.elapsed().as_secs_f64();
+    let t_clean = Instant::now();
+    let tmp_path = tmp.path().to_owned();
+    tmp.close().map_err(|source| FetchError::Io {
+        path: tmp_path,
+        source,
+    })?;
+    let cleanup_seconds = t_clean.elapsed().as_secs_f64();
     let meta = ChainMeta {
         schema: CHAIN_SCHEMA.to_owned(),
         fork,
@@ -259,7 +277,10 @@ pub fn fetch_chain(
         meta,
         blocks,
         fetch: report,
-        derive_seconds: t0.elapsed().as_secs_f64(),
+        genesis_seconds,
+        load_seconds,
+        derive_seconds,
+        cleanup_seconds,
         txs,
         gas,
     })
