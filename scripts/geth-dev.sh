@@ -11,7 +11,10 @@
 # runs that chain (Osaka from block 0, chain id 1337, mining a block whenever transactions
 # are pending). It keeps every block's state (archive, hash scheme): a full node answers
 # `debug_traceBlockByNumber` only for about the last 128 blocks ("historical state is not
-# available"), and a workload of a thousand transactions spans more. The script ends by exec-ing geth, so its process id is geth's. Binary:
+# available"), and a workload of a thousand transactions spans more. GETH_DEV_CHAIN_ID (default
+# 1337) sets the chain id of a fresh DATADIR: use 1 for a chain that `gigagas fetch --genesis
+# DATADIR/genesis-osaka.json` hands to `gigagas peers` (geth's evm blocktest and revme run
+# blockchain tests with chain id 1). The script ends by exec-ing geth, so its process id is geth's. Binary:
 # $GETH, default the one scripts/install-geth.sh installs.
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 DATADIR PORT [geth flags]" >&2; exit 2; }
