@@ -37,7 +37,9 @@ pub fn parse_geth_genesis(bytes: &[u8]) -> Result<GethGenesis, String> {
         value.get("config").and_then(Value::as_object),
         value.get("alloc").and_then(Value::as_object),
     ) else {
-        return Err(format!("{NOT_GETH}: no `config` object or no `alloc` object"));
+        return Err(format!(
+            "{NOT_GETH}: no `config` object or no `alloc` object"
+        ));
     };
     let chain_id = config
         .get("chainId")
@@ -94,11 +96,15 @@ fn fork_of(config: &Map<String, Value>) -> Result<SpecId, String> {
         .and_then(Value::as_u64)
         != Some(0)
     {
-        return Err("config.terminalTotalDifficulty must be 0 (a proof-of-stake chain from \
+        return Err(
+            "config.terminalTotalDifficulty must be 0 (a proof-of-stake chain from \
                     the genesis)"
-            .into());
+                .into(),
+        );
     }
-    spec.ok_or_else(|| "config names no fork from Shanghai on at time 0 (shanghaiTime: 0, ...)".into())
+    spec.ok_or_else(|| {
+        "config names no fork from Shanghai on at time 0 (shanghaiTime: 0, ...)".into()
+    })
 }
 
 /// A quantity as geth writes it: 0x-hex or decimal, string or number.
@@ -135,9 +141,7 @@ fn parse_account(v: &Value) -> Result<AllocAccount, String> {
         None => 0,
     };
     let code = match obj.get("code") {
-        Some(Value::String(s)) => {
-            Bytes::from_str(s).map_err(|e| format!("code: not hex: {e}"))?
-        }
+        Some(Value::String(s)) => Bytes::from_str(s).map_err(|e| format!("code: not hex: {e}"))?,
         Some(other) => return Err(format!("code {other}: not a hex string")),
         None => Bytes::new(),
     };
@@ -178,18 +182,29 @@ mod tests {
         assert_eq!(g.chain_id, 1);
         assert_eq!(g.spec, SpecId::OSAKA);
         assert_eq!(g.alloc.len(), 3);
-        let dev: Address = "0x71562b71999873db5b286df957af199ec94617f7".parse().unwrap();
+        let dev: Address = "0x71562b71999873db5b286df957af199ec94617f7"
+            .parse()
+            .unwrap();
         assert_eq!(g.alloc[&dev].balance, U256::from(1000));
-        let beacon: Address = "0x000f3df6d732807ef1319fb7b8bb8522d0beac02".parse().unwrap();
+        let beacon: Address = "0x000f3df6d732807ef1319fb7b8bb8522d0beac02"
+            .parse()
+            .unwrap();
         assert_eq!(g.alloc[&beacon].nonce, 1);
         assert_eq!(g.alloc[&beacon].storage.len(), 1);
 
-        let bogota = String::from_utf8_lossy(good).replace("\"osakaTime\":0", "\"osakaTime\":0,\"bogotaTime\":0");
-        assert!(parse_geth_genesis(bogota.as_bytes()).unwrap_err().contains("bogotaTime"));
+        let bogota = String::from_utf8_lossy(good)
+            .replace("\"osakaTime\":0", "\"osakaTime\":0,\"bogotaTime\":0");
+        assert!(parse_geth_genesis(bogota.as_bytes())
+            .unwrap_err()
+            .contains("bogotaTime"));
         let later = String::from_utf8_lossy(good).replace("\"osakaTime\":0", "\"osakaTime\":100");
-        assert!(parse_geth_genesis(later.as_bytes()).unwrap_err().contains("osakaTime is 100"));
+        assert!(parse_geth_genesis(later.as_bytes())
+            .unwrap_err()
+            .contains("osakaTime is 100"));
         let e = parse_geth_genesis(br#"{"schema":"gigagas.chain/1"}"#).unwrap_err();
         assert!(e.contains("not a geth genesis"), "{e}");
-        assert!(parse_geth_genesis(b"[1,2]").unwrap_err().contains("not a geth genesis"));
+        assert!(parse_geth_genesis(b"[1,2]")
+            .unwrap_err()
+            .contains("not a geth genesis"));
     }
 }

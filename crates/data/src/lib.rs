@@ -5,8 +5,8 @@
 //! transaction. Everything it returns is `Send + Sync` and read-only after loading.
 
 pub mod chain;
-pub mod geth_genesis;
 mod error;
+pub mod geth_genesis;
 pub mod integrity;
 mod mainnet;
 mod model;

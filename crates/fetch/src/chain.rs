@@ -212,7 +212,9 @@ pub fn fetch_chain(
             )));
         }
         if !input.ommers.is_empty() {
-            return Err(check(format!("block {number}: has ommers (not a post-merge chain)")));
+            return Err(check(format!(
+                "block {number}: has ommers (not a post-merge chain)"
+            )));
         }
         agrees_with_node(number, &input.pre_state, &state).map_err(check)?;
         input.pre_state = Arc::new(PreState::new(state.clone(), hashes.clone()));
@@ -234,7 +236,11 @@ pub fn fetch_chain(
         parent = input.hash;
         txs += input.transactions.len();
         gas += input.header.gas_used;
-        let senders = input.transactions.iter().map(|t| t.claimed_sender).collect();
+        let senders = input
+            .transactions
+            .iter()
+            .map(|t| t.claimed_sender)
+            .collect();
         blocks.push(ChainBlock {
             block: Block {
                 body: BlockBody {
@@ -334,7 +340,11 @@ fn agrees_with_node(
         for (slot, value) in &node.storage {
             let mine = ours.storage.get(slot).copied().unwrap_or(U256::ZERO);
             if *value != mine {
-                return differs(&format!("slot {slot:#x}"), value.to_string(), mine.to_string());
+                return differs(
+                    &format!("slot {slot:#x}"),
+                    value.to_string(),
+                    mine.to_string(),
+                );
             }
         }
     }
