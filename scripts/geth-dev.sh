@@ -11,12 +11,17 @@
 # runs that chain (Osaka from block 0, chain id 1337, mining a block whenever transactions
 # are pending). It keeps every block's state (archive, hash scheme): a full node answers
 # `debug_traceBlockByNumber` only for about the last 128 blocks ("historical state is not
-# available"), and a workload of a thousand transactions spans more. The script ends by exec-ing geth, so its process id is geth's. Binary:
+# available"), and a workload of a thousand transactions spans more. GETH_DEV_CHAIN_ID (default
+# 1337) sets the chain id of a fresh DATADIR: use 1 for a chain that `gigagas fetch --genesis
+# DATADIR/genesis-osaka.json` hands to `gigagas peers` (geth's evm blocktest and revme run
+# blockchain tests with chain id 1). The script ends by exec-ing geth, so its process id is geth's. Binary:
 # $GETH, default the one scripts/install-geth.sh installs.
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 DATADIR PORT [geth flags]" >&2; exit 2; }
 datadir=$1 port=$2
 shift 2
+chain_id="${GETH_DEV_CHAIN_ID:-1337}"
+case $chain_id in ''|*[!0-9]*) echo "geth-dev: GETH_DEV_CHAIN_ID=$chain_id is not a number" >&2; exit 2;; esac
 geth="${GETH:-${GIGAGAS_TOOLS:-$HOME/.cache/gigagas}/geth-v1.17.10/geth}"
 [ -x "$geth" ] || { echo "geth-dev: no geth at $geth (run scripts/install-geth.sh)" >&2; exit 1; }
 # geth's developer key (params.DeveloperKey), imported by --dev into an empty keystore.
@@ -26,9 +31,11 @@ if [ ! -d "$datadir/geth/chaindata" ]; then
   genesis="$datadir/genesis-osaka.json"
   "$geth" --dev dumpgenesis 2>/dev/null \
     | sed -e 's/"bogotaTime":[0-9]*,//' \
+          -e "s/\"chainId\":1337,/\"chainId\":$chain_id,/" \
           -e "s/\"alloc\":{/\"alloc\":{\"$dev\":{\"balance\":\"0xfffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7\"},/" \
     > "$genesis"
   grep -q '"osakaTime":0' "$genesis" && ! grep -q bogotaTime "$genesis" \
+    && grep -q "\"chainId\":$chain_id," "$genesis" \
     || { echo "geth-dev: unexpected dumpgenesis output in $genesis" >&2; exit 1; }
   "$geth" init --state.scheme hash --datadir "$datadir" "$genesis" 2>"$datadir/init.log" \
     || { cat "$datadir/init.log" >&2; exit 1; }

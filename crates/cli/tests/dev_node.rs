@@ -1,8 +1,10 @@
 //! A real node: go-ethereum v1.17.10 in `--dev` mode on 127.0.0.1 (started by
 //! `scripts/geth-dev.sh`: Osaka from block 0, a temporary data directory, a free port).
 //! `gigagas inject` sends a workload, `gigagas fetch` pulls the blocks that hold it, and
-//! `gigagas run --data` verifies them sequentially and in parallel; and a fetch from a node
-//! killed mid-way fails cleanly. The node is always stopped: [`DevNode`]'s `Drop` kills it
+//! `gigagas run --data` verifies them sequentially and in parallel; a fetch from a node
+//! killed mid-way fails cleanly; and `gigagas fetch --genesis` makes a node's chain (chain id
+//! 1, from block 1) a complete-state chain that `run` verifies with state roots and `peers`
+//! hands to the other engines. The node is always stopped: [`DevNode`]'s `Drop` kills it
 //! and waits for it, also when an assertion fails.
 //!
 //! Needs geth (`scripts/install-geth.sh`); without it these tests are ignored (a build error
@@ -40,6 +42,11 @@ impl DevNode {
     /// Starts geth on a free loopback port with a fresh data directory and waits (at most
     /// 60 s) until it answers `eth_blockNumber`.
     fn start() -> Self {
+        Self::start_with_chain_id(None)
+    }
+
+    /// As [`Self::start`], with `GETH_DEV_CHAIN_ID` (the script's default is 1337).
+    fn start_with_chain_id(chain_id: Option<u64>) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let port = TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -49,7 +56,11 @@ impl DevNode {
         let log = dir.path().join("geth.log");
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/geth-dev.sh");
         let log_file = std::fs::File::create(&log).unwrap();
-        let child = Command::new("bash")
+        let mut command = Command::new("bash");
+        if let Some(id) = chain_id {
+            command.env("GETH_DEV_CHAIN_ID", id.to_string());
+        }
+        let child = command
             .arg(script)
             .arg(dir.path().join("data"))
             .arg(port.to_string())
@@ -83,6 +94,11 @@ impl DevNode {
             );
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+
+    /// The genesis file `scripts/geth-dev.sh` initialised the node with.
+    fn genesis(&self) -> PathBuf {
+        self._dir.path().join("data/genesis-osaka.json")
     }
 
     fn port(&self) -> u16 {
@@ -342,4 +358,146 @@ fn fetch_from_a_node_killed_midway_fails_cleanly() {
         .expect("block number in the error");
     assert!(!data.join(format!("blocks/{failed}")).exists());
     assert!(!data.join("block_hashes.json").exists());
+}
+
+#[test]
+#[cfg_attr(
+    not(gigagas_geth),
+    ignore = "needs geth v1.17.10 (scripts/install-geth.sh)"
+)]
+fn fetch_with_the_genesis_makes_a_chain_the_peers_run() {
+    let node = DevNode::start_with_chain_id(Some(1));
+    let out = gigagas(&[
+        "inject",
+        "--rpc",
+        &node.url,
+        "--workload",
+        "mainnet-mix",
+        "--txs",
+        "60",
+        "--seed",
+        "3",
+        "--senders",
+        "4",
+        "--fund-from-node",
+        "--wait",
+        "60",
+    ]);
+    ok("gigagas inject", &out);
+    let head = node.rpc("eth_blockNumber", "[]").unwrap();
+    let head = u64::from_str_radix(head.trim_matches('"').trim_start_matches("0x"), 16).unwrap();
+    let head = head.to_string();
+    let genesis = node.genesis();
+    let genesis = genesis.to_str().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let fetch = |from: &str, genesis: &str, out: &Path| {
+        gigagas(&[
+            "fetch",
+            "--rpc",
+            &node.url,
+            "--from",
+            from,
+            "--to",
+            &head,
+            "--genesis",
+            genesis,
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    let refused = |out: &Output, dir: &Path, needle: &str| {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "must fail: {stderr}");
+        assert!(stderr.contains(needle), "{needle:?} in: {stderr}");
+        assert!(!dir.exists(), "nothing written at {}", dir.display());
+        let leftovers: Vec<_> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with('.'))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
+    };
+
+    // Not from block 1: refused before anything is fetched.
+    let bad = tmp.path().join("from2");
+    refused(&fetch("2", genesis, &bad), &bad, "--from 1");
+    // Another genesis than the node's: the two roots are named.
+    let mut other: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(genesis).unwrap()).unwrap();
+    other["alloc"]["0000000000000000000000000000000000000001"]["balance"] = "0x2".into();
+    let other_path = tmp.path().join("other-genesis.json");
+    std::fs::write(&other_path, other.to_string()).unwrap();
+    let out = fetch("1", other_path.to_str().unwrap(), &bad);
+    refused(&out, &bad, "has state root 0x");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("the node's block 0"), "{stderr}");
+    // Not a geth genesis file.
+    let not_geth = tmp.path().join("not-geth.json");
+    std::fs::write(&not_geth, r#"{"schema":"gigagas.chain/1"}"#).unwrap();
+    refused(
+        &fetch("1", not_geth.to_str().unwrap(), &bad),
+        &bad,
+        "not a geth genesis file",
+    );
+
+    let chain = tmp.path().join("chain");
+    let text = ok("gigagas fetch --genesis", &fetch("1", genesis, &chain));
+    eprintln!("fetch --genesis: {text}");
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(chain.join("chain.json")).unwrap()).unwrap();
+    assert_eq!(meta["schema"], "gigagas.chain/1");
+    assert_eq!(meta["fork"], "Osaka");
+    assert_eq!(meta["chain_id"], 1);
+    assert_eq!(meta["blocks"].as_u64().unwrap().to_string(), head);
+
+    for mode in [
+        &["--mode", "sequential"][..],
+        &["--mode", "parallel", "--threads", "2"][..],
+    ] {
+        let mut args = vec!["run", "--data", chain.to_str().unwrap()];
+        args.extend_from_slice(mode);
+        let text = ok(&format!("gigagas run {mode:?}"), &gigagas(&args));
+        let total = text.lines().last().unwrap_or_default();
+        assert!(total.contains("verified"), "{text}");
+        // Complete state: every block's state root is checked.
+        assert!(text.contains("state root"), "{text}");
+    }
+
+    // Every peer that is installed accepts every block and reaches the same head (geth is,
+    // or this test would not run; evm and revme may not be).
+    let report = tmp.path().join("peers.json");
+    let text = ok(
+        "gigagas peers",
+        &gigagas(&[
+            "peers",
+            "--data",
+            chain.to_str().unwrap(),
+            "--repeats",
+            "1",
+            "--warmup",
+            "0",
+            "--json",
+            report.to_str().unwrap(),
+        ]),
+    );
+    eprintln!("{text}");
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(report["network"], "Osaka");
+    let rows = report["rows"].as_array().unwrap();
+    for row in rows {
+        assert!(
+            row["status"] == "ok" || row["status"] == "not installed",
+            "{row}"
+        );
+    }
+    for engine in ["gigagas conformance (process)", "geth import"] {
+        assert!(
+            rows.iter()
+                .any(|r| r["engine"] == engine && r["status"] == "ok"),
+            "{engine}: {rows:?}"
+        );
+    }
+    drop(node);
 }

@@ -7,7 +7,7 @@
 use crate::{
     prestate::PreAccount, BlockInput, DataError, DataSource, Dataset, PreState, Transaction,
 };
-use alloy_consensus::{Block, TxEnvelope};
+use alloy_consensus::{Block, Header, TxEnvelope};
 use alloy_eip7928::{compute_block_access_list_hash, BlockAccessList};
 use alloy_primitives::{map::HashMap, Address, Bytes, B256, U256};
 use alloy_rlp::{Decodable, Encodable};
@@ -62,6 +62,38 @@ pub struct ChainMeta {
     pub genesis_hash: B256,
     /// Genesis allocation.
     pub alloc: BTreeMap<Address, AllocAccount>,
+    /// The genesis header's RLP, for a chain whose genesis header is not rebuilt from the
+    /// fields above (`gigagas fetch --genesis`: the node's block 0). It must hash to
+    /// `genesis_hash`; the blocks' gas limits then follow the header rules (EIP-1559 bounds
+    /// against the parent) instead of equalling `block_gas` (the genesis gas limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub genesis_header: Option<Bytes>,
+    /// `host[:port]` of the node a fetched chain came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fetched_from: Option<String>,
+}
+
+impl ChainMeta {
+    /// The stored genesis header (`genesis_header`), decoded and checked against
+    /// `genesis_hash`; `None` for a generated chain (its header is rebuilt from the fields).
+    pub fn stored_genesis_header(&self) -> Result<Option<Header>, String> {
+        let Some(rlp) = &self.genesis_header else {
+            return Ok(None);
+        };
+        let header = Header::decode(&mut &rlp[..])
+            .map_err(|e| format!("genesis_header: not a header's RLP: {e}"))?;
+        let hash = header.hash_slow();
+        if hash != self.genesis_hash {
+            return Err(format!(
+                "genesis_header hashes to {hash}, genesis_hash says {}",
+                self.genesis_hash
+            ));
+        }
+        if header.number != 0 {
+            return Err(format!("genesis_header is block {}, not 0", header.number));
+        }
+        Ok(Some(header))
+    }
 }
 
 /// One block as stored: the block, its BAL and its senders (the claimed senders; recovery is
@@ -248,6 +280,8 @@ pub(crate) fn load(source: &DataSource) -> Result<Dataset, DataError> {
     }
     let spec = parse_fork(&meta.fork)
         .ok_or_else(|| invalid(source, CHAIN_META, format!("unknown fork {:?}", meta.fork)))?;
+    meta.stored_genesis_header()
+        .map_err(|what| invalid(source, CHAIN_META, what))?;
     let blocks = decode_blocks(source, &source.read(CHAIN_BLOCKS)?)?;
     if blocks.len() != meta.blocks {
         return Err(invalid(
@@ -338,7 +372,8 @@ fn check_against_meta(
 ) -> Result<(), DataError> {
     use alloy_consensus::Transaction as _;
     let header = &b.block.header;
-    if header.gas_limit != meta.block_gas {
+    // A stored genesis header (a fetched chain): gas limits follow the header rules.
+    if meta.genesis_header.is_none() && header.gas_limit != meta.block_gas {
         return Err(invalid(
             source,
             CHAIN_BLOCKS,

@@ -21,6 +21,7 @@
 //! complete next time). See `docs/fetch.md`.
 
 mod block;
+pub mod chain;
 pub mod inject;
 mod rpc;
 mod store;

@@ -324,6 +324,8 @@ pub fn generate(opts: &GenOptions, progress: &dyn Fn(usize)) -> Result<Generated
             blocks: blocks.len(),
             genesis_hash,
             alloc,
+            genesis_header: None,
+            fetched_from: None,
         },
         blocks,
         seconds: start.elapsed().as_secs_f64(),

@@ -75,7 +75,7 @@ pub enum ExportError {
     #[error(transparent)]
     Data(#[from] DataError),
     /// The data set is not a generated chain (no complete genesis state).
-    #[error("{0}: not a generated chain (no chain.json, gigagas.chain/1): an export needs the complete genesis state; make one with `gigagas gen WORKLOAD --fork Prague --out DIR`")]
+    #[error("{0}: not a generated chain (no chain.json, gigagas.chain/1): an export needs the complete genesis state; make one with `gigagas gen WORKLOAD --fork Prague --out DIR`, or fetch a node's chain from block 1 with its genesis file: `gigagas fetch --from 1 --genesis GENESIS.json ...`")]
     NotAChain(PathBuf),
     /// The chain's fork cannot be expressed for the peers.
     #[error("{path}: fork {fork}: {why}")]
@@ -138,6 +138,26 @@ pub struct ChainExport {
 }
 
 impl ChainExport {
+    /// Whether the chain can be written as a blockchain test: geth's `evm blocktest` and
+    /// `revme blockchaintest` run every test with chain id 1 (the network name fixes the
+    /// chain config), so transactions signed for another chain id fail their checks there.
+    pub fn check_blocktest(&self) -> Result<(), ExportError> {
+        if self.meta.chain_id == 1 {
+            return Ok(());
+        }
+        Err(ExportError::Fork {
+            path: self.source.clone(),
+            fork: self.meta.fork.clone(),
+            why: format!(
+                "chain id {}: a blockchain test (blocktest.json) runs with chain id 1 in geth's \
+                 evm blocktest and in revme, so this chain's transactions would be refused \
+                 there; only --format rlp (geth import) can take it. For a geth --dev node, \
+                 start it with GETH_DEV_CHAIN_ID=1 scripts/geth-dev.sh ...",
+                self.meta.chain_id
+            ),
+        })
+    }
+
     /// Gas used by all blocks (header values).
     pub fn gas_used(&self) -> u64 {
         self.blocks.iter().map(|b| b.block.header.gas_used).sum()
@@ -217,10 +237,16 @@ impl ChainExport {
             .collect();
         let test = json!({
             "_info": {
-                "comment": format!(
-                    "gigagas generated chain: workload {}, seed {}, {} blocks, exported by gigagas export",
-                    self.meta.workload, self.meta.seed, self.blocks.len()
-                ),
+                "comment": match &self.meta.fetched_from {
+                    Some(host) => format!(
+                        "chain {} fetched from the node at {host} with its genesis (gigagas fetch --genesis), {} blocks, exported by gigagas export",
+                        self.meta.chain_id, self.blocks.len()
+                    ),
+                    None => format!(
+                        "gigagas generated chain: workload {}, seed {}, {} blocks, exported by gigagas export",
+                        self.meta.workload, self.meta.seed, self.blocks.len()
+                    ),
+                },
                 "generated-by": format!("gigagas {}", env!("CARGO_PKG_VERSION")),
             },
             "network": self.network,
@@ -283,6 +309,9 @@ impl ChainExport {
     /// Writes the files of `formats` into `dir` (which must exist), each through a temporary
     /// file in `dir` renamed into place; returns the paths written.
     pub fn write(&self, dir: &Path, formats: &[Format]) -> Result<Vec<PathBuf>, ExportError> {
+        if formats.contains(&Format::BlockTest) {
+            self.check_blocktest()?;
+        }
         let mut written = Vec::new();
         for format in formats {
             let files: Vec<(&str, Vec<u8>)> = match format {
@@ -375,9 +404,22 @@ pub fn export_chain(path: &Path) -> Result<ChainExport, ExportError> {
 
     let mut state: HashMap<Address, PreAccount> = chain::genesis_accounts(&meta.alloc);
     let genesis_root = gigagas_state::state_root(&PreState::new(state.clone(), Arc::default()));
-    let genesis =
-        gigagas_gen::builder::genesis_header(spec, meta.block_gas, meta.seed, genesis_root);
-    if genesis.hash_slow() != meta.genesis_hash {
+    // A fetched chain (`gigagas fetch --genesis`) stores the node's genesis header; a
+    // generated one's is rebuilt from chain.json.
+    let stored = meta.stored_genesis_header().map_err(&inconsistent)?;
+    if let Some(g) = &stored {
+        if g.state_root != genesis_root {
+            return Err(inconsistent(format!(
+                "the genesis allocation of chain.json has state root {genesis_root}, its \
+                 genesis_header says {}",
+                g.state_root
+            )));
+        }
+    }
+    let genesis = stored.clone().unwrap_or_else(|| {
+        gigagas_gen::builder::genesis_header(spec, meta.block_gas, meta.seed, genesis_root)
+    });
+    if stored.is_none() && genesis.hash_slow() != meta.genesis_hash {
         return Err(inconsistent(format!(
             "the genesis header rebuilt from chain.json hashes to {}, chain.json says {}: the \
              chain was generated by an older gigagas whose genesis other clients cannot \
@@ -438,13 +480,21 @@ pub fn export_chain(path: &Path) -> Result<ChainExport, ExportError> {
             "state derived from the genesis and every BAL has root {head_root}, the head header says {expected}"
         )));
     }
-    let name = format!(
-        "gigagas/{}/{}/seed{}/{}-blocks",
-        meta.workload,
-        network,
-        meta.seed,
-        blocks.len()
-    );
+    let name = match &meta.fetched_from {
+        Some(_) => format!(
+            "gigagas/fetched/{}/chain{}/{}-blocks",
+            network,
+            meta.chain_id,
+            blocks.len()
+        ),
+        None => format!(
+            "gigagas/{}/{}/seed{}/{}-blocks",
+            meta.workload,
+            network,
+            meta.seed,
+            blocks.len()
+        ),
+    };
     Ok(ChainExport {
         source: path.to_owned(),
         name,
