@@ -258,7 +258,7 @@ pub fn verify_run(
             return Err(ExecError::Verify(VerifyError::Bal {
                 block: input.number(),
                 violation: Box::new(BalViolation::RebuiltDiffers(format!(
-                    "sequential re-run is not deterministic: {what}"
+                    "this sequential run's BAL differs from the baseline's (built on the in-memory pre-state before the run; a different state source or a non-deterministic run): {what}"
                 ))),
             }));
         }
