@@ -300,8 +300,8 @@ pub fn generate(opts: &GenOptions, progress: &dyn Fn(usize)) -> Result<Generated
     let mut hashes: HashMap<u64, B256> = HashMap::default();
     hashes.insert(0, genesis_hash);
     let mut rng = StdRng::seed_from_u64(opts.seed);
-    let mut stream =
-        TxStream::new(opts.workload, opts.senders, &opts.precompiles).with_storage_fills(&fills);
+    let mut stream = TxStream::new(opts.workload, opts.senders, &opts.precompiles)
+        .with_storage_fills(&fills, opts.spec);
     let mut nonces = vec![0u64; opts.senders];
     let pool = WorkerPool::new(opts.verify_threads);
     let mut blocks = Vec::with_capacity(opts.blocks);

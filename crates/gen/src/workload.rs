@@ -4,6 +4,7 @@ use crate::contracts::{self, call, mapping_slot, nested_mapping_slot, word, Stor
 use alloy_primitives::{keccak256, Address, Bytes, U256};
 use gigagas_data::chain::{AllocAccount, StorageFill};
 use rand::{rngs::StdRng, Rng};
+use revm::primitives::hardfork::SpecId;
 use std::collections::BTreeMap;
 
 /// The workloads `gigagas gen` knows.
@@ -156,9 +157,9 @@ pub const DEFAULT_BLOATED_SLOTS: u64 = 1_000_000;
 /// Most genesis slots `sstore-bloated` takes (the loader's bound on `storage_fill`).
 pub const MAX_BLOATED_SLOTS: u64 = gigagas_data::chain::MAX_FILL_SLOTS;
 /// Slot `i` of a bloated account holds `(i mod BLOAT_PERIOD) + 1`, so that the slots
-/// `r, r + 16, r + 32, ...` share one value (a transaction can rewrite many of them with
+/// `r, r + 4, r + 8, ...` share one value (a transaction can rewrite many of them with
 /// the value they already hold).
-pub const BLOAT_PERIOD: u64 = 16;
+pub const BLOAT_PERIOD: u64 = 4;
 /// First of the `--spread` accounts (then `+ 1`, `+ 2`, ...).
 pub const SPREAD_BASE: Address =
     alloy_primitives::address!("0x00000000000000000000000000000000d0000000");
@@ -167,7 +168,34 @@ pub const SPREAD_BASE: Address =
 pub const BLOAT_EXISTING_PER_TX: u64 = 100;
 /// Cold SSTOREs per `sstore-bloated` transaction into new slots (zero to non-zero: 20,000
 /// gas more each before Amsterdam).
-pub const BLOAT_NEW_PER_TX: u64 = 60;
+pub const BLOAT_NEW_PER_TX: u64 = 55;
+
+/// Gas budget of an `sstore-bloated` transaction besides its SSTOREs (intrinsic gas, call
+/// data, dispatch), with room to spare.
+const TX_OVERHEAD_GAS: u64 = 60_000;
+/// Gas budget of one cold SSTORE into an existing slot under `spec`, with room to spare:
+/// measured 5,230 before Amsterdam (2,100 + 2,900 and the loop), 12,250 on Amsterdam.
+pub fn existing_slot_gas(spec: SpecId) -> u64 {
+    if spec.is_enabled_in(SpecId::AMSTERDAM) {
+        13_500
+    } else {
+        5_600
+    }
+}
+
+/// Gas budget of one cold SSTORE into a new slot under `spec`: 22,100 and the loop, plus
+/// EIP-8037's state gas from Amsterdam on (64 state bytes × 1,530; measured 110,500 in
+/// all).
+pub fn new_slot_gas(spec: SpecId) -> u64 {
+    let regular = 22_700;
+    if spec.is_enabled_in(SpecId::AMSTERDAM) {
+        regular
+            + revm::primitives::eip8037::SSTORE_SET_BYTES
+                * revm::primitives::eip8037::CPSB_GLAMSTERDAM
+    } else {
+        regular
+    }
+}
 
 /// How `sstore-bloated` lays out its genesis storage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -438,6 +466,10 @@ pub struct TxStream {
     layout: Layout,
     /// `sstore-bloated`'s accounts, their genesis slot counts and next new slot.
     bloated: Vec<BloatedAccount>,
+    /// Gas budget of one new-slot SSTORE under the chain's fork (state gas included).
+    new_slot_gas: u64,
+    /// Gas budget of one SSTORE into an existing slot under the chain's fork.
+    existing_slot_gas: u64,
 }
 
 /// An `sstore-bloated` target.
@@ -467,12 +499,16 @@ impl TxStream {
             long_tx_sent: false,
             layout: Layout::FIXED,
             bloated: Vec::new(),
+            new_slot_gas: 0,
+            existing_slot_gas: 0,
         }
     }
 
     /// The stream writing into the accounts of `fills` (`sstore-bloated`; see
-    /// [`storage_fills`]).
-    pub fn with_storage_fills(mut self, fills: &[StorageFill]) -> Self {
+    /// [`storage_fills`]) under fork `spec` (which prices a new slot).
+    pub fn with_storage_fills(mut self, fills: &[StorageFill], spec: SpecId) -> Self {
+        self.new_slot_gas = new_slot_gas(spec);
+        self.existing_slot_gas = existing_slot_gas(spec);
         self.bloated = fills
             .iter()
             .flat_map(|f| {
@@ -499,7 +535,9 @@ impl TxStream {
     /// at a random start and stride (1) with a new value, (2) with the value they hold
     /// (stride [`BLOAT_PERIOD`]), (3) set to zero. Kinds (1)–(3) pick genesis slots; one an
     /// earlier transaction already changed gets what the kind writes all the same.
-    fn bloated_call(&mut self, rng: &mut StdRng) -> (Address, Bytes) {
+    /// Returns the contract, the call data and a gas limit that covers the call with room
+    /// to spare (so that a block fills close to its gas limit).
+    fn bloated_call(&mut self, rng: &mut StdRng) -> (Address, Bytes, u64) {
         assert!(
             !self.bloated.is_empty(),
             "sstore-bloated stream without its storage fill (TxStream::with_storage_fills)"
@@ -509,33 +547,53 @@ impl TxStream {
         let n = target.slots;
         // A tag that no genesis value equals (those are 1..=BLOAT_PERIOD).
         let fresh = U256::from(BLOAT_PERIOD + self.count);
-        let input = match self.count % 4 {
+        let (input, count) = match self.count % 4 {
             0 => {
                 let first = target.next_new;
                 target.next_new += BLOAT_NEW_PER_TX;
-                overwrite(first, 1, BLOAT_NEW_PER_TX, fresh)
+                let gas = TX_OVERHEAD_GAS + BLOAT_NEW_PER_TX * self.new_slot_gas;
+                return (
+                    target.address,
+                    overwrite(first, 1, BLOAT_NEW_PER_TX, fresh),
+                    gas,
+                );
             }
-            kind @ (1 | 3) => {
-                let count = BLOAT_EXISTING_PER_TX.min(n);
-                let stride = if count > 1 {
-                    rng.random_range(1..=(n - 1) / (count - 1))
+            kind => {
+                // Kinds 1 and 2 keep to the genesis slots [0, m), kind 3 clears slots of
+                // [m, n) only, so that no kind meets a slot another one cleared (which would
+                // make its write a new slot's, priced like kind 0).
+                let m = n - n / 4;
+                if kind == 2 {
+                    // Slots r, r + P, ... below m hold r + 1.
+                    let residue = rng.random_range(0..BLOAT_PERIOD.min(m));
+                    let available = (m - residue).div_ceil(BLOAT_PERIOD);
+                    let count = BLOAT_EXISTING_PER_TX.min(available);
+                    let first = residue + BLOAT_PERIOD * rng.random_range(0..=available - count);
+                    let value = U256::from(residue + 1);
+                    (overwrite(first, BLOAT_PERIOD, count, value), count)
                 } else {
-                    1
-                };
-                let first = rng.random_range(0..=n - 1 - (count - 1) * stride);
-                let value = if kind == 1 { fresh } else { U256::ZERO };
-                overwrite(first, stride, count, value)
-            }
-            _ => {
-                // Slots r, r + P, ... below n hold r + 1.
-                let residue = rng.random_range(0..BLOAT_PERIOD.min(n));
-                let available = (n - residue).div_ceil(BLOAT_PERIOD);
-                let count = BLOAT_EXISTING_PER_TX.min(available);
-                let first = residue + BLOAT_PERIOD * rng.random_range(0..=available - count);
-                overwrite(first, BLOAT_PERIOD, count, U256::from(residue + 1))
+                    // An account of fewer than 4 slots has nothing to clear: new values.
+                    let (start, len, value) = if kind == 3 && m < n {
+                        (m, n - m, U256::ZERO)
+                    } else {
+                        (0, m, fresh)
+                    };
+                    let count = BLOAT_EXISTING_PER_TX.min(len);
+                    let stride = if count > 1 {
+                        rng.random_range(1..=(len - 1) / (count - 1))
+                    } else {
+                        1
+                    };
+                    let first = start + rng.random_range(0..=len - 1 - (count - 1) * stride);
+                    (overwrite(first, stride, count, value), count)
+                }
             }
         };
-        (target.address, input)
+        (
+            target.address,
+            input,
+            TX_OVERHEAD_GAS + count * self.existing_slot_gas,
+        )
     }
 
     /// Starts a new block.
@@ -624,8 +682,11 @@ impl TxStream {
                 }
             }
             Workload::SstoreBloated => {
-                let (to, input) = self.bloated_call(rng);
-                plan(to, input)
+                let (to, input, gas) = self.bloated_call(rng);
+                TxPlan {
+                    gas_cap: Some(gas),
+                    ..plan(to, input)
+                }
             }
             Workload::Precompile => {
                 let kind = self.precompiles[(self.count as usize - 1) % self.precompiles.len()];
@@ -686,6 +747,8 @@ impl TxStream {
                     long_tx_sent: true,
                     layout: self.layout,
                     bloated: Vec::new(),
+                    new_slot_gas: 0,
+                    existing_slot_gas: 0,
                 };
                 inner.next(rng, addresses)
             }
