@@ -396,9 +396,17 @@ pub fn apply_bal(state: &mut HashMap<Address, PreAccount>, bal: &BlockAccessList
     }
 }
 
-/// Parses a fork name of `chain.json`.
+/// Parses a fork name of `chain.json` (revm's spelling, `Cancun`; any letter case, `cancun`).
 pub fn parse_fork(name: &str) -> Option<SpecId> {
-    SpecId::from_str(name).ok()
+    SpecId::from_str(name).ok().or_else(|| {
+        let mut chars = name.chars();
+        let first = chars.next()?;
+        let capitalised: String = first
+            .to_uppercase()
+            .chain(chars.flat_map(char::to_lowercase))
+            .collect();
+        SpecId::from_str(&capitalised).ok()
+    })
 }
 
 /// Loads a chain directory (or archive).
