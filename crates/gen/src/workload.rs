@@ -25,7 +25,8 @@ pub enum Workload {
     SerialChain,
     /// One transaction carries most of the block's gas (a keccak loop), transfers fill the rest.
     LongTx,
-    /// Cold SSTOREs overwriting slots of one account with a large storage.
+    /// Cold SSTOREs (new slots, new values, same values, zeroing) into one account with a
+    /// large storage (`--slots`, default 1M), or into many (`--spread`).
     SstoreBloated,
     /// keccak loops.
     Keccak,
@@ -248,6 +249,7 @@ pub fn storage_fills(workload: Workload, bloat: &Bloat) -> Vec<StorageFill> {
         code: contracts::code("StorageSpam"),
     }]
 }
+
 /// Token units each holder starts with.
 const HOLDING: u64 = 1_000_000_000_000;
 
@@ -533,8 +535,10 @@ impl TxStream {
     /// per transaction: (0) [`BLOAT_NEW_PER_TX`] new slots (zero → non-zero, consecutive
     /// slots past every slot written so far), then [`BLOAT_EXISTING_PER_TX`] genesis slots
     /// at a random start and stride (1) with a new value, (2) with the value they hold
-    /// (stride [`BLOAT_PERIOD`]), (3) set to zero. Kinds (1)–(3) pick genesis slots; one an
-    /// earlier transaction already changed gets what the kind writes all the same.
+    /// (stride [`BLOAT_PERIOD`]), (3) set to zero. Kinds (1) and (2) pick genesis slots of
+    /// the account's first three quarters, kind (3) of its last quarter; a slot an earlier
+    /// transaction already changed gets what the kind writes all the same (so a "same
+    /// value" write may change a slot kind (1) changed before).
     /// Returns the contract, the call data and a gas limit that covers the call with room
     /// to spare (so that a block fills close to its gas limit).
     fn bloated_call(&mut self, rng: &mut StdRng) -> (Address, Bytes, u64) {
