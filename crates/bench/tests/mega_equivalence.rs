@@ -22,6 +22,8 @@ fn chain() -> &'static gigagas_data::Dataset {
             senders: 12,
             verify_threads: 2,
             precompiles: Vec::new(),
+            slots: None,
+            spread: false,
         };
         let dir = tempfile::tempdir().unwrap();
         generate(&options, &|_| {})

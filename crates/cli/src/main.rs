@@ -377,6 +377,14 @@ struct GenArgs {
     /// through (ecrecover, modexp, point-evaluation; default all three).
     #[arg(long, value_delimiter = ',')]
     precompile: Vec<gigagas_gen::Precompile>,
+    /// For `sstore-bloated`: storage slots of the bloated account(s) in the genesis, 1 to
+    /// 100000000 (default 1000000). chain.json records the rule, not the slots.
+    #[arg(long, value_name = "N")]
+    slots: Option<u64>,
+    /// For `sstore-bloated`: the same slots and the same writes spread over ⌈√N⌉ accounts
+    /// (1,000 accounts of 1,000 slots at the default) instead of one.
+    #[arg(long)]
+    spread: bool,
 }
 
 #[derive(Args)]
@@ -617,6 +625,21 @@ fn cmd_gen(args: GenArgs) -> Result<()> {
     if !args.precompile.is_empty() && args.workload != gigagas_gen::Workload::Precompile {
         bail!("--precompile applies to the precompile workload only");
     }
+    let bloated = args.workload == gigagas_gen::Workload::SstoreBloated;
+    if let Some(slots) = args.slots {
+        if !bloated {
+            bail!("--slots applies to the sstore-bloated workload only");
+        }
+        check_range(
+            "--slots",
+            slots as usize,
+            1,
+            gigagas_gen::workload::MAX_BLOATED_SLOTS as usize,
+        )?;
+    }
+    if args.spread && !bloated {
+        bail!("--spread applies to the sstore-bloated workload only");
+    }
     let out = OutputDir::new("--out", &args.out, args.force, &[])?;
     let options = gigagas_gen::GenOptions {
         workload: args.workload,
@@ -628,6 +651,8 @@ fn cmd_gen(args: GenArgs) -> Result<()> {
         senders: args.senders,
         verify_threads: available_cores(),
         precompiles: args.precompile.clone(),
+        slots: args.slots,
+        spread: args.spread,
     };
     let bar = progress(args.blocks as u64, "blocks");
     let chain = gigagas_gen::generate(&options, &|k| bar.set_position(k as u64))?;
@@ -1258,6 +1283,8 @@ fn load_bench_data(data: &BenchData) -> Result<(Dataset, Option<tempfile::TempDi
                 senders: 1024,
                 verify_threads: available_cores(),
                 precompiles: Vec::new(),
+                slots: None,
+                spread: false,
             };
             let bar = progress(blocks as u64, "generating");
             let chain = gigagas_gen::generate(&options, &|k| bar.set_position(k as u64))?;

@@ -958,6 +958,56 @@ fn bench_json_to_stdout_keeps_the_tables_on_stderr() {
     assert!(stderr.contains("every run verified"), "{stderr}");
 }
 
+/// `gen sstore-bloated --slots N [--spread] --fork cancun` writes a small chain.json (the
+/// fill rule, not the slots) that `run` loads and verifies block by block.
+#[test]
+fn gen_sstore_bloated_slots_and_spread_chains_run() {
+    let dir = tempfile::tempdir().unwrap();
+    for spread in [false, true] {
+        let out = dir.path().join(format!("bloated-{spread}"));
+        let out_s = out.to_str().unwrap();
+        let mut args = vec![
+            "gen",
+            "sstore-bloated",
+            "--slots",
+            "5000",
+            "--blocks",
+            "2",
+            "--block-gas",
+            "3M",
+            "--fork",
+            "cancun",
+            "--senders",
+            "4",
+            "--out",
+            out_s,
+        ];
+        if spread {
+            args.push("--spread");
+        }
+        let (ok, stdout, stderr) = gigagas(&args);
+        assert!(ok, "{stderr}");
+        assert!(stdout.contains("(0 failed"), "{stdout}");
+        assert!(stdout.contains("fork Cancun"), "{stdout}");
+        let json = std::fs::read(out.join("chain.json")).unwrap();
+        assert!(json.len() < 16 * 1024, "chain.json {} bytes", json.len());
+        let meta: serde_json::Value = serde_json::from_slice(&json).unwrap();
+        let fill = &meta["storage_fill"][0];
+        assert_eq!(fill["slots"], 5000);
+        assert_eq!(fill["accounts"], if spread { 71 } else { 1 });
+        for mode in ["sequential", "parallel"] {
+            let (ok, _, stderr) = gigagas(&["run", "--data", out_s, "--mode", mode]);
+            assert!(ok, "{mode}, spread {spread}: {stderr}");
+        }
+    }
+    let help = gigagas(&["gen", "--help"]).1;
+    assert!(
+        help.contains("--slots") && help.contains("100000000"),
+        "{help}"
+    );
+    assert!(help.contains("--spread"), "{help}");
+}
+
 fn gen_small(out: &Path, extra: &[&str]) -> (bool, String, String) {
     let mut args = vec![
         "gen",
@@ -1156,6 +1206,26 @@ fn numbers_that_cannot_work_are_refused_naming_the_flag() {
         (
             vec!["gen", "erc20", "--senders", "1", "--out", o],
             "--senders 1",
+        ),
+        (
+            vec!["gen", "erc20", "--slots", "5000", "--out", o],
+            "--slots applies to the sstore-bloated workload only",
+        ),
+        (
+            vec!["gen", "transfers", "--spread", "--out", o],
+            "--spread applies to the sstore-bloated workload only",
+        ),
+        (
+            vec!["gen", "sstore-bloated", "--slots", "0", "--out", o],
+            "--slots 0: must be at least 1",
+        ),
+        (
+            vec!["gen", "sstore-bloated", "--slots", "100000001", "--out", o],
+            "--slots 100000001: above the limit of 100000000",
+        ),
+        (
+            vec!["gen", "sstore-bloated", "--slots=-3", "--out", o],
+            "--slots",
         ),
         (
             vec!["simulate", r, "--threads", "4000000000"],

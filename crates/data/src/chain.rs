@@ -71,6 +71,10 @@ pub struct ChainMeta {
     /// `host[:port]` of the node a fetched chain came from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fetched_from: Option<String>,
+    /// Genesis accounts whose storage follows a rule instead of being listed slot by slot
+    /// (large storages: `gen sstore-bloated --slots N`). Absent in older chains.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub storage_fill: Vec<StorageFill>,
 }
 
 impl ChainMeta {
@@ -94,6 +98,172 @@ impl ChainMeta {
         }
         Ok(Some(header))
     }
+}
+
+/// Most slots all `storage_fill` entries of a chain may create together.
+pub const MAX_FILL_SLOTS: u64 = 100_000_000;
+/// Most accounts all `storage_fill` entries of a chain may create together.
+pub const MAX_FILL_ACCOUNTS: u64 = 1_000_000;
+
+/// A `storage_fill` entry: `accounts` accounts at the consecutive addresses `address`,
+/// `address + 1`, ... (as 160-bit integers), each with nonce `nonce`, code `code`, balance 0,
+/// and `slots` storage slots split between them as evenly as possible (account `k` gets
+/// `slots / accounts`, plus one if `k < slots % accounts`). Account `k`'s slots are
+/// `0, 1, ..., n_k - 1`, slot `i` holding `(i mod period) + 1` (never zero).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StorageFill {
+    /// First account.
+    pub address: Address,
+    /// Number of accounts (at least 1, at most `slots`).
+    pub accounts: u64,
+    /// Slots over all accounts of the entry.
+    pub slots: u64,
+    /// Slot `i` holds `(i mod period) + 1`.
+    pub period: u64,
+    /// Nonce of every account.
+    pub nonce: u64,
+    /// Code of every account.
+    #[serde(default, skip_serializing_if = "no_code")]
+    pub code: Bytes,
+}
+
+impl StorageFill {
+    /// The `k`-th account's address (`k < accounts`; the sum must not pass 2^160, which
+    /// [`ChainMeta::genesis_state`] checks).
+    pub fn account(&self, k: u64) -> Address {
+        let base = U256::from_be_slice(self.address.as_slice());
+        Address::from_word((base + U256::from(k)).into())
+    }
+
+    /// Slots of the `k`-th account.
+    pub fn slots_of(&self, k: u64) -> u64 {
+        self.slots / self.accounts + u64::from(k < self.slots % self.accounts)
+    }
+
+    /// Value of slot `i` (never zero).
+    pub fn value(&self, i: u64) -> U256 {
+        U256::from(i % self.period + 1)
+    }
+}
+
+impl ChainMeta {
+    /// Checks the `storage_fill` entries: [`check_storage_fill`].
+    pub fn check_storage_fill(&self) -> Result<(), String> {
+        check_storage_fill(&self.alloc, &self.storage_fill)
+    }
+
+    /// The genesis state: [`genesis_state`].
+    pub fn genesis_state(&self) -> Result<HashMap<Address, PreAccount>, String> {
+        genesis_state(&self.alloc, &self.storage_fill)
+    }
+
+    /// The genesis allocation with `storage_fill` expanded into listed slots (for exports to
+    /// other clients; large).
+    pub fn full_alloc(&self) -> Result<BTreeMap<Address, AllocAccount>, String> {
+        if self.storage_fill.is_empty() {
+            return Ok(self.alloc.clone());
+        }
+        Ok(alloc_of(&self.genesis_state()?))
+    }
+}
+
+/// Checks the `storage_fill` entries: bounds (at most [`MAX_FILL_SLOTS`] slots and
+/// [`MAX_FILL_ACCOUNTS`] accounts in all, every account at least one slot, period at
+/// least 1), address ranges inside 2^160, no account in two entries or also in `alloc`.
+/// Allocates nothing proportional to the counts.
+pub fn check_storage_fill(
+    alloc: &BTreeMap<Address, AllocAccount>,
+    fills: &[StorageFill],
+) -> Result<(), String> {
+    let (mut slots, mut accounts) = (0u64, 0u64);
+    let limit = U256::from(1u8) << 160;
+    let mut ranges: Vec<(U256, U256)> = Vec::with_capacity(fills.len());
+    for (e, f) in fills.iter().enumerate() {
+        let what = format!("storage_fill[{e}] ({})", f.address);
+        if f.accounts == 0 || f.slots == 0 || f.period == 0 {
+            return Err(format!(
+                "{what}: accounts {}, slots {}, period {}: each must be at least 1",
+                f.accounts, f.slots, f.period
+            ));
+        }
+        if f.accounts > f.slots {
+            return Err(format!(
+                "{what}: {} accounts for {} slots (every account needs at least one)",
+                f.accounts, f.slots
+            ));
+        }
+        slots = slots.saturating_add(f.slots);
+        accounts = accounts.saturating_add(f.accounts);
+        if slots > MAX_FILL_SLOTS {
+            return Err(format!(
+                "{what}: {slots} slots in all, more than the {MAX_FILL_SLOTS} a chain may fill"
+            ));
+        }
+        if accounts > MAX_FILL_ACCOUNTS {
+            return Err(format!(
+                    "{what}: {accounts} accounts in all, more than the {MAX_FILL_ACCOUNTS} a chain may fill"
+                ));
+        }
+        let first = U256::from_be_slice(f.address.as_slice());
+        let last = first + U256::from(f.accounts - 1);
+        if last >= limit {
+            return Err(format!(
+                "{what}: {} accounts from this address pass the last address",
+                f.accounts
+            ));
+        }
+        if let Some((address, _)) = alloc
+            .range(f.address..=Address::from_word(last.into()))
+            .next()
+        {
+            return Err(format!(
+                    "{what}: account {address} is also in alloc (a filled account is created by its entry)"
+                ));
+        }
+        ranges.push((first, last));
+    }
+    ranges.sort_unstable();
+    if let Some(w) = ranges.windows(2).find(|w| w[1].0 <= w[0].1) {
+        return Err(format!(
+            "storage_fill: the entries from {} and from {} overlap",
+            Address::from_word(w[0].0.into()),
+            Address::from_word(w[1].0.into())
+        ));
+    }
+    Ok(())
+}
+
+/// The genesis state: `alloc` (zero slots dropped) and the accounts of the `storage_fill`
+/// entries expanded (checked first by [`check_storage_fill`]; storage maps pre-sized).
+pub fn genesis_state(
+    alloc: &BTreeMap<Address, AllocAccount>,
+    fills: &[StorageFill],
+) -> Result<HashMap<Address, PreAccount>, String> {
+    check_storage_fill(alloc, fills)?;
+    let filled: u64 = fills.iter().map(|f| f.accounts).sum();
+    let mut state =
+        HashMap::with_capacity_and_hasher(alloc.len() + filled as usize, Default::default());
+    state.extend(genesis_accounts(alloc));
+    for f in fills {
+        let code = Bytecode::new_raw(f.code.clone());
+        let info = AccountInfo {
+            nonce: f.nonce,
+            code_hash: code.hash_slow(),
+            code: Some(code),
+            ..Default::default()
+        };
+        for k in 0..f.accounts {
+            let n = f.slots_of(k);
+            let mut storage = HashMap::with_capacity_and_hasher(n as usize, Default::default());
+            storage.extend((0..n).map(|i| (U256::from(i), f.value(i))));
+            let account = PreAccount {
+                info: info.clone(),
+                storage,
+            };
+            state.insert(f.account(k), account);
+        }
+    }
+    Ok(state)
 }
 
 /// One block as stored: the block, its BAL and its senders (the claimed senders; recovery is
@@ -258,9 +428,17 @@ pub fn apply_bal(state: &mut HashMap<Address, PreAccount>, bal: &BlockAccessList
     }
 }
 
-/// Parses a fork name of `chain.json`.
+/// Parses a fork name of `chain.json` (revm's spelling, `Cancun`; any letter case, `cancun`).
 pub fn parse_fork(name: &str) -> Option<SpecId> {
-    SpecId::from_str(name).ok()
+    SpecId::from_str(name).ok().or_else(|| {
+        let mut chars = name.chars();
+        let first = chars.next()?;
+        let capitalised: String = first
+            .to_uppercase()
+            .chain(chars.flat_map(char::to_lowercase))
+            .collect();
+        SpecId::from_str(&capitalised).ok()
+    })
 }
 
 /// Loads a chain directory (or archive).
@@ -296,7 +474,9 @@ pub(crate) fn load(source: &DataSource) -> Result<Dataset, DataError> {
         hashes.insert(b.block.header.number, b.block.header.hash_slow());
     }
     let hashes = Arc::new(hashes);
-    let mut state = genesis_accounts(&meta.alloc);
+    let mut state = meta
+        .genesis_state()
+        .map_err(|what| invalid(source, CHAIN_META, what))?;
     let mut parent = meta.genesis_hash;
     let mut inputs = Vec::with_capacity(blocks.len());
     for (k, b) in blocks.into_iter().enumerate() {

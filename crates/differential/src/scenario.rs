@@ -316,7 +316,11 @@ pub fn from_generated(
     meta: &gigagas_data::chain::ChainMeta,
     first: &gigagas_data::chain::ChainBlock,
 ) -> Scenario {
-    from_generated_block(spec, meta.alloc.clone(), first)
+    // A generated chain's `storage_fill` was checked when it was generated or loaded.
+    let alloc = meta
+        .full_alloc()
+        .unwrap_or_else(|e| panic!("chain.json storage_fill: {e}"));
+    from_generated_block(spec, alloc, first)
 }
 
 /// Any block of a generated chain as a scenario, given the allocation it starts from (the

@@ -27,10 +27,12 @@ fn every_block_of_every_workload_agrees_with_geth() {
             senders: 16,
             verify_threads: 2,
             precompiles: Vec::new(),
+            slots: (workload == Workload::SstoreBloated).then_some(5_000),
+            spread: false,
         };
         let chain = generate(&options, &|_| {}).unwrap_or_else(|e| panic!("{workload}: {e}"));
         // Each block starts from the genesis with every earlier block's BAL applied.
-        let mut state = gigagas_data::chain::genesis_accounts(&chain.meta.alloc);
+        let mut state = chain.meta.genesis_state().expect("genesis state");
         for (k, block) in chain.blocks.iter().enumerate() {
             let alloc = gigagas_data::chain::alloc_of(&state);
             let s = scenario::from_generated_block(SpecId::AMSTERDAM, alloc, block);

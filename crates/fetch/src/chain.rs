@@ -278,6 +278,7 @@ pub fn fetch_chain(
         alloc: genesis.alloc.clone(),
         genesis_header: Some(Bytes::from(alloy_rlp::encode(&genesis_header))),
         fetched_from: Some(report.host.clone()),
+        storage_fill: Vec::new(),
     };
     Ok(FetchedChain {
         meta,

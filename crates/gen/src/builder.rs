@@ -1,7 +1,10 @@
 //! Block building: execute candidate transactions until the block is full, fill in the
 //! header, verify through both gigagas paths.
 
-use crate::workload::{genesis, Precompile, TxPlan, TxStream, Workload};
+use crate::workload::{
+    genesis, storage_fills, Bloat, Precompile, TxPlan, TxStream, Workload, DEFAULT_BLOATED_SLOTS,
+    MAX_BLOATED_SLOTS,
+};
 use alloy_consensus::{
     proofs, Block, BlockBody, Header, SignableTransaction, TxEip1559, TxEip7702, TxEnvelope,
     EMPTY_OMMER_ROOT_HASH,
@@ -12,7 +15,7 @@ use alloy_signer::SignerSync;
 use alloy_signer_local::PrivateKeySigner;
 use gigagas_data::{
     chain::{
-        apply_bal, genesis_accounts, system_contracts, AllocAccount, ChainBlock, ChainMeta,
+        apply_bal, genesis_state, system_contracts, AllocAccount, ChainBlock, ChainMeta,
         CHAIN_SCHEMA,
     },
     BlockInput, PreAccount, PreState, Transaction,
@@ -50,6 +53,12 @@ pub struct GenOptions {
     pub verify_threads: usize,
     /// Precompiles the `precompile` workload cycles through (empty: all of them).
     pub precompiles: Vec<Precompile>,
+    /// `sstore-bloated` only: genesis slots of the bloated account(s), 1 to
+    /// [`MAX_BLOATED_SLOTS`] (`None`: [`DEFAULT_BLOATED_SLOTS`]).
+    pub slots: Option<u64>,
+    /// `sstore-bloated` only: the slots and writes spread over many accounts
+    /// ([`crate::workload::spread_accounts`]) instead of one.
+    pub spread: bool,
 }
 
 /// EIP-7825's transaction gas cap.
@@ -241,6 +250,23 @@ pub fn generate(opts: &GenOptions, progress: &dyn Fn(usize)) -> Result<Generated
     if opts.senders < 2 {
         return Err(GenError::Options("at least 2 senders".into()));
     }
+    if opts.workload != Workload::SstoreBloated && (opts.slots.is_some() || opts.spread) {
+        return Err(GenError::Options(format!(
+            "slots and spread apply to the sstore-bloated workload only, not {}",
+            opts.workload
+        )));
+    }
+    let bloat = Bloat {
+        slots: opts.slots.unwrap_or(DEFAULT_BLOATED_SLOTS),
+        spread: opts.spread,
+    };
+    if !(1..=MAX_BLOATED_SLOTS).contains(&bloat.slots) {
+        return Err(GenError::Options(format!(
+            "{} slots: 1 to {MAX_BLOATED_SLOTS}",
+            bloat.slots
+        )));
+    }
+    let fills = storage_fills(opts.workload, &bloat);
     let start = Instant::now();
     let keys: Vec<PrivateKeySigner> = (0..opts.senders).map(|i| key(opts.seed, i)).collect();
     let addresses: Vec<Address> = keys.iter().map(|k| k.address()).collect();
@@ -265,7 +291,8 @@ pub fn generate(opts: &GenOptions, progress: &dyn Fn(usize)) -> Result<Generated
             },
         );
     }
-    let mut state: HashMap<Address, PreAccount> = genesis_accounts(&alloc);
+    let mut state: HashMap<Address, PreAccount> =
+        genesis_state(&alloc, &fills).map_err(GenError::Options)?;
     let genesis_root = gigagas_state::state_root(&PreState::new(state.clone(), Arc::default()));
     let genesis_header = genesis_header(opts.spec, opts.block_gas, opts.seed, genesis_root);
     let genesis_hash = genesis_header.hash_slow();
@@ -273,7 +300,8 @@ pub fn generate(opts: &GenOptions, progress: &dyn Fn(usize)) -> Result<Generated
     let mut hashes: HashMap<u64, B256> = HashMap::default();
     hashes.insert(0, genesis_hash);
     let mut rng = StdRng::seed_from_u64(opts.seed);
-    let mut stream = TxStream::new(opts.workload, opts.senders, &opts.precompiles);
+    let mut stream = TxStream::new(opts.workload, opts.senders, &opts.precompiles)
+        .with_storage_fills(&fills, opts.spec);
     let mut nonces = vec![0u64; opts.senders];
     let pool = WorkerPool::new(opts.verify_threads);
     let mut blocks = Vec::with_capacity(opts.blocks);
@@ -326,6 +354,7 @@ pub fn generate(opts: &GenOptions, progress: &dyn Fn(usize)) -> Result<Generated
             alloc,
             genesis_header: None,
             fetched_from: None,
+            storage_fill: fills,
         },
         blocks,
         seconds: start.elapsed().as_secs_f64(),
@@ -605,6 +634,8 @@ mod tests {
             senders: 16,
             verify_threads: 2,
             precompiles: Vec::new(),
+            slots: (workload == Workload::SstoreBloated).then_some(5_000),
+            spread: false,
         }
     }
 

@@ -182,7 +182,7 @@ fn live_tx(envelope: TxEnvelope, sender: Address, value: U256, max_fee: u128) ->
 
 /// Signs the deployments (from `deployer_nonce`) and `opts.txs` transactions of the workload
 /// (sender `i` from `sender_nonces[i]`) for chain `opts.chain_id`. Refuses what cannot be
-/// deployed by transaction: `sstore-bloated` (a 100,000-slot genesis account) and init code
+/// deployed by transaction: `sstore-bloated` (a 1,000,000-slot genesis account) and init code
 /// above EIP-3860's limit.
 pub fn live_workload(
     opts: &LiveOptions,
@@ -191,9 +191,9 @@ pub fn live_workload(
 ) -> Result<LiveWorkload, GenError> {
     if opts.workload == Workload::SstoreBloated {
         return Err(GenError::Options(format!(
-            "workload {}: its contract starts with {} storage slots, too many to deploy by transaction",
+            "workload {}: its contract starts with {} storage slots (or more with --slots), too many to deploy by transaction",
             opts.workload,
-            crate::workload::BLOATED_SLOTS
+            crate::workload::DEFAULT_BLOATED_SLOTS
         )));
     }
     if opts.senders < 2 || sender_nonces.len() != opts.senders {

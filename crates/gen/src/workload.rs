@@ -2,8 +2,9 @@
 
 use crate::contracts::{self, call, mapping_slot, nested_mapping_slot, word, Storage};
 use alloy_primitives::{keccak256, Address, Bytes, U256};
-use gigagas_data::chain::AllocAccount;
+use gigagas_data::chain::{AllocAccount, StorageFill};
 use rand::{rngs::StdRng, Rng};
+use revm::primitives::hardfork::SpecId;
 use std::collections::BTreeMap;
 
 /// The workloads `gigagas gen` knows.
@@ -24,7 +25,8 @@ pub enum Workload {
     SerialChain,
     /// One transaction carries most of the block's gas (a keccak loop), transfers fill the rest.
     LongTx,
-    /// Cold SSTOREs overwriting slots of one account with a large storage.
+    /// Cold SSTOREs (new slots, new values, same values, zeroing) into one account with a
+    /// large storage (`--slots`, default 1M), or into many (`--spread`).
     SstoreBloated,
     /// keccak loops.
     Keccak,
@@ -151,8 +153,103 @@ pub struct TxPlan {
     pub gas_cap: Option<u64>,
 }
 
-/// Slots of the `sstore-bloated` account in the genesis.
-pub const BLOATED_SLOTS: u64 = 100_000;
+/// Genesis slots of `sstore-bloated` unless `--slots` says otherwise.
+pub const DEFAULT_BLOATED_SLOTS: u64 = 1_000_000;
+/// Most genesis slots `sstore-bloated` takes (the loader's bound on `storage_fill`).
+pub const MAX_BLOATED_SLOTS: u64 = gigagas_data::chain::MAX_FILL_SLOTS;
+/// Slot `i` of a bloated account holds `(i mod BLOAT_PERIOD) + 1`, so that the slots
+/// `r, r + 4, r + 8, ...` share one value (a transaction can rewrite many of them with
+/// the value they already hold).
+pub const BLOAT_PERIOD: u64 = 4;
+/// First of the `--spread` accounts (then `+ 1`, `+ 2`, ...).
+pub const SPREAD_BASE: Address =
+    alloy_primitives::address!("0x00000000000000000000000000000000d0000000");
+/// Cold SSTOREs per `sstore-bloated` transaction into existing slots (new value, same value,
+/// to zero).
+pub const BLOAT_EXISTING_PER_TX: u64 = 100;
+/// Cold SSTOREs per `sstore-bloated` transaction into new slots (zero to non-zero: 20,000
+/// gas more each before Amsterdam).
+pub const BLOAT_NEW_PER_TX: u64 = 55;
+
+/// Gas budget of an `sstore-bloated` transaction besides its SSTOREs (intrinsic gas, call
+/// data, dispatch), with room to spare.
+const TX_OVERHEAD_GAS: u64 = 60_000;
+/// Gas budget of one cold SSTORE into an existing slot under `spec`, with room to spare:
+/// measured 5,230 before Amsterdam (2,100 + 2,900 and the loop), 12,250 on Amsterdam.
+pub fn existing_slot_gas(spec: SpecId) -> u64 {
+    if spec.is_enabled_in(SpecId::AMSTERDAM) {
+        13_500
+    } else {
+        5_600
+    }
+}
+
+/// Gas budget of one cold SSTORE into a new slot under `spec`: 22,100 and the loop, plus
+/// EIP-8037's state gas from Amsterdam on (64 state bytes × 1,530; measured 110,500 in
+/// all).
+pub fn new_slot_gas(spec: SpecId) -> u64 {
+    let regular = 22_700;
+    if spec.is_enabled_in(SpecId::AMSTERDAM) {
+        regular
+            + revm::primitives::eip8037::SSTORE_SET_BYTES
+                * revm::primitives::eip8037::CPSB_GLAMSTERDAM
+    } else {
+        regular
+    }
+}
+
+/// How `sstore-bloated` lays out its genesis storage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bloat {
+    /// Slots over all bloated accounts.
+    pub slots: u64,
+    /// Spread them over [`spread_accounts`] accounts instead of one.
+    pub spread: bool,
+}
+
+impl Default for Bloat {
+    fn default() -> Self {
+        Self {
+            slots: DEFAULT_BLOATED_SLOTS,
+            spread: false,
+        }
+    }
+}
+
+/// Accounts of `--spread` for `slots` slots: ⌈√slots⌉ (1,000 accounts of 1,000 slots at
+/// 1M; 3,163 of about 3,162 at 10M), so accounts and slots per account grow alike.
+pub fn spread_accounts(slots: u64) -> u64 {
+    let mut k = (slots as f64).sqrt() as u64;
+    while k * k < slots {
+        k += 1;
+    }
+    while k > 1 && (k - 1) * (k - 1) >= slots {
+        k -= 1;
+    }
+    k.max(1)
+}
+
+/// The genesis accounts of a workload whose storage follows a rule (`chain.json`'s
+/// `storage_fill`): `sstore-bloated`'s StorageSpam account(s), none for the others.
+pub fn storage_fills(workload: Workload, bloat: &Bloat) -> Vec<StorageFill> {
+    if workload != Workload::SstoreBloated {
+        return Vec::new();
+    }
+    let (address, accounts) = if bloat.spread {
+        (SPREAD_BASE, spread_accounts(bloat.slots))
+    } else {
+        (contracts::SPAM, 1)
+    };
+    vec![StorageFill {
+        address,
+        accounts,
+        slots: bloat.slots,
+        period: BLOAT_PERIOD,
+        nonce: 1,
+        code: contracts::code("StorageSpam"),
+    }]
+}
+
 /// Token units each holder starts with.
 const HOLDING: u64 = 1_000_000_000_000;
 
@@ -269,15 +366,9 @@ pub fn genesis_at(
     if uses(&[Workload::NftMint]) {
         alloc.insert(layout.nft, contract("Nft", BTreeMap::new()));
     }
-    if uses(&[Workload::SstoreBloated, Workload::Eip7702]) {
-        let storage = if workload == Workload::SstoreBloated {
-            (0..BLOATED_SLOTS)
-                .map(|i| (U256::from(i), U256::from(i + 1)))
-                .collect()
-        } else {
-            BTreeMap::new()
-        };
-        alloc.insert(layout.spam, contract("StorageSpam", storage));
+    // sstore-bloated's StorageSpam accounts come from `storage_fills`.
+    if uses(&[Workload::Eip7702]) {
+        alloc.insert(layout.spam, contract("StorageSpam", BTreeMap::new()));
     }
     if uses(&[Workload::Keccak, Workload::LongTx]) {
         alloc.insert(layout.compute, contract("Compute", BTreeMap::new()));
@@ -353,6 +444,15 @@ fn point_evaluation_input() -> Bytes {
     input.into()
 }
 
+/// `overwrite(first, stride, count, value)` of StorageSpam.
+fn overwrite(first: u64, stride: u64, count: u64, value: U256) -> Bytes {
+    let n = U256::from;
+    call(
+        "overwrite(uint256,uint256,uint256,uint256)",
+        &[n(first), n(stride), n(count), value],
+    )
+}
+
 /// Streams the transactions of a workload.
 #[derive(Debug)]
 pub struct TxStream {
@@ -366,6 +466,22 @@ pub struct TxStream {
     long_tx_sent: bool,
     /// Where the contracts the transactions call live.
     layout: Layout,
+    /// `sstore-bloated`'s accounts, their genesis slot counts and next new slot.
+    bloated: Vec<BloatedAccount>,
+    /// Gas budget of one new-slot SSTORE under the chain's fork (state gas included).
+    new_slot_gas: u64,
+    /// Gas budget of one SSTORE into an existing slot under the chain's fork.
+    existing_slot_gas: u64,
+}
+
+/// An `sstore-bloated` target.
+#[derive(Debug, Clone)]
+struct BloatedAccount {
+    address: Address,
+    /// Genesis slots `0..slots`.
+    slots: u64,
+    /// Next slot never written (from `slots` on).
+    next_new: u64,
 }
 
 impl TxStream {
@@ -384,13 +500,104 @@ impl TxStream {
             long_tx_gas: 0,
             long_tx_sent: false,
             layout: Layout::FIXED,
+            bloated: Vec::new(),
+            new_slot_gas: 0,
+            existing_slot_gas: 0,
         }
+    }
+
+    /// The stream writing into the accounts of `fills` (`sstore-bloated`; see
+    /// [`storage_fills`]) under fork `spec` (which prices a new slot).
+    pub fn with_storage_fills(mut self, fills: &[StorageFill], spec: SpecId) -> Self {
+        self.new_slot_gas = new_slot_gas(spec);
+        self.existing_slot_gas = existing_slot_gas(spec);
+        self.bloated = fills
+            .iter()
+            .flat_map(|f| {
+                (0..f.accounts).map(|k| BloatedAccount {
+                    address: f.account(k),
+                    slots: f.slots_of(k),
+                    next_new: f.slots_of(k),
+                })
+            })
+            .collect();
+        self
     }
 
     /// The same stream calling the contracts at `layout` instead of the fixed addresses.
     pub fn with_layout(mut self, layout: Layout) -> Self {
         self.layout = layout;
         self
+    }
+
+    /// The next `sstore-bloated` call: into one of the bloated accounts (chosen at random),
+    /// the transactions cycle through four kinds of cold SSTOREs, every slot written once
+    /// per transaction: (0) [`BLOAT_NEW_PER_TX`] new slots (zero → non-zero, consecutive
+    /// slots past every slot written so far), then [`BLOAT_EXISTING_PER_TX`] genesis slots
+    /// at a random start and stride (1) with a new value, (2) with the value they hold
+    /// (stride [`BLOAT_PERIOD`]), (3) set to zero. Kinds (1) and (2) pick genesis slots of
+    /// the account's first three quarters, kind (3) of its last quarter; a slot an earlier
+    /// transaction already changed gets what the kind writes all the same (so a "same
+    /// value" write may change a slot kind (1) changed before).
+    /// Returns the contract, the call data and a gas limit that covers the call with room
+    /// to spare (so that a block fills close to its gas limit).
+    fn bloated_call(&mut self, rng: &mut StdRng) -> (Address, Bytes, u64) {
+        assert!(
+            !self.bloated.is_empty(),
+            "sstore-bloated stream without its storage fill (TxStream::with_storage_fills)"
+        );
+        let a = rng.random_range(0..self.bloated.len());
+        let target = &mut self.bloated[a];
+        let n = target.slots;
+        // A tag that no genesis value equals (those are 1..=BLOAT_PERIOD).
+        let fresh = U256::from(BLOAT_PERIOD + self.count);
+        let (input, count) = match self.count % 4 {
+            0 => {
+                let first = target.next_new;
+                target.next_new += BLOAT_NEW_PER_TX;
+                let gas = TX_OVERHEAD_GAS + BLOAT_NEW_PER_TX * self.new_slot_gas;
+                return (
+                    target.address,
+                    overwrite(first, 1, BLOAT_NEW_PER_TX, fresh),
+                    gas,
+                );
+            }
+            kind => {
+                // Kinds 1 and 2 keep to the genesis slots [0, m), kind 3 clears slots of
+                // [m, n) only, so that no kind meets a slot another one cleared (which would
+                // make its write a new slot's, priced like kind 0).
+                let m = n - n / 4;
+                if kind == 2 {
+                    // Slots r, r + P, ... below m hold r + 1.
+                    let residue = rng.random_range(0..BLOAT_PERIOD.min(m));
+                    let available = (m - residue).div_ceil(BLOAT_PERIOD);
+                    let count = BLOAT_EXISTING_PER_TX.min(available);
+                    let first = residue + BLOAT_PERIOD * rng.random_range(0..=available - count);
+                    let value = U256::from(residue + 1);
+                    (overwrite(first, BLOAT_PERIOD, count, value), count)
+                } else {
+                    // An account of fewer than 4 slots has nothing to clear: new values.
+                    let (start, len, value) = if kind == 3 && m < n {
+                        (m, n - m, U256::ZERO)
+                    } else {
+                        (0, m, fresh)
+                    };
+                    let count = BLOAT_EXISTING_PER_TX.min(len);
+                    let stride = if count > 1 {
+                        rng.random_range(1..=(len - 1) / (count - 1))
+                    } else {
+                        1
+                    };
+                    let first = start + rng.random_range(0..=len - 1 - (count - 1) * stride);
+                    (overwrite(first, stride, count, value), count)
+                }
+            }
+        };
+        (
+            target.address,
+            input,
+            TX_OVERHEAD_GAS + count * self.existing_slot_gas,
+        )
     }
 
     /// Starts a new block.
@@ -479,19 +686,11 @@ impl TxStream {
                 }
             }
             Workload::SstoreBloated => {
-                let first = rng.random_range(0..BLOATED_SLOTS / 2);
-                plan(
-                    self.layout.spam,
-                    call(
-                        "overwrite(uint256,uint256,uint256,uint256)",
-                        &[
-                            n(first),
-                            n(rng.random_range(1..400u64)),
-                            n(100),
-                            n(self.count),
-                        ],
-                    ),
-                )
+                let (to, input, gas) = self.bloated_call(rng);
+                TxPlan {
+                    gas_cap: Some(gas),
+                    ..plan(to, input)
+                }
             }
             Workload::Precompile => {
                 let kind = self.precompiles[(self.count as usize - 1) % self.precompiles.len()];
@@ -551,6 +750,9 @@ impl TxStream {
                     long_tx_gas: 0,
                     long_tx_sent: true,
                     layout: self.layout,
+                    bloated: Vec::new(),
+                    new_slot_gas: 0,
+                    existing_slot_gas: 0,
                 };
                 inner.next(rng, addresses)
             }

@@ -402,6 +402,12 @@ pub fn export_chain(path: &Path) -> Result<ChainExport, ExportError> {
         what,
     };
 
+    // Other clients take the genesis slot by slot: expand any `storage_fill`.
+    let mut meta = meta;
+    if !meta.storage_fill.is_empty() {
+        meta.alloc = meta.full_alloc().map_err(&inconsistent)?;
+        meta.storage_fill.clear();
+    }
     let mut state: HashMap<Address, PreAccount> = chain::genesis_accounts(&meta.alloc);
     let genesis_root = gigagas_state::state_root(&PreState::new(state.clone(), Arc::default()));
     // A fetched chain (`gigagas fetch --genesis`) stores the node's genesis header; a

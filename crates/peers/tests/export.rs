@@ -23,6 +23,8 @@ fn chain(dir: &Path, workload: Workload, spec: SpecId, blocks: usize) {
         senders: 16,
         verify_threads: 2,
         precompiles: Vec::new(),
+        slots: (workload == Workload::SstoreBloated).then_some(5_000),
+        spread: false,
     };
     let chain = generate(&options, &|_| {}).unwrap_or_else(|e| panic!("{workload}: {e}"));
     chain.write(dir).expect("write chain");

@@ -368,6 +368,8 @@ fn generated_genesis_round_trip() {
         senders: 8,
         verify_threads: 2,
         precompiles: Vec::new(),
+        slots: None,
+        spread: false,
     };
     let gen_dir = tempfile::tempdir().unwrap();
     gigagas_gen::generate(&options, &|_| {})
