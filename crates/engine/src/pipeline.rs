@@ -358,6 +358,41 @@ struct EarlyRoot {
     pending: Option<PendingRoot>,
 }
 
+/// The accounts `bal` writes, as they are after the block: what [`change_set`] needs, without
+/// copying the rest of the state. Storage is copied only for an account whose info ends
+/// empty (EIP-161: it is deleted unless storage remains); other accounts carry none (the
+/// storage changes come from the BAL itself).
+fn touched_post_state(pre: &PreState, bal: &alloy_eip7928::BlockAccessList) -> PreState {
+    let mut accounts: alloy_primitives::map::HashMap<_, _> = Default::default();
+    for changes in bal {
+        if !gigagas_data::chain::writes_anything(changes) {
+            continue;
+        }
+        let before = pre.account(&changes.address);
+        let mut info = before.map(|a| a.info.clone()).unwrap_or_default();
+        if let Some(c) = changes.balance_changes.last() {
+            info.balance = c.post_balance;
+        }
+        if let Some(c) = changes.nonce_changes.last() {
+            info.nonce = c.new_nonce;
+        }
+        if let Some(c) = changes.code_changes.last() {
+            info.code_hash = alloy_primitives::keccak256(&c.new_code);
+        }
+        let storage = match before {
+            Some(a) if info.is_empty() => a.storage.clone(),
+            _ => Default::default(),
+        };
+        let account = gigagas_data::PreAccount {
+            info: before.map(|a| a.info.clone()).unwrap_or_default(),
+            storage,
+        };
+        accounts.insert(changes.address, account);
+    }
+    gigagas_data::chain::apply_bal(&mut accounts, bal);
+    PreState::new(accounts, pre.block_hashes().clone())
+}
+
 /// A block's changes as the incremental trie takes them, from its BAL and the post-state the
 /// BAL gives (hashed keys; an account left out of the post-state is deleted).
 pub fn change_set(
@@ -458,7 +493,7 @@ fn early_root_stage(
         // The root from the BAL's changes, computed while the block executes; written by the
         // commit stage only once the block verified.
         let ((post_state, computed), span) = clock.time(|| {
-            let post_state = rebuild();
+            let post_state = touched_post_state(&input.pre_state, bal);
             let changes = change_set(bal, &post_state);
             let computed = budget.install(|| lock(trie).compute(input, &changes));
             (post_state, computed)
