@@ -13,7 +13,8 @@ use crate::{
 };
 use signet_libmdbx::{
     tx::aliases::{RoTxSync, RwTxSync},
-    Database, DatabaseFlags, Environment, Geometry, MdbxError, ReadError, WriteFlags,
+    Database, DatabaseFlags, Environment, EnvironmentFlags, Geometry, MdbxError, ReadError,
+    WriteFlags,
 };
 use std::{borrow::Cow, path::Path};
 
@@ -184,6 +185,13 @@ impl Backend for Mdbx {
         let env = Environment::builder()
             .set_max_dbs(Table::ALL.len() + 1)
             .set_max_readers(1024)
+            // No OS read-ahead on the map: a trie walk reads scattered pages, and read-ahead
+            // turned each cold page fault into a large sequential read (a cold 10M-slot block
+            // read the whole 1.4 GiB file: docs/results/hot-account-2core.md).
+            .set_flags(EnvironmentFlags {
+                no_rdahead: true,
+                ..EnvironmentFlags::default()
+            })
             .set_geometry(Geometry {
                 size: Some(0..MAX_MAP_BYTES),
                 growth_step: Some(GROWTH_STEP),
