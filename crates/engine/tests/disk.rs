@@ -4,39 +4,19 @@
 //! caught by execution itself (so the blocks really execute against the disk, not against
 //! the in-memory pre-state).
 
+mod common;
+
 use alloy_primitives::keccak256;
 use gigagas_engine::{
     prepare, run_pipeline_with, BlockCase, DiskRoot, Mode, PipelineOptions, RootMode,
 };
 use gigagas_exec::{Scheduler, WorkerPool};
-use gigagas_gen::{generate, GenOptions, Workload};
 use gigagas_store::{codec, kv::Backend, kv::KvRead, kv::KvWrite, kv::Table, mdbx::Mdbx, Store};
-use revm::primitives::hardfork::SpecId;
 use std::{path::Path, sync::OnceLock};
 
 fn chain() -> &'static gigagas_data::Dataset {
     static DATA: OnceLock<gigagas_data::Dataset> = OnceLock::new();
-    DATA.get_or_init(|| {
-        let options = GenOptions {
-            workload: Workload::MainnetMix,
-            blocks: 4,
-            block_gas: 3_000_000,
-            seed: 21,
-            spec: SpecId::AMSTERDAM,
-            tx_gas_cap: Some(gigagas_gen::builder::EIP7825_TX_GAS_CAP),
-            senders: 12,
-            verify_threads: 2,
-            precompiles: Vec::new(),
-            slots: None,
-            spread: false,
-        };
-        let dir = tempfile::tempdir().unwrap();
-        generate(&options, &|_| {})
-            .unwrap()
-            .write(dir.path())
-            .unwrap();
-        gigagas_data::load(&gigagas_data::DataSource::open(dir.path()).unwrap()).unwrap()
-    })
+    DATA.get_or_init(|| common::generated_chain(4, 21))
 }
 
 /// A store holding the chain's genesis (the first block's pre-state).

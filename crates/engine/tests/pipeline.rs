@@ -2,36 +2,16 @@
 //! overlapped and back-to-back runs, every root mode and both execution modes give the
 //! header's state roots; a wrong state root in a header stops the run at that block.
 
+mod common;
+
 use gigagas_engine::{prepare, run_pipeline, BlockCase, Mode, PipelineOptions, RootMode, STAGES};
 use gigagas_exec::{Scheduler, WorkerPool};
-use gigagas_gen::{generate, GenOptions, Workload};
 use proptest::prelude::*;
-use revm::primitives::hardfork::SpecId;
 use std::sync::OnceLock;
 
 fn chain() -> &'static gigagas_data::Dataset {
     static DATA: OnceLock<gigagas_data::Dataset> = OnceLock::new();
-    DATA.get_or_init(|| {
-        let options = GenOptions {
-            workload: Workload::MainnetMix,
-            blocks: 5,
-            block_gas: 3_000_000,
-            seed: 9,
-            spec: SpecId::AMSTERDAM,
-            tx_gas_cap: Some(gigagas_gen::builder::EIP7825_TX_GAS_CAP),
-            senders: 12,
-            verify_threads: 2,
-            precompiles: Vec::new(),
-            slots: None,
-            spread: false,
-        };
-        let dir = tempfile::tempdir().unwrap();
-        generate(&options, &|_| {})
-            .unwrap()
-            .write(dir.path())
-            .unwrap();
-        gigagas_data::load(&gigagas_data::DataSource::open(dir.path()).unwrap()).unwrap()
-    })
+    DATA.get_or_init(|| common::generated_chain(5, 9))
 }
 
 fn options(mode: Mode, root: RootMode, overlap: bool) -> PipelineOptions {
