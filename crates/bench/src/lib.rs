@@ -19,6 +19,7 @@ use gigagas_verify::{check_against_header, compare_receipts};
 use std::{borrow::Cow, collections::BTreeMap, ops::Range, time::Instant};
 
 pub mod floor;
+pub mod pipeline;
 
 /// How Mgas/s is defined everywhere in gigagas.
 pub const THROUGHPUT_DEFINITION: &str = "gas used / execution wall time, with pre-state in \
@@ -57,6 +58,11 @@ pub struct BenchOptions {
     /// Also measure the contention floor at every thread count ([`floor`]), the streams
     /// sharing what the value says.
     pub contention_floor: Option<gigagas_lab::FloorSharing>,
+    /// State roots of the whole-pipeline runs ([`pipeline`]); with `overlap`, both empty
+    /// for none.
+    pub roots: Vec<gigagas_engine::RootMode>,
+    /// Pipeline on (`true`) and/or off for the whole-pipeline runs.
+    pub overlap: Vec<bool>,
 }
 
 impl BenchOptions {
@@ -104,7 +110,7 @@ impl BenchOptions {
         } else {
             0
         };
-        (per_pass * (self.warmup + self.repeats) + floor) as u64
+        (per_pass * (self.warmup + self.repeats) + floor) as u64 + pipeline::steps(self)
     }
 }
 
@@ -171,6 +177,7 @@ pub fn bench(
     on_step: &(dyn Fn() + Sync),
 ) -> Result<BenchReport, ExecError> {
     validate(options)?;
+    pipeline::check(&dataset.blocks, options)?;
     let load_avg_start = gigagas_lab::report::load_average();
     let modes = options.configs();
     if modes.is_empty() {
@@ -245,8 +252,10 @@ pub fn bench(
         )?,
         None => Vec::new(),
     };
+    let pipeline = pipeline::measure(cases, options, on_step)?;
     let mut report = assemble(dataset, cases, options, &modes, &runs, load_avg_start);
     report.contention_floor = contention_floor;
+    report.pipeline = pipeline;
     Ok(report)
 }
 
@@ -486,6 +495,7 @@ fn assemble(
         },
         cost_model,
         contention_floor: Vec::new(),
+        pipeline: Vec::new(),
     }
 }
 

@@ -214,6 +214,17 @@ struct BenchArgs {
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "nothing",
           value_name = "SHARING", value_parser = clap::value_parser!(gigagas_lab::FloorSharing))]
     contention_floor: Option<gigagas_lab::FloorSharing>,
+    /// Also measure the whole block pipeline (recover → execute → verify → write → root) with
+    /// these state roots after each block, comma-separated: none, serial, parallel,
+    /// incremental (default with --pipeline: none). At every --threads count, parallel
+    /// execution with the first --scheduler; same warm-up and interleaved repeats. Adds the
+    /// end-to-end Mgas/s, each stage's time and the pipeline's bound (JSON `pipeline`).
+    #[arg(long, value_delimiter = ',', value_name = "MODE")]
+    root: Vec<gigagas_engine::RootMode>,
+    /// With the pipeline: overlap stages across blocks (on) and/or run them back to back
+    /// (off), comma-separated (default with --root: on).
+    #[arg(long, value_delimiter = ',', value_name = "on|off", value_parser = parse_on_off)]
+    pipeline: Vec<bool>,
 }
 
 #[derive(Args)]
@@ -1376,6 +1387,16 @@ impl BenchPlan {
             repeats: args.repeats,
             recovery: unique(&args.recover_senders),
             contention_floor: args.contention_floor,
+            roots: match (args.root.is_empty(), args.pipeline.is_empty()) {
+                (true, true) => Vec::new(),
+                (true, false) => vec![gigagas_engine::RootMode::None],
+                (false, _) => unique(&args.root),
+            },
+            overlap: match (args.root.is_empty(), args.pipeline.is_empty()) {
+                (true, true) => Vec::new(),
+                (false, true) => vec![true],
+                (_, false) => unique(&args.pipeline),
+            },
         };
         if args.contention_floor.is_some() {
             if let Some(&t) = options
@@ -1433,6 +1454,7 @@ fn cmd_bench(args: BenchArgs) -> Result<()> {
     let mut reports = Vec::with_capacity(data.len());
     for item in &data {
         let (dataset, _dir) = load_bench_data(item)?;
+        gigagas_bench::pipeline::check(&dataset.blocks, &options)?;
         let cases = prepare_all(&dataset)?;
         let numbers: Vec<u64> = cases.iter().map(|c| c.number()).collect();
         let bar = progress(options.steps(&numbers), "benchmarking");
@@ -1469,6 +1491,14 @@ fn cmd_bench(args: BenchArgs) -> Result<()> {
                 "contention floor ({} rounds, streams sharing {}): the machine's share of the slowdown is the floor, the engine's own share is what is left\n{}\n",
                 report.contention_floor.first().map_or(0, |f| f.rounds),
                 report.contention_floor.first().map_or("nothing", |f| f.sharing.name()),
+                style(table)
+            );
+        }
+        if let Some(table) = gigagas_lab::table::pipeline_table(&report) {
+            say!(
+                console,
+                "the whole block pipeline (parallel/{}, every block and state root verified; stages = share of busy time; vs pure = wall ÷ execution-alone median above):\n{}\n",
+                report.pipeline[0].scheduler,
                 style(table)
             );
         }

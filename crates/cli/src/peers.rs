@@ -201,6 +201,8 @@ pub fn cmd_peers(args: PeersArgs) -> Result<()> {
         recovery: vec![Recovery::Pre],
         mega: vec![1],
         contention_floor: None,
+        roots: Vec::new(),
+        overlap: Vec::new(),
     };
     let numbers: Vec<u64> = cases.iter().map(|c| c.number()).collect();
     let bar = crate::progress(options.steps(&numbers), "gigagas");

@@ -663,6 +663,111 @@ fn bench_sweeps_generated_workloads_and_mega_blocks() {
     );
 }
 
+/// `bench --root/--pipeline` measures the whole block pipeline beside execution: every
+/// configuration in the table and the JSON with its stages, the end-to-end figure below
+/// execution alone, and the report draws the stacked stages and the timelines.
+#[test]
+fn bench_measures_the_whole_pipeline_beside_execution() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("pipeline.json");
+    let (ok, stdout, stderr) = gigagas(&[
+        "bench",
+        "--workload",
+        "erc20",
+        "--block-gas",
+        "2M",
+        "--blocks",
+        "3",
+        "--threads",
+        "2",
+        "--scheduler",
+        "gas-used",
+        "--root",
+        "parallel,incremental",
+        "--pipeline",
+        "on,off",
+        "--repeats",
+        "2",
+        "--warmup",
+        "0",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("the whole block pipeline"), "{stdout}");
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let pipeline = report["pipeline"].as_array().unwrap();
+    let configs: Vec<(String, bool)> = pipeline
+        .iter()
+        .map(|p| {
+            (
+                p["root"].as_str().unwrap().to_owned(),
+                p["overlap"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        configs,
+        [
+            ("parallel".into(), true),
+            ("parallel".into(), false),
+            ("incremental".into(), true),
+            ("incremental".into(), false)
+        ]
+    );
+    for p in pipeline {
+        assert_eq!(p["scheduler"], "gas-used");
+        assert_eq!(p["repeat_ns"].as_array().unwrap().len(), 2);
+        let phases = p["phases_ns"].as_object().unwrap();
+        let keys: Vec<&str> = phases.keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            ["execute", "prefetch", "recover", "root", "verify", "write"]
+        );
+        for stage in ["recover", "execute", "verify", "root"] {
+            assert!(
+                phases[stage].as_u64().unwrap() > 0,
+                "{stage} took no time: {p}"
+            );
+        }
+        // The end-to-end figure includes every stage: below execution alone.
+        let (e2e, pure) = (
+            p["e2e_mgas_per_s"].as_f64().unwrap(),
+            p["mgas_per_s"].as_f64().unwrap(),
+        );
+        assert!(e2e > 0.0 && e2e < pure, "{e2e} vs {pure}");
+        let timeline = p["timeline"].as_array().unwrap();
+        assert_eq!(timeline.len(), 3);
+        for block in timeline {
+            for span in block["stages"].as_object().unwrap().values() {
+                let span = span.as_array().unwrap();
+                assert!(span[0].as_u64().unwrap() <= span[1].as_u64().unwrap());
+            }
+        }
+        assert!(p["bound_ns"].as_u64().unwrap() > 0);
+    }
+    let html = dir.path().join("pipeline.html");
+    let (ok, _, stderr) = gigagas(&[
+        "report",
+        json.to_str().unwrap(),
+        "--out",
+        html.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("The whole block pipeline") && page.contains("Pipeline stages"));
+    // Timelines of the last root mode at the most threads: pipeline on and off.
+    assert_eq!(page.matches("Timeline, 2t root incremental").count(), 2);
+
+    // The incremental root on touched-only pre-states is refused before any work.
+    let (ok, _, stderr) = gigagas(&["bench", "--root", "incremental", "--repeats", "1"]);
+    assert!(!ok);
+    assert!(
+        stderr.contains("--root incremental needs complete states"),
+        "{stderr}"
+    );
+}
+
 // ---------------------------------------------------------------------------------------
 // Hostile inputs: outputs never lose data, numbers that cannot work are refused.
 // ---------------------------------------------------------------------------------------

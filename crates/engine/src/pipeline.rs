@@ -335,6 +335,16 @@ impl Clock {
             },
         )
     }
+
+    /// Runs `f` on the thread budget, timed from the moment one of its threads takes it up
+    /// (a stage's span is its work, not its wait for a free thread).
+    fn on<T: Send>(
+        &self,
+        budget: &rayon::ThreadPool,
+        f: impl FnOnce() -> T + Send,
+    ) -> (T, StageSpan) {
+        budget.install(|| self.time(f))
+    }
 }
 
 /// Stage 1 output: the block's transactions with their recovered senders.
@@ -443,7 +453,6 @@ fn early_root_stage(
     options: &PipelineOptions,
     clock: &Clock,
     budget: &rayon::ThreadPool,
-    serial: &rayon::ThreadPool,
     trie: Option<&Trie<'_>>,
     to_execute: impl FnOnce(Result<Option<DiskSnapshot>, ExecError>),
 ) -> Option<EarlyRoot> {
@@ -463,7 +472,7 @@ fn early_root_stage(
     let mut snapshot = snapshot;
     let prefetch = match (&mut snapshot, &input.access_list) {
         (Ok(Some(snap)), Some(bal)) => {
-            let (read, span) = clock.time(|| budget.install(|| snap.prefetch(bal)));
+            let (read, span) = clock.on(budget, || snap.prefetch(bal));
             if let Err(e) = read {
                 to_execute(Err(ExecError::Unsupported {
                     block: input.number(),
@@ -492,10 +501,10 @@ fn early_root_stage(
     if let (RootMode::Incremental, Some(trie)) = (options.root, trie) {
         // The root from the BAL's changes, computed while the block executes; written by the
         // commit stage only once the block verified.
-        let ((post_state, computed), span) = clock.time(|| {
+        let ((post_state, computed), span) = clock.on(budget, || {
             let post_state = touched_post_state(&input.pre_state, bal);
             let changes = change_set(bal, &post_state);
-            let computed = budget.install(|| lock(trie).compute(input, &changes));
+            let computed = lock(trie).compute(input, &changes);
             (post_state, computed)
         });
         let (root, pending) = match computed {
@@ -510,17 +519,10 @@ fn early_root_stage(
             pending,
         });
     }
-    let (post_state, write) = clock.time(rebuild);
+    let (post_state, write) = clock.on(budget, rebuild);
     let root = match options.root {
         RootMode::None => None,
-        mode => {
-            let pool = if mode == RootMode::Serial {
-                serial
-            } else {
-                budget
-            };
-            Some(clock.time(|| Ok(pool.install(|| gigagas_state::state_root(&post_state)))))
-        }
+        mode => Some(clock.on(budget, || Ok(full_root(mode, &post_state)))),
     };
     Some(EarlyRoot {
         prefetch,
@@ -547,11 +549,9 @@ fn recover_stage<'a>(
     budget: &rayon::ThreadPool,
 ) -> Result<Recovered<'a>, ExecError> {
     let input = case.prepared.input;
-    let (prepared, recover) = clock.time(|| {
-        budget.install(|| {
-            let senders = recover_senders(input)?;
-            PreparedBlock::new(input, &senders)
-        })
+    let (prepared, recover) = clock.on(budget, || {
+        let senders = recover_senders(input)?;
+        PreparedBlock::new(input, &senders)
     });
     Ok(Recovered {
         index,
@@ -593,16 +593,24 @@ fn execute_stage(
     options: &PipelineOptions,
     pool: Option<&WorkerPool>,
     clock: &Clock,
+    budget: &rayon::ThreadPool,
 ) -> Result<Executed, ExecError> {
     let input = case.prepared.input;
-    let (out, execute) = clock.time(|| match &disk {
+    let run = || match &disk {
         Some(state) => execute_on(case, &rec.prepared, state, options, pool),
         None => execute_on(case, &rec.prepared, &*input.pre_state, options, pool),
+    };
+    // Parallel execution runs on the worker pool, which is the budget; sequential
+    // execution on one of the budget's threads.
+    let (out, execute) = clock.time(|| match options.mode {
+        Mode::Parallel { .. } => run(),
+        Mode::Sequential => budget.install(run),
     });
     drop(disk);
     let (receipts, post, access) = out?;
-    let (checked, verify) =
-        clock.time(|| crate::block::verify_run(case, &receipts, access.as_ref()));
+    let (checked, verify) = clock.on(budget, || {
+        crate::block::verify_run(case, &receipts, access.as_ref())
+    });
     checked?;
     Ok(Executed {
         index: rec.index,
@@ -624,14 +632,14 @@ fn commit_stage(
     options: &PipelineOptions,
     clock: &Clock,
     budget: &rayon::ThreadPool,
-    serial: &rayon::ThreadPool,
 ) -> Result<BlockTimeline, ExecError> {
     let input = case.prepared.input;
     let (post_state, write, early_root, prefetch, pending) = match early {
         Some(e) => (e.post_state, e.write, Some(e.root), e.prefetch, e.pending),
         None => {
-            let (post_state, write): (PreState, _) =
-                clock.time(|| gigagas_state::apply_changes(&input.pre_state, &done.post));
+            let (post_state, write): (PreState, _) = clock.on(budget, || {
+                gigagas_state::apply_changes(&input.pre_state, &done.post)
+            });
             (post_state, write, None, None, None)
         }
     };
@@ -658,14 +666,7 @@ fn commit_stage(
                     what: format!("incremental state root: {e}"),
                 })
             }
-            None => {
-                let pool = if options.root == RootMode::Serial {
-                    serial
-                } else {
-                    budget
-                };
-                clock.time(|| pool.install(|| gigagas_state::state_root(&post_state)))
-            }
+            None => clock.on(budget, || full_root(options.root, &post_state)),
         };
         stages.insert("root", span);
         if input.complete_state {
@@ -683,7 +684,7 @@ fn commit_stage(
     }
     // The block verified and its root matched: only now is it written.
     if let (Some(pending), Some(trie)) = (pending, trie) {
-        let (written, span) = clock.time(|| budget.install(|| lock(trie).commit(input, pending)));
+        let (written, span) = clock.on(budget, || lock(trie).commit(input, pending));
         written.map_err(|e| ExecError::Unsupported {
             block: input.number(),
             what: format!("writing the state: {e}"),
@@ -732,8 +733,28 @@ pub fn run_pipeline_with(
                 what: format!("cannot start a {n}-thread pool: {e}"),
             })
     };
-    let budget = build(threads)?;
-    let serial = build(1)?;
+    // One thread budget for every stage: the execution workers' own pool when there is one
+    // (recovery, verification, writes and roots queue for the same threads), else a pool of
+    // `threads`. Stage threads only wait on queues and hand work to it.
+    let own;
+    let budget: &rayon::ThreadPool = match pool {
+        Some(p) if matches!(options.mode, Mode::Parallel { .. }) => {
+            if p.threads() != threads {
+                return Err(ExecError::Unsupported {
+                    block: cases.first().map_or(0, BlockCase::number),
+                    what: format!(
+                        "the worker pool has {} threads, the pipeline's budget is {threads}",
+                        p.threads()
+                    ),
+                });
+            }
+            p.rayon_pool()
+        }
+        _ => {
+            own = build(threads)?;
+            &own
+        }
+    };
     // The incremental root's node store: the state before the first block, built before
     // timing starts (a node has it on disk when it starts).
     let mut trie = state.filter(|_| options.root == RootMode::Incremental);
@@ -771,17 +792,15 @@ pub fn run_pipeline_with(
     let read0 = crate::disk::io_read_bytes();
     let mut untimed_ns = 0u64;
     let mut blocks = if options.overlap {
-        overlapped(cases, options, pool, &clock, &budget, &serial, trie)?
+        overlapped(cases, options, pool, &clock, budget, trie)?
     } else {
         let mut blocks = Vec::with_capacity(cases.len());
         for (i, case) in cases.iter().enumerate() {
-            let rec = recover_stage(case, i, &clock, &budget)?;
+            let rec = recover_stage(case, i, &clock, budget)?;
             let mut disk = Ok(None);
-            let early =
-                early_root_stage(case, options, &clock, &budget, &serial, trie, |s| disk = s);
-            let done = execute_stage(case, rec, disk?, options, pool, &clock)?;
-            let mut block =
-                commit_stage(case, done, early, trie, options, &clock, &budget, &serial)?;
+            let early = early_root_stage(case, options, &clock, budget, trie, |s| disk = s);
+            let done = execute_stage(case, rec, disk?, options, pool, &clock, budget)?;
+            let mut block = commit_stage(case, done, early, trie, options, &clock, budget)?;
             block.read_bytes = crate::disk::io_read_bytes();
             blocks.push(block);
             if let (true, Some(t)) = (between, trie) {
@@ -828,7 +847,6 @@ fn overlapped(
     pool: Option<&WorkerPool>,
     clock: &Clock,
     budget: &rayon::ThreadPool,
-    serial: &rayon::ThreadPool,
     trie: Option<&Trie<'_>>,
 ) -> Result<Vec<BlockTimeline>, ExecError> {
     std::thread::scope(|scope| {
@@ -849,7 +867,7 @@ fn overlapped(
                     break; // the commit stage stopped
                 }
                 let mut stopped = false;
-                let early = early_root_stage(case, options, clock, budget, serial, trie, |s| {
+                let early = early_root_stage(case, options, clock, budget, trie, |s| {
                     stopped = to_exec_state.send(s).is_err()
                 });
                 if stopped || to_commit_root.send(early).is_err() {
@@ -870,7 +888,8 @@ fn overlapped(
             for rec in from_recover {
                 // Block order on both queues: the next state belongs to this block.
                 let Ok(disk) = from_state.recv() else { break };
-                let done = execute_stage(&cases[rec.index], rec, disk?, options, pool, clock)?;
+                let done =
+                    execute_stage(&cases[rec.index], rec, disk?, options, pool, clock, budget)?;
                 if to_commit.send(done).is_err() {
                     break;
                 }
@@ -890,7 +909,6 @@ fn overlapped(
                 options,
                 clock,
                 budget,
-                serial,
             ) {
                 Ok(mut b) => {
                     b.read_bytes = crate::disk::io_read_bytes();
@@ -923,4 +941,13 @@ fn overlapped(
         recovered?;
         Ok(blocks)
     })
+}
+
+/// The root of a whole post-state, `mode` `serial` (on the calling thread) or `parallel`
+/// (storage tries spread over the current pool: the budget).
+fn full_root(mode: RootMode, state: &PreState) -> B256 {
+    match mode {
+        RootMode::Serial => gigagas_state::state_root_serial(state),
+        _ => gigagas_state::state_root(state),
+    }
 }

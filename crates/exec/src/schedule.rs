@@ -101,6 +101,13 @@ impl WorkerPool {
         self.threads
     }
 
+    /// The workers as a rayon pool, for other work that must share the same thread budget
+    /// (the engine's pipeline runs sender recovery, verification, writes and state roots on
+    /// it, so that `--threads` bounds the whole process).
+    pub fn rayon_pool(&self) -> &rayon::ThreadPool {
+        &self.pool
+    }
+
     pub(crate) fn run_workers<F: Fn(usize) + Sync>(&self, worker: F) {
         self.pool.scope(|s| {
             for w in 0..self.threads {

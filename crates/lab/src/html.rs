@@ -377,6 +377,221 @@ fn phases(report: &BenchReport) -> String {
     })
 }
 
+/// The whole block pipeline: each configuration's median repeat as one bar, stacked by the
+/// busy time of each stage (summed over blocks), the wall time marked beside it.
+fn pipeline_phases(report: &BenchReport) -> Option<String> {
+    if report.pipeline.is_empty() {
+        return None;
+    }
+    let rows: Vec<(String, Vec<f64>, f64)> = report
+        .pipeline
+        .iter()
+        .map(|p| {
+            (
+                p.label(),
+                PIPELINE_STAGES
+                    .iter()
+                    .map(|s| p.phases_ns.get(*s).copied().unwrap_or(0) as f64 / 1e6)
+                    .collect(),
+                p.median_ns as f64 / 1e6,
+            )
+        })
+        .collect();
+    let max = rows
+        .iter()
+        .map(|(_, v, wall)| v.iter().sum::<f64>().max(*wall))
+        .fold(1.0, f64::max)
+        * 1.1;
+    Some(svg(|root| {
+        let mut chart = frame(
+            root,
+            "Pipeline: stage busy time per configuration (median repeat)",
+        )
+        .y_label_area_size(210)
+        .build_cartesian_2d(0f64..max, 0f64..rows.len() as f64)?;
+        let labels: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(rows.len() * 2 + 1)
+            .y_label_formatter(&|y| {
+                let i = y.floor() as usize;
+                if (y - y.floor() - 0.5).abs() < 0.26 && i < labels.len() {
+                    labels[i].clone()
+                } else {
+                    String::new()
+                }
+            })
+            .x_desc("ms (bars: busy time of each stage; black mark: wall time)")
+            .draw()?;
+        for (k, name) in PIPELINE_STAGES.iter().enumerate() {
+            let color = Palette99::pick(k).to_rgba();
+            chart
+                .draw_series(rows.iter().enumerate().map(|(i, (_, v, _))| {
+                    let base: f64 = v[..k].iter().sum();
+                    Rectangle::new(
+                        [(base, i as f64 + 0.2), (base + v[k], i as f64 + 0.8)],
+                        color.filled(),
+                    )
+                }))?
+                .label(*name)
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 15, y + 5)], color.filled())
+                });
+        }
+        chart
+            .draw_series(rows.iter().enumerate().map(|(i, (_, _, wall))| {
+                Rectangle::new(
+                    [
+                        (*wall, i as f64 + 0.1),
+                        (*wall + max / 300.0, i as f64 + 0.9),
+                    ],
+                    BLACK.filled(),
+                )
+            }))?
+            .label("wall")
+            .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 3, y + 5)], BLACK.filled()));
+        legend(&mut chart, SeriesLabelPosition::LowerRight)?;
+        Ok(())
+    }))
+}
+
+/// Stages in pipeline order (the keys of `phases_ns`).
+const PIPELINE_STAGES: [&str; 6] = ["recover", "prefetch", "execute", "verify", "write", "root"];
+
+/// Blocks a timeline shows (the first ones of the run).
+const TIMELINE_BLOCKS: usize = 6;
+
+/// One configuration's timeline: a lane per stage, each block's span in it on the time axis
+/// (first [`TIMELINE_BLOCKS`] blocks of the median repeat), one colour per block.
+fn pipeline_timeline(p: &crate::PipelineReport) -> String {
+    let blocks = &p.timeline[..p.timeline.len().min(TIMELINE_BLOCKS)];
+    let end = blocks
+        .iter()
+        .flat_map(|b| b.stages.values().map(|s| s[1]))
+        .max()
+        .unwrap_or(0) as f64
+        / 1e6;
+    svg(|root| {
+        let mut chart = frame(
+            root,
+            &format!("Timeline, {} (first {} blocks)", p.label(), blocks.len()),
+        )
+        .y_label_area_size(80)
+        .build_cartesian_2d(
+            0f64..(end * 1.05).max(1e-3),
+            0f64..PIPELINE_STAGES.len() as f64,
+        )?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(PIPELINE_STAGES.len() * 2 + 1)
+            .y_label_formatter(&|y| {
+                let i = y.floor() as usize;
+                if (y - y.floor() - 0.5).abs() < 0.26 && i < PIPELINE_STAGES.len() {
+                    PIPELINE_STAGES[PIPELINE_STAGES.len() - 1 - i].to_owned()
+                } else {
+                    String::new()
+                }
+            })
+            .x_desc("ms since the run started")
+            .draw()?;
+        for (k, block) in blocks.iter().enumerate() {
+            let color = Palette99::pick(k).to_rgba();
+            chart
+                .draw_series(block.stages.iter().filter_map(|(stage, span)| {
+                    let lane = PIPELINE_STAGES.iter().position(|s| s == stage)?;
+                    let y = (PIPELINE_STAGES.len() - 1 - lane) as f64;
+                    Some(Rectangle::new(
+                        [
+                            (span[0] as f64 / 1e6, y + 0.15),
+                            (span[1] as f64 / 1e6, y + 0.85),
+                        ],
+                        color.filled(),
+                    ))
+                }))?
+                .label(format!("block {}", block.number))
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 15, y + 5)], color.filled())
+                });
+        }
+        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+        Ok(())
+    })
+}
+
+/// The pipeline section: a table, the stacked stage plot and the timelines of the
+/// configurations with the most threads and the last root mode measured (pipeline on and
+/// off side by side). Empty when the pipeline was not measured.
+fn pipeline_section(report: &BenchReport) -> String {
+    let mut html = String::new();
+    if report.pipeline.is_empty() {
+        return html;
+    }
+    html.push_str(
+        "<p><b>The whole block pipeline</b> (recover → prefetch → execute → verify → write → \
+         root; every block and, on complete states, every state root verified): end-to-end \
+         Mgas/s = gas ÷ wall time of the whole pipeline; execution alone = gas ÷ the execute \
+         stage's busy time; vs pure = wall ÷ the pure-execution median of the same mode above; \
+         on vs off = wall with the stages back to back ÷ wall overlapped.</p>\
+         <table><tr><th>threads</th><th>root</th><th>pipeline</th><th>wall ms</th>\
+         <th>end-to-end Mgas/s</th><th>execution alone Mgas/s</th><th>vs pure</th>",
+    );
+    for stage in PIPELINE_STAGES {
+        let _ = write!(html, "<th>{stage} ms</th>");
+    }
+    html.push_str("<th>bound ms</th><th>% of bound</th><th>on vs off</th></tr>");
+    let ratio = |r: Option<f64>| r.map_or_else(|| "-".into(), |r| format!("{r:.2}x"));
+    for p in &report.pipeline {
+        let _ = write!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.0}</td><td>{:.0}</td><td>{}</td>",
+            p.threads,
+            escape(&p.root),
+            if p.overlap { "on" } else { "off" },
+            p.median_ns as f64 / 1e6,
+            p.e2e_mgas_per_s,
+            p.mgas_per_s,
+            ratio(report.pipeline_vs_pure(p)),
+        );
+        for stage in PIPELINE_STAGES {
+            let _ = write!(
+                html,
+                "<td>{:.1}</td>",
+                p.phases_ns.get(stage).copied().unwrap_or(0) as f64 / 1e6
+            );
+        }
+        let _ = write!(
+            html,
+            "<td>{:.1}</td><td>{:.0}%</td><td>{}</td></tr>",
+            p.bound_ns as f64 / 1e6,
+            p.percent_of_bound,
+            ratio(report.pipeline_gain(p)),
+        );
+    }
+    html.push_str("</table>");
+    if let Some(plot) = pipeline_phases(report) {
+        let _ = write!(
+            html,
+            "<figure><figcaption><b>Pipeline stages</b></figcaption>{plot}</figure>"
+        );
+    }
+    let threads = report.pipeline.iter().map(|p| p.threads).max();
+    let root = report.pipeline.last().map(|p| p.root.clone());
+    for p in report
+        .pipeline
+        .iter()
+        .filter(|p| Some(p.threads) == threads && Some(&p.root) == root.as_ref())
+    {
+        let _ = write!(
+            html,
+            "<figure><figcaption><b>Pipeline timeline</b></figcaption>{}</figure>",
+            pipeline_timeline(p)
+        );
+    }
+    html
+}
+
 /// Distribution of 1-thread transaction times (log scale) with the longest transaction marked.
 fn latency(report: &BenchReport) -> String {
     let times: Vec<f64> = report
@@ -804,6 +1019,7 @@ fn section(report: &BenchReport, predictions: &[Prediction]) -> String {
         }
         html.push_str("</table>");
     }
+    html.push_str(&pipeline_section(report));
     let mega = throughput_vs_mega(report);
     let plots = [
         ("Throughput vs threads", Some(throughput_vs_threads(report))),

@@ -2,6 +2,7 @@
 //! `docs/bench-json.md`).
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// Schema identifier; bumped on any incompatible change.
 pub const SCHEMA: &str = "gigagas.bench/1";
@@ -94,6 +95,105 @@ pub struct BenchReport {
     /// how much slower each transaction runs when T independent streams share the machine.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub contention_floor: Vec<ContentionFloor>,
+    /// The whole block pipeline (`bench --root/--pipeline`): one entry per configuration
+    /// (threads × root × pipeline on/off), each a node's end-to-end figure beside execution
+    /// alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pipeline: Vec<PipelineReport>,
+}
+
+/// One pipeline configuration measured over the whole data set (`bench --root/--pipeline`):
+/// recover → prefetch → execute → verify → root → write, every block verified.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PipelineReport {
+    /// Execution mode name (`parallel/2t/ordered`).
+    pub mode: String,
+    /// Thread budget of the whole pipeline (every stage shares it).
+    pub threads: usize,
+    /// The execution stage's scheduler.
+    pub scheduler: String,
+    /// State root mode: `none`, `serial`, `parallel` or `incremental`.
+    pub root: String,
+    /// Whether stages overlapped across blocks (`--pipeline on`) or ran back to back.
+    pub overlap: bool,
+    /// Gas of all blocks.
+    pub total_gas: u64,
+    /// Wall time of each repeat (the whole pipeline over the data set), ns.
+    pub repeat_ns: Vec<u64>,
+    /// The median repeat's wall time, ns.
+    pub median_ns: u64,
+    /// End-to-end throughput: total gas / median wall time, Mgas/s.
+    pub e2e_mgas_per_s: f64,
+    /// Execution alone in the median repeat: total gas / its execute-stage busy time,
+    /// Mgas/s (the pure figure, beside the end-to-end one).
+    pub mgas_per_s: f64,
+    /// Busy time of each stage in the median repeat, summed over blocks, ns (keys
+    /// `recover`, `prefetch`, `execute`, `verify`, `root`, `write`).
+    pub phases_ns: BTreeMap<String, u64>,
+    /// The pipeline's lower bound on the median repeat's wall time, ns: max(process CPU /
+    /// threads, busiest stage, longest block).
+    pub bound_ns: u64,
+    /// bound / wall of the median repeat, percent.
+    pub percent_of_bound: f64,
+    /// The median repeat's stage spans per block (the timeline of the report).
+    pub timeline: Vec<PipelineBlock>,
+}
+
+/// One block of a pipeline run's timeline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PipelineBlock {
+    /// Block number.
+    pub number: u64,
+    /// Gas used.
+    pub gas: u64,
+    /// Transactions.
+    pub txs: usize,
+    /// Each stage's [start, end] in ns since the run started (stages a run skips are absent).
+    pub stages: BTreeMap<String, [u64; 2]>,
+}
+
+impl PipelineReport {
+    /// The configuration as one label: `2t root parallel, pipeline on`.
+    pub fn label(&self) -> String {
+        format!(
+            "{}t root {}, pipeline {}",
+            self.threads,
+            self.root,
+            if self.overlap { "on" } else { "off" }
+        )
+    }
+}
+
+impl BenchReport {
+    /// For a pipeline-on configuration: the median wall of the same configuration with the
+    /// pipeline off ÷ its own (how much overlapping the stages gained, same run). `None` for
+    /// pipeline-off rows or when the off configuration was not measured.
+    pub fn pipeline_gain(&self, p: &PipelineReport) -> Option<f64> {
+        if !p.overlap {
+            return None;
+        }
+        self.pipeline
+            .iter()
+            .find(|o| !o.overlap && o.threads == p.threads && o.root == p.root)
+            .map(|o| o.median_ns as f64 / p.median_ns.max(1) as f64)
+    }
+
+    /// A pipeline configuration's median wall ÷ the pure-execution median of the same
+    /// execution mode (parallel, same threads and scheduler, senders recovered in advance,
+    /// each block on its own) measured in the same bench: what a node pays on top of
+    /// execution. `None` when that run was not measured.
+    pub fn pipeline_vs_pure(&self, p: &PipelineReport) -> Option<f64> {
+        self.runs
+            .iter()
+            .find(|r| {
+                r.mode == "parallel"
+                    && r.threads == p.threads
+                    && r.scheduler.as_deref() == Some(p.scheduler.as_str())
+                    && r.recover_senders == "pre"
+                    && r.mega == 1
+            })
+            .map(|r| p.median_ns as f64 / r.median_ns.max(1) as f64)
+    }
 }
 
 /// What the streams of a contention-floor measurement share: one kind of sharing switched on

@@ -457,3 +457,58 @@ pub fn contention_floor_table(report: &BenchReport) -> Option<Table> {
     }
     Some(table)
 }
+
+/// The whole block pipeline (`bench --root/--pipeline`), one row per configuration: the
+/// end-to-end figure beside execution alone, each stage's share of the busy time, the
+/// pipeline's bound, and what overlap gained. `None` when the pipeline was not measured.
+pub fn pipeline_table(report: &BenchReport) -> Option<Table> {
+    if report.pipeline.is_empty() {
+        return None;
+    }
+    let mut table = Table::new();
+    let stages = ["recover", "prefetch", "execute", "verify", "write", "root"];
+    let mut header = vec![
+        "threads",
+        "root",
+        "pipeline",
+        "wall ms (median)",
+        "end-to-end Mgas/s",
+        "execution alone Mgas/s",
+        "vs pure time",
+    ];
+    header.extend(stages);
+    header.extend(["% of bound", "on vs off"]);
+    table.load_preset(UTF8_FULL_CONDENSED).set_header(header);
+    let right = |text: String| Cell::new(text).set_alignment(CellAlignment::Right);
+    for p in &report.pipeline {
+        let busy: u64 = p.phases_ns.values().sum();
+        let mut row = vec![
+            right(p.threads.to_string()),
+            Cell::new(&p.root),
+            Cell::new(if p.overlap { "on" } else { "off" }),
+            right(ms(p.median_ns)),
+            right(format!("{:.0}", p.e2e_mgas_per_s)),
+            right(format!("{:.0}", p.mgas_per_s)),
+            right(
+                report
+                    .pipeline_vs_pure(p)
+                    .map_or_else(|| "-".into(), |r| format!("{r:.2}x")),
+            ),
+        ];
+        for stage in stages {
+            let ns = p.phases_ns.get(stage).copied().unwrap_or(0);
+            row.push(right(format!(
+                "{:.0}%",
+                ns as f64 / busy.max(1) as f64 * 100.0
+            )));
+        }
+        row.push(right(format!("{:.0}%", p.percent_of_bound)));
+        row.push(right(
+            report
+                .pipeline_gain(p)
+                .map_or_else(|| "-".into(), |g| format!("{g:.2}x")),
+        ));
+        table.add_row(row);
+    }
+    Some(table)
+}

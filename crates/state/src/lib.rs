@@ -14,4 +14,4 @@ mod apply;
 mod root;
 
 pub use apply::apply_changes;
-pub use root::{state_root, storage_root, trie_root, PrefixKeyError};
+pub use root::{state_root, state_root_serial, storage_root, trie_root, PrefixKeyError};

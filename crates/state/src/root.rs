@@ -69,24 +69,33 @@ pub fn storage_root(storage: &HashMap<U256, U256>) -> B256 {
 }
 
 /// State root of `state`: accounts keyed by keccak(address); storage roots computed in
-/// parallel.
+/// parallel (on the current rayon pool).
 pub fn state_root(state: &PreState) -> B256 {
     let accounts: Vec<(&Address, &gigagas_data::PreAccount)> = state.accounts().collect();
-    let leaves: Vec<(B256, Vec<u8>)> = accounts
-        .par_iter()
-        .map(|(address, account)| {
-            let trie_account = TrieAccount {
-                nonce: account.info.nonce,
-                balance: account.info.balance,
-                storage_root: storage_root(&account.storage),
-                code_hash: account.info.code_hash,
-            };
-            (
-                keccak256(address.as_slice()),
-                alloy_rlp::encode(trie_account),
-            )
-        })
-        .collect();
+    root_of_leaves(accounts.par_iter().map(account_leaf).collect())
+}
+
+/// [`state_root`] on the calling thread alone (the serial reference of the parallel root).
+pub fn state_root_serial(state: &PreState) -> B256 {
+    root_of_leaves(state.accounts().map(|a| account_leaf(&a)).collect())
+}
+
+/// One account's leaf of the account trie: keccak(address) and the RLP of the trie account
+/// (its storage root computed here).
+fn account_leaf(&(address, account): &(&Address, &gigagas_data::PreAccount)) -> (B256, Vec<u8>) {
+    let trie_account = TrieAccount {
+        nonce: account.info.nonce,
+        balance: account.info.balance,
+        storage_root: storage_root(&account.storage),
+        code_hash: account.info.code_hash,
+    };
+    (
+        keccak256(address.as_slice()),
+        alloy_rlp::encode(trie_account),
+    )
+}
+
+fn root_of_leaves(leaves: Vec<(B256, Vec<u8>)>) -> B256 {
     if leaves.is_empty() {
         return EMPTY_ROOT_HASH;
     }

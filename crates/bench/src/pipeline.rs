@@ -1,0 +1,165 @@
+//! `bench --root/--pipeline`: the whole block pipeline (recover → prefetch → execute → verify
+//! → write → root, `gigagas_engine::run_pipeline`) measured like execution — warm-up passes,
+//! then repeats interleaved across configurations — and reported as [`PipelineReport`]s,
+//! the end-to-end figure beside execution alone. Every pass verifies every block (and every
+//! state root on complete states) before its time is kept.
+
+use crate::BenchOptions;
+use gigagas_engine::{run_pipeline, BlockCase, Mode, PipelineOptions, PipelineRun, RootMode};
+use gigagas_exec::{ExecError, WorkerPool};
+use gigagas_lab::{PipelineBlock, PipelineReport};
+
+/// One pipeline configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PipelineConfig {
+    /// Thread budget (the execution pool's size and every other stage's).
+    pub threads: usize,
+    /// State root after each block.
+    pub root: RootMode,
+    /// Stages overlapped across blocks, or back to back.
+    pub overlap: bool,
+}
+
+/// Every pipeline configuration of `options`: threads × roots × pipeline on/off, in that
+/// nesting. Empty when neither `--root` nor `--pipeline` was given.
+pub fn configs(options: &BenchOptions) -> Vec<PipelineConfig> {
+    let mut configs = Vec::new();
+    for &threads in &options.threads {
+        for &root in &options.roots {
+            for &overlap in &options.overlap {
+                configs.push(PipelineConfig {
+                    threads,
+                    root,
+                    overlap,
+                });
+            }
+        }
+    }
+    configs
+}
+
+/// Runs every pipeline configuration of `options` over `cases`: `options.warmup` verified
+/// passes each, then `options.repeats` timed passes, repeat r of every configuration before
+/// repeat r+1 of any (rotating which goes first). Parallel execution with the first of
+/// `options.schedulers`. `on_step` is called after every pass.
+pub fn measure(
+    cases: &[BlockCase<'_>],
+    options: &BenchOptions,
+    on_step: &(dyn Fn() + Sync),
+) -> Result<Vec<PipelineReport>, ExecError> {
+    let configs = configs(options);
+    if configs.is_empty() || cases.is_empty() {
+        return Ok(Vec::new());
+    }
+    let scheduler = options
+        .schedulers
+        .first()
+        .copied()
+        .unwrap_or(gigagas_exec::Scheduler::Ordered);
+    let pools: std::collections::BTreeMap<usize, WorkerPool> = configs
+        .iter()
+        .map(|c| (c.threads, WorkerPool::new(c.threads)))
+        .collect();
+    let pass = |config: &PipelineConfig| -> Result<PipelineRun, ExecError> {
+        let options = PipelineOptions {
+            mode: Mode::Parallel {
+                threads: config.threads,
+                scheduler,
+            },
+            root: config.root,
+            overlap: config.overlap,
+            threads: config.threads,
+        };
+        let run = run_pipeline(cases, &options, pools.get(&config.threads));
+        on_step();
+        run
+    };
+    for config in &configs {
+        for _ in 0..options.warmup {
+            pass(config)?;
+        }
+    }
+    let mut runs: Vec<Vec<PipelineRun>> = vec![Vec::new(); configs.len()];
+    for r in 0..options.repeats.max(1) {
+        for k in 0..configs.len() {
+            let c = (r + k) % configs.len();
+            runs[c].push(pass(&configs[c])?);
+        }
+    }
+    Ok(configs
+        .iter()
+        .zip(runs)
+        .map(|(config, runs)| report(config, scheduler, runs))
+        .collect())
+}
+
+/// Refuses, before anything runs, a pipeline configuration the data cannot take: the
+/// incremental root needs complete states that ship their BALs.
+pub fn check(blocks: &[gigagas_data::BlockInput], options: &BenchOptions) -> Result<(), ExecError> {
+    if !options.roots.contains(&RootMode::Incremental) {
+        return Ok(());
+    }
+    match blocks
+        .iter()
+        .find(|b| !b.complete_state || b.access_list.is_none())
+    {
+        Some(bad) => Err(ExecError::Unsupported {
+            block: bad.number(),
+            what: format!(
+                "--root incremental needs complete states that ship their block access lists (generated chains); this block has {}; use --root serial or parallel",
+                if bad.complete_state { "no BAL" } else { "a touched-only pre-state" }
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Number of passes [`measure`] makes (for progress bars).
+pub fn steps(options: &BenchOptions) -> u64 {
+    (configs(options).len() * (options.warmup + options.repeats.max(1))) as u64
+}
+
+/// One configuration's report: the repeats' walls, and everything else from the median
+/// repeat (the one whose wall time is the lower median), so that its stage times, bound and
+/// timeline belong to one real run.
+fn report(
+    config: &PipelineConfig,
+    scheduler: gigagas_exec::Scheduler,
+    mut runs: Vec<PipelineRun>,
+) -> PipelineReport {
+    let repeat_ns: Vec<u64> = runs.iter().map(|r| r.wall_ns).collect();
+    let mut order: Vec<usize> = (0..runs.len()).collect();
+    order.sort_by_key(|&i| repeat_ns[i]);
+    let median = runs.swap_remove(order[(order.len() - 1) / 2]);
+    let phases = median.phases_ns();
+    let total_gas = median.gas();
+    PipelineReport {
+        mode: median.mode.clone(),
+        threads: config.threads,
+        scheduler: scheduler.to_string(),
+        root: config.root.name().into(),
+        overlap: config.overlap,
+        total_gas,
+        median_ns: median.wall_ns,
+        e2e_mgas_per_s: median.e2e_mgas_per_s(),
+        mgas_per_s: total_gas as f64 / phases["execute"].max(1) as f64 * 1e3,
+        phases_ns: phases.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect(),
+        bound_ns: median.bound_ns(),
+        percent_of_bound: median.percent_of_bound(),
+        timeline: median
+            .blocks
+            .iter()
+            .map(|b| PipelineBlock {
+                number: b.number,
+                gas: b.gas,
+                txs: b.txs,
+                stages: b
+                    .stages
+                    .iter()
+                    .map(|(k, s)| ((*k).to_owned(), [s.start_ns, s.end_ns]))
+                    .collect(),
+            })
+            .collect(),
+        repeat_ns,
+    }
+}
