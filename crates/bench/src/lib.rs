@@ -483,6 +483,7 @@ fn assemble(
         settings: Settings {
             warmup: options.warmup,
             repeats: options.repeats.max(1),
+            small_block_gas: cases.first().map_or(0, |c| c.plan.small_block_gas()),
         },
         throughput_definition: THROUGHPUT_DEFINITION.into(),
         blocks,

@@ -282,3 +282,54 @@ fn generic_mutants_of_mainnet_blocks_are_all_rejected() {
         );
     }
 }
+
+/// Below the small-block threshold the parallel path runs the block sequentially: the true
+/// BAL gives the baseline's receipts, and a lie is still rejected (the rebuilt BAL differs),
+/// naming the account.
+#[test]
+fn the_small_block_path_checks_the_bal_too() {
+    let case = case(BLOCK);
+    let pool = WorkerPool::new(2);
+    let run = |access: &BlockAccess| {
+        let mut plan =
+            ParallelPlan::new(case.number(), access, case.prepared.txs.len(), None).unwrap();
+        plan.set_small_block_gas(case.prepared.input.gas_used() + 1);
+        execute_parallel(
+            &case.prepared,
+            &*case.prepared.input.pre_state,
+            &plan,
+            &pool,
+            Scheduler::Ordered,
+        )
+    };
+    let honest = run(&case.baseline.access).unwrap();
+    assert_eq!(honest.receipts, case.baseline.receipts);
+    assert_eq!(
+        honest.commit_nanos, 0,
+        "the small path has no canonical commit"
+    );
+
+    let mut access = case.baseline.access.clone();
+    let (a, s, c) = storage_write(&access, case.prepared.txs.len());
+    let address = access.bal[a].address;
+    access.bal[a].storage_changes[s].changes[c].new_value += U256::from(1);
+    match violation(run(&access).unwrap_err()) {
+        BalViolation::RebuiltDiffers(what) => {
+            assert!(what.contains(&address.to_string()), "{what}")
+        }
+        other => panic!("unexpected: {other}"),
+    }
+    // At the threshold itself the block runs on the pool (the check is `gas < threshold`).
+    let mut plan =
+        ParallelPlan::new(case.number(), &access, case.prepared.txs.len(), None).unwrap();
+    plan.set_small_block_gas(case.prepared.input.gas_used());
+    let err = execute_parallel(
+        &case.prepared,
+        &*case.prepared.input.pre_state,
+        &plan,
+        &pool,
+        Scheduler::Ordered,
+    )
+    .unwrap_err();
+    assert!(matches!(violation(err), BalViolation::WrongWrite { .. }));
+}

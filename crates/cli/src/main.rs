@@ -138,6 +138,13 @@ struct RunArgs {
     /// (`/proc/self/io`).
     #[arg(long)]
     cold: bool,
+    /// Parallel mode: blocks whose header states less gas used than this run through the
+    /// sequential executor on the calling thread (their rebuilt BAL must equal the shipped or
+    /// baseline one) instead of waking the worker pool; 0 runs every block on the pool.
+    /// Default: the threshold measured on the 2-core development VM
+    /// (docs/results/small-block-threshold-2core.md). At most 10G.
+    #[arg(long, value_name = "GAS", default_value_t = gigagas_exec::SMALL_BLOCK_GAS, value_parser = parse_block_gas)]
+    small_block_gas: u64,
 }
 
 fn parse_on_off(s: &str) -> Result<bool, String> {
@@ -225,6 +232,13 @@ struct BenchArgs {
     /// (off), comma-separated (default with --root: on).
     #[arg(long, value_delimiter = ',', value_name = "on|off", value_parser = parse_on_off)]
     pipeline: Vec<bool>,
+    /// Parallel mode: blocks whose header states less gas used than this run through the
+    /// sequential executor on the calling thread (their rebuilt BAL must equal the shipped or
+    /// baseline one) instead of waking the worker pool; 0 runs every block on the pool.
+    /// Default: the threshold measured on the 2-core development VM
+    /// (docs/results/small-block-threshold-2core.md). At most 10G.
+    #[arg(long, value_name = "GAS", default_value_t = gigagas_exec::SMALL_BLOCK_GAS, value_parser = parse_block_gas)]
+    small_block_gas: u64,
 }
 
 #[derive(Args)]
@@ -928,13 +942,18 @@ fn progress(len: u64, what: &str) -> ProgressBar {
     bar
 }
 
-fn prepare_all<'a>(dataset: &'a Dataset) -> Result<Vec<BlockCase<'a>>> {
+/// Every block prepared (senders, sequential baseline, BAL plan), parent links checked;
+/// `small_block_gas` is the parallel path's small-block threshold (0: off).
+fn prepare_all(dataset: &Dataset, small_block_gas: u64) -> Result<Vec<BlockCase<'_>>> {
     let bar = progress(dataset.blocks.len() as u64, "preparing");
     let cases = dataset
         .blocks
         .iter()
         .map(|block| {
-            let case = prepare(block);
+            let case = prepare(block).map(|mut case| {
+                case.plan.set_small_block_gas(small_block_gas);
+                case
+            });
             bar.inc(1);
             case
         })
@@ -1064,7 +1083,13 @@ fn cmd_run(args: RunArgs) -> Result<()> {
             overlap: args.pipeline.unwrap_or(true),
             threads: mode.threads(),
         };
-        return run_pipeline(&dataset, &pipeline, json.as_ref(), disk);
+        return run_pipeline(
+            &dataset,
+            &pipeline,
+            json.as_ref(),
+            disk,
+            args.small_block_gas,
+        );
     }
     if let (Some(k), Mode::Parallel { threads, scheduler }) = (options.mega, mode) {
         return run_mega_blocks(&dataset, k, threads, scheduler);
@@ -1076,7 +1101,8 @@ fn cmd_run(args: RunArgs) -> Result<()> {
     let (mut gas, mut nanos, mut txs) = (0u64, 0u64, 0usize);
     let mut parent: Option<BlockCase<'_>> = None;
     for block in &dataset.blocks {
-        let case = prepare(block)?;
+        let mut case = prepare(block)?;
+        case.plan.set_small_block_gas(args.small_block_gas);
         if let Some(parent) = &parent {
             gigagas_engine::check_parent(&case, parent)?;
         }
@@ -1121,12 +1147,13 @@ fn run_pipeline(
     options: &gigagas_engine::PipelineOptions,
     json: Option<&Output>,
     disk: Option<gigagas_engine::DiskRoot>,
+    small_block_gas: u64,
 ) -> Result<()> {
     let pool = match options.mode {
         Mode::Parallel { threads, .. } => Some(WorkerPool::new(threads)),
         Mode::Sequential => None,
     };
-    let cases = prepare_all(dataset)?;
+    let cases = prepare_all(dataset, small_block_gas)?;
     let disk_run = disk.is_some();
     let disk = disk.map(|d| Box::new(d) as Box<dyn gigagas_engine::IncrementalState>);
     let run = gigagas_engine::run_pipeline_with(&cases, options, pool.as_ref(), disk)?;
@@ -1212,7 +1239,8 @@ fn run_mega_blocks(
     scheduler: Scheduler,
 ) -> Result<()> {
     let pool = WorkerPool::new(threads);
-    let cases = prepare_all(dataset)?;
+    // Mega-blocks run every unit on the pool (the threshold is per block).
+    let cases = prepare_all(dataset, 0)?;
     let (mut gas, mut nanos) = (0u64, 0u64);
     for unit in gigagas_bench::mega_plan(&cases, k)? {
         let chunk = &cases[unit.blocks.clone()];
@@ -1455,7 +1483,7 @@ fn cmd_bench(args: BenchArgs) -> Result<()> {
     for item in &data {
         let (dataset, _dir) = load_bench_data(item)?;
         gigagas_bench::pipeline::check(&dataset.blocks, &options)?;
-        let cases = prepare_all(&dataset)?;
+        let cases = prepare_all(&dataset, args.small_block_gas)?;
         let numbers: Vec<u64> = cases.iter().map(|c| c.number()).collect();
         let bar = progress(options.steps(&numbers), "benchmarking");
         let report = bench(&dataset, &cases, &options, &|| bar.inc(1))?;

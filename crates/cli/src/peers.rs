@@ -192,7 +192,7 @@ pub fn cmd_peers(args: PeersArgs) -> Result<()> {
     // then sender recovery and the full state root per block, each timed on its own.
     let dataset = gigagas_data::load(&gigagas_data::DataSource::open(&args.data)?)
         .context("loading the data set")?;
-    let cases = crate::prepare_all(&dataset)?;
+    let cases = crate::prepare_all(&dataset, 0)?;
     let options = BenchOptions {
         threads: vec![1, 2],
         schedulers: vec![Scheduler::GasUsed],

@@ -28,7 +28,7 @@ pub use env::{tx_env, BlockEnvs};
 pub use error::{ExecError, TxLabel};
 pub use lifecycle::{events_of, Lifecycle, LifecycleEvent};
 pub use mega::{execute_mega, merge_bals, MegaPlan};
-pub use parallel::{execute_parallel, ParallelPlan, ParallelRun};
+pub use parallel::{execute_parallel, ParallelPlan, ParallelRun, SMALL_BLOCK_GAS};
 pub use provider::StateProvider;
 pub use recover::{recover_sender, recover_senders};
 pub use schedule::{Scheduler, WorkerPool, WORKER_STACK_BYTES};

@@ -43,7 +43,19 @@ pub struct ParallelPlan {
     lifecycle: Lifecycle,
     events_by_index: Vec<Vec<(Address, LifecycleEvent)>>,
     gas_weights: Option<Vec<u64>>,
+    small_block_gas: u64,
 }
+
+/// The small-block threshold `gigagas run` and `bench` use by default
+/// ([`ParallelPlan::set_small_block_gas`]): blocks whose header states less gas used run
+/// through the sequential executor on the calling thread, their rebuilt BAL required to equal
+/// the plan's, instead of waking the worker pool — below it the pool's fixed cost per block
+/// outweighs the parallel gain. A plan starts with the threshold off (0), so that the
+/// verification tools (conformance, differential, `gen`) exercise the parallel machinery on
+/// every block. Measured on the 2-core development VM (`docs/results/small-block-threshold-2core.md`):
+/// 2 workers first beat sequential execution between 1.3M gas (independent transfers, ~30
+/// µs of work per 100k gas) and ~0.5M gas (mainnet-like contract calls).
+pub const SMALL_BLOCK_GAS: u64 = 1_000_000;
 
 impl ParallelPlan {
     /// Validates `access` for a block of `tx_count` transactions. `gas_weights` (gas used per
@@ -67,7 +79,19 @@ impl ParallelPlan {
             events_by_index: access.lifecycle.by_index(max_index),
             lifecycle: access.lifecycle.clone(),
             gas_weights,
+            small_block_gas: 0,
         })
+    }
+
+    /// Sets the small-block threshold of [`execute_parallel`] (0, the default, runs every
+    /// block on the worker pool; [`SMALL_BLOCK_GAS`] is the measured policy).
+    pub fn set_small_block_gas(&mut self, gas: u64) {
+        self.small_block_gas = gas;
+    }
+
+    /// The small-block threshold in force, gas.
+    pub fn small_block_gas(&self) -> u64 {
+        self.small_block_gas
     }
 }
 
@@ -154,6 +178,9 @@ pub fn execute_parallel<S: StateProvider>(
     pool: &WorkerPool,
     scheduler: Scheduler,
 ) -> Result<ParallelRun, ExecError> {
+    if block.input.gas_used() < plan.small_block_gas {
+        return execute_small(block, pre_state, plan);
+    }
     let number = block.number();
     let gas_limits: Vec<u64> = block.txs.iter().map(|t| t.gas_limit).collect();
     let order = scheduler.order(&gas_limits, plan.gas_weights.as_deref(), number)?;
@@ -174,6 +201,34 @@ pub fn execute_parallel<S: StateProvider>(
     let mut run = commit_block(block, pre_state, plan, done, receipts, exec_nanos)?;
     run.serial_nanos = serial_nanos;
     Ok(run)
+}
+
+/// A block below the small-block threshold: the sequential executor on the calling thread,
+/// its rebuilt BAL (and lifecycle records) required to equal the plan's — the same guarantee
+/// as the parallel path's per-transaction checks and canonical rebuild.
+fn execute_small<S: StateProvider>(
+    block: &PreparedBlock<'_>,
+    pre_state: &S,
+    plan: &ParallelPlan,
+) -> Result<ParallelRun, ExecError> {
+    let run = crate::execute_sequential(block, pre_state)?;
+    if run.access.hash() != plan.expected_hash || run.access.lifecycle != plan.lifecycle {
+        let what = bal_divergence(&plan.expected, &run.access.bal)
+            .unwrap_or_else(|| "lifecycle records differ".into());
+        return Err(ExecError::bal(
+            block.number(),
+            BalViolation::RebuiltDiffers(what),
+        ));
+    }
+    Ok(ParallelRun {
+        receipts: run.receipts,
+        tx_worker: vec![0; run.tx_nanos.len()],
+        tx_nanos: run.tx_nanos,
+        exec_nanos: run.exec_nanos,
+        serial_nanos: 0,
+        commit_nanos: 0,
+        post: run.post,
+    })
 }
 
 /// What the one worker loop runs: K consecutive blocks (K = 1 for a block alone) in one BAL

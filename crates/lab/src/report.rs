@@ -383,6 +383,10 @@ pub struct Settings {
     pub warmup: usize,
     /// Timed passes per configuration (interleaved across configurations).
     pub repeats: usize,
+    /// The parallel path's small-block threshold, gas: blocks using less ran through the
+    /// sequential executor (0: every block on the worker pool; absent in older files = 0).
+    #[serde(default)]
+    pub small_block_gas: u64,
 }
 
 /// One block of the data set.
