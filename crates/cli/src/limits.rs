@@ -105,6 +105,14 @@ pub fn parse_block_gas(s: &str) -> Result<u64, String> {
     Ok(gas)
 }
 
+/// A gas threshold: `0` or `off` for none, else a gas amount up to [`MAX_BLOCK_GAS`].
+pub fn parse_gas_threshold(s: &str) -> Result<u64, String> {
+    match s {
+        "off" | "0" => Ok(0),
+        _ => parse_block_gas(s),
+    }
+}
+
 /// A per-transaction gas cap: a gas amount, or `off`/`none` for none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TxGasCap(pub Option<u64>);

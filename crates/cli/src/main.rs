@@ -7,7 +7,7 @@ use gigagas_bench::{bench, prepare, run_block, BenchOptions, BlockCase, Mode, Re
 use gigagas_data::{DataSource, Dataset};
 use gigagas_exec::{Scheduler, WorkerPool};
 use indicatif::{ProgressBar, ProgressStyle};
-use limits::{check_range, parse_block_gas, parse_tx_gas_cap, TxGasCap};
+use limits::{check_range, parse_block_gas, parse_gas_threshold, parse_tx_gas_cap, TxGasCap};
 use output::{Input, Output, OutputDir};
 use std::{path::PathBuf, time::Instant};
 
@@ -140,10 +140,10 @@ struct RunArgs {
     cold: bool,
     /// Parallel mode: blocks whose header states less gas used than this run through the
     /// sequential executor on the calling thread (their rebuilt BAL must equal the shipped or
-    /// baseline one) instead of waking the worker pool; 0 runs every block on the pool.
+    /// baseline one) instead of waking the worker pool; 0 or `off` runs every block on the pool.
     /// Default: the threshold measured on the 2-core development VM
     /// (docs/results/small-block-threshold-2core.md). At most 10G.
-    #[arg(long, value_name = "GAS", default_value_t = gigagas_exec::SMALL_BLOCK_GAS, value_parser = parse_block_gas)]
+    #[arg(long, value_name = "GAS", default_value_t = gigagas_exec::SMALL_BLOCK_GAS, value_parser = parse_gas_threshold)]
     small_block_gas: u64,
 }
 
@@ -234,10 +234,10 @@ struct BenchArgs {
     pipeline: Vec<bool>,
     /// Parallel mode: blocks whose header states less gas used than this run through the
     /// sequential executor on the calling thread (their rebuilt BAL must equal the shipped or
-    /// baseline one) instead of waking the worker pool; 0 runs every block on the pool.
+    /// baseline one) instead of waking the worker pool; 0 or `off` runs every block on the pool.
     /// Default: the threshold measured on the 2-core development VM
     /// (docs/results/small-block-threshold-2core.md). At most 10G.
-    #[arg(long, value_name = "GAS", default_value_t = gigagas_exec::SMALL_BLOCK_GAS, value_parser = parse_block_gas)]
+    #[arg(long, value_name = "GAS", default_value_t = gigagas_exec::SMALL_BLOCK_GAS, value_parser = parse_gas_threshold)]
     small_block_gas: u64,
 }
 
