@@ -339,6 +339,13 @@ struct ConformanceArgs {
     /// parallel path must reject each, naming the defect.
     #[arg(long, value_name = "N", default_value_t = 0)]
     mutations: usize,
+    /// Where state transitions are also checked: memory (the default: in-memory roots), or
+    /// disk — every imported block's changes also go through a temporary on-disk store
+    /// (MDBX) whose incremental root, split in parallel at every node with two or more
+    /// changes, must equal the header's; at the end of each test the store's root and every
+    /// stored branch node are compared with a from-scratch build.
+    #[arg(long, value_enum, default_value = "memory")]
+    state: db::StateArg,
 }
 
 #[derive(Args)]
@@ -818,6 +825,7 @@ fn cmd_conformance(args: ConformanceArgs) -> Result<()> {
             mode,
             threads,
             mutations: args.mutations,
+            disk: matches!(args.state, db::StateArg::Disk),
         },
         &|| bar.inc(1),
     );
@@ -898,6 +906,13 @@ fn cmd_conformance(args: ConformanceArgs) -> Result<()> {
         summary.skipped,
         summary.wall_seconds
     );
+    if matches!(args.state, db::StateArg::Disk) {
+        say!(
+            console,
+            "on-disk store: {} imported blocks of the passed tests also through the store, every incremental root = its header's, every test's stored nodes = a from-scratch build",
+            summary.store_blocks
+        );
+    }
     if let Some(json) = &json {
         json.write(&serde_json::to_vec_pretty(&summary)?)?;
     }

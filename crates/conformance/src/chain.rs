@@ -144,6 +144,8 @@ pub enum TestResult {
         rejected: usize,
         /// BAL mutants generated (and rejected) per kind.
         mutants: BTreeMap<MutationKind, usize>,
+        /// Blocks the on-disk store also checked (0 without `disk`).
+        store_blocks: usize,
     },
     /// Something differs; `category` groups failures, `detail` names block/tx/account/slot.
     Failed {
@@ -184,11 +186,13 @@ fn unchecked_exception(expected: &str) -> Option<&'static str> {
 
 /// Runs one test through `mode` on `pool`; with `mutations > 0`, also that many BAL mutants
 /// of each kind per valid block, each of which the parallel path must reject naming the
-/// defect. `source` labels error messages.
+/// defect; with `disk`, every imported block's state transition also through the on-disk
+/// store ([`crate::disk`]). `source` labels error messages.
 pub fn run_test(
     test: &BlockchainTest,
     mode: Mode,
     mutations: usize,
+    disk: bool,
     pool: &WorkerPool,
     source: &Path,
 ) -> TestResult {
@@ -252,6 +256,10 @@ pub fn run_test(
 
     let (mut imported, mut rejected) = (0, 0);
     let mut mutants = BTreeMap::new();
+    let mut replay = match disk.then(crate::disk::DiskReplay::new).transpose() {
+        Ok(r) => r,
+        Err(e) => return failed("disk store", e),
+    };
     for (k, block) in test.blocks.iter().enumerate() {
         let settings = ImportSettings {
             mode,
@@ -265,6 +273,18 @@ pub fn run_test(
         let outcome = import_block(&block.rlp, &chain, &schedule, settings, pool, source);
         match (outcome, &block.expect_exception) {
             (Ok((hash, block, killed)), None) => {
+                if let Some(replay) = &mut replay {
+                    let parent = &chain[&block.header.parent_hash];
+                    if let Err(e) = replay.apply(
+                        &parent.header,
+                        &parent.state,
+                        &block.header,
+                        hash,
+                        &block.state,
+                    ) {
+                        return failed("disk store", format!("block #{k}: {e}"));
+                    }
+                }
                 chain.insert(hash, block);
                 imported += 1;
                 for (kind, n) in killed {
@@ -311,10 +331,16 @@ pub fn run_test(
             );
         }
     }
+    if let Some(replay) = &replay {
+        if let Err(e) = replay.finish() {
+            return failed("disk store", e);
+        }
+    }
     TestResult::Passed {
         imported,
         rejected,
         mutants,
+        store_blocks: replay.as_ref().map_or(0, |r| r.blocks),
     }
 }
 

@@ -12,6 +12,7 @@
 //! never a pass.
 
 pub mod chain;
+pub mod disk;
 pub mod fixture;
 pub mod fork;
 /// Header and body consensus rules (their home is `gigagas_verify::consensus`).

@@ -21,6 +21,9 @@ pub struct RunOptions {
     pub threads: usize,
     /// BAL mutants per kind to try on every valid block (0: none).
     pub mutations: usize,
+    /// Also take every imported block's state transition through the on-disk store and
+    /// check its incremental root ([`crate::disk`]).
+    pub disk: bool,
 }
 
 /// Every `.json` file under `paths` (files as given, directories recursively), sorted.
@@ -103,6 +106,7 @@ fn run_file(file: &Path, options: RunOptions, pool: &WorkerPool) -> Vec<Outcome>
         reason,
         detail,
         mutants: Default::default(),
+        store_blocks: 0,
     };
     let whole_file = |reason: &str, detail: String| {
         vec![label(
@@ -150,7 +154,14 @@ fn run_file(file: &Path, options: RunOptions, pool: &WorkerPool) -> Vec<Outcome>
             };
             // A panic inside the engine is a failure of this test, not of the run.
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                run_test(&test, options.mode, options.mutations, pool, file)
+                run_test(
+                    &test,
+                    options.mode,
+                    options.mutations,
+                    options.disk,
+                    pool,
+                    file,
+                )
             }))
             .unwrap_or_else(|panic| TestResult::Failed {
                 category: "panic".into(),
@@ -161,11 +172,16 @@ fn run_file(file: &Path, options: RunOptions, pool: &WorkerPool) -> Vec<Outcome>
                     .unwrap_or_default(),
             });
             match result {
-                TestResult::Passed { mutants, .. } => Outcome {
+                TestResult::Passed {
+                    mutants,
+                    store_blocks,
+                    ..
+                } => Outcome {
                     mutants: mutants
                         .into_iter()
                         .map(|(k, n)| (k.name().to_owned(), n))
                         .collect(),
+                    store_blocks,
                     ..label(&name, &fork, Status::Passed, String::new(), String::new())
                 },
                 TestResult::Failed { category, detail } => {

@@ -35,6 +35,13 @@ pub struct Outcome {
     /// BAL mutants rejected, per kind (passed tests only).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub mutants: BTreeMap<String, usize>,
+    /// Blocks whose state transition the on-disk store also checked (`--state disk`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub store_blocks: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Counts of one group.
@@ -87,6 +94,9 @@ pub struct Summary {
     /// BAL mutants rejected by the parallel path, per kind, over every passed test (an
     /// accepted mutant fails its test).
     pub mutants_rejected: BTreeMap<String, usize>,
+    /// Blocks whose state root the on-disk store also computed and checked, over every
+    /// passed test (`--state disk`; 0 otherwise).
+    pub store_blocks: usize,
     /// Every failure.
     pub failures: Vec<Outcome>,
     /// Every skip.
@@ -113,6 +123,7 @@ impl Summary {
             for (kind, n) in &o.mutants {
                 *s.mutants_rejected.entry(kind.clone()).or_default() += n;
             }
+            s.store_blocks += o.store_blocks;
             match o.status {
                 Status::Passed => s.passed += 1,
                 Status::Failed => {
@@ -150,6 +161,7 @@ mod tests {
             reason: reason.into(),
             detail: String::new(),
             mutants: BTreeMap::new(),
+            store_blocks: 0,
         }
     }
 

@@ -44,7 +44,7 @@ proptest! {
         for (_, value) in tests {
             let Ok(test) = fixture::parse_test(value) else { continue };
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                run_test(&test, Mode::Both, 0, &pool, Path::new("fuzz.json"))
+                run_test(&test, Mode::Both, 0, false, &pool, Path::new("fuzz.json"))
             }));
             prop_assert!(result.is_ok(), "the runner panicked on a mutated {}", file);
             if let Ok(TestResult::Failed { category, .. }) = &result {

@@ -29,6 +29,7 @@ fn run(value: Value, mode: Mode) -> TestResult {
         &test,
         mode,
         0,
+        false,
         &WorkerPool::new(3),
         Path::new("tampered.json"),
     )
@@ -52,6 +53,7 @@ fn bundled_fixtures_pass_in_every_mode() {
                 mode,
                 threads: 3,
                 mutations: 0,
+                disk: false,
             },
             &|| {},
         );
@@ -61,6 +63,44 @@ fn bundled_fixtures_pass_in_every_mode() {
         // Two fixtures expect rejections; their directory counts must be there.
         assert_eq!(summary.by_fork["FrontierToHomesteadAt5"].passed, 1);
     }
+}
+
+/// `--state disk`: every imported block of the bundled and EIP-7610 fixtures (selfdestruct,
+/// re-creation, storage-only collisions, a fork transition) also goes through an on-disk
+/// store, whose incremental root (split at every node) equals each header's, and whose
+/// stored nodes equal a from-scratch build at the end of every test.
+#[test]
+fn fixtures_pass_through_the_on_disk_store() {
+    let dirs = [
+        fixtures_dir(),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/eip7610"),
+    ];
+    let files = collect_files(&dirs).unwrap();
+    let summary = run_files(
+        &files,
+        RunOptions {
+            mode: Mode::Both,
+            threads: 2,
+            mutations: 0,
+            disk: true,
+        },
+        &|| {},
+    );
+    assert_eq!(summary.failed, 0, "{:#?}", summary.failures);
+    assert_eq!(summary.passed, 12);
+    // Every block the tests import went through the store.
+    let memory = run_files(
+        &files,
+        RunOptions {
+            mode: Mode::Both,
+            threads: 2,
+            mutations: 0,
+            disk: false,
+        },
+        &|| {},
+    );
+    assert_eq!(memory.store_blocks, 0);
+    assert!(summary.store_blocks >= 12, "{}", summary.store_blocks);
 }
 
 /// EIP-7610: creations onto an address that holds only storage collide, in both paths
@@ -76,6 +116,7 @@ fn eip7610_collisions_pass_in_both_paths() {
             mode: Mode::Both,
             threads: 2,
             mutations: 1,
+            disk: false,
         },
         &|| {},
     );
@@ -184,6 +225,7 @@ fn bad_input_fails_the_test_and_the_run_goes_on() {
             mode: Mode::Both,
             threads: 2,
             mutations: 0,
+            disk: false,
         },
         &|| {},
     );
@@ -223,6 +265,7 @@ fn hostile_fixture_files_fail_instead_of_passing() {
             mode: Mode::Both,
             threads: 2,
             mutations: 0,
+            disk: false,
         },
         &|| {},
     );
@@ -269,6 +312,7 @@ fn shared_subset_passes_in_both_paths() {
             mode: Mode::Both,
             threads: 4,
             mutations: 1,
+            disk: false,
         },
         &|| {},
     );

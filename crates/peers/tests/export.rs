@@ -62,6 +62,7 @@ fn exported_chains_pass_gigagas_conformance_in_both_paths() {
                 mode: gigagas_conformance::Mode::Both,
                 threads: 2,
                 mutations: 0,
+                disk: false,
             },
             &|| {},
         );
