@@ -22,5 +22,5 @@ pub use block::{
 pub use disk::DiskRoot;
 pub use pipeline::{
     change_set, run_pipeline, run_pipeline_with, BlockTimeline, DiskSnapshot, IncrementalState,
-    PendingRoot, PipelineOptions, PipelineRun, RootMode, StageSpan, STAGES,
+    PendingRoot, PipelineOptions, PipelineRun, RootMode, StageSpan, PREFETCH_THREADS, STAGES,
 };

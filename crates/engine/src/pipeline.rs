@@ -453,6 +453,7 @@ fn early_root_stage(
     options: &PipelineOptions,
     clock: &Clock,
     budget: &rayon::ThreadPool,
+    io: &rayon::ThreadPool,
     trie: Option<&Trie<'_>>,
     to_execute: impl FnOnce(Result<Option<DiskSnapshot>, ExecError>),
 ) -> Option<EarlyRoot> {
@@ -472,7 +473,7 @@ fn early_root_stage(
     let mut snapshot = snapshot;
     let prefetch = match (&mut snapshot, &input.access_list) {
         (Ok(Some(snap)), Some(bal)) => {
-            let (read, span) = clock.on(budget, || snap.prefetch(bal));
+            let (read, span) = clock.on(io, || snap.prefetch(bal));
             if let Err(e) = read {
                 to_execute(Err(ExecError::Unsupported {
                     block: input.number(),
@@ -785,6 +786,9 @@ pub fn run_pipeline_with(
             what: "cold reads need the stages back to back (--pipeline off): dropping the page cache between blocks would overlap other blocks' stages".into(),
         });
     }
+    // The prefetch's reads wait on the device, not on a CPU: they run on their own small
+    // pool, beside the budget (one thread when the state is in memory: nothing to read).
+    let io = build(if trie.is_some() { PREFETCH_THREADS } else { 1 })?;
     let trie: Option<Trie<'_>> = trie.map(std::sync::Mutex::new);
     let trie = trie.as_ref();
     let clock = Clock(Instant::now());
@@ -792,13 +796,13 @@ pub fn run_pipeline_with(
     let read0 = crate::disk::io_read_bytes();
     let mut untimed_ns = 0u64;
     let mut blocks = if options.overlap {
-        overlapped(cases, options, pool, &clock, budget, trie)?
+        overlapped(cases, options, pool, &clock, budget, &io, trie)?
     } else {
         let mut blocks = Vec::with_capacity(cases.len());
         for (i, case) in cases.iter().enumerate() {
             let rec = recover_stage(case, i, &clock, budget)?;
             let mut disk = Ok(None);
-            let early = early_root_stage(case, options, &clock, budget, trie, |s| disk = s);
+            let early = early_root_stage(case, options, &clock, budget, &io, trie, |s| disk = s);
             let done = execute_stage(case, rec, disk?, options, pool, &clock, budget)?;
             let mut block = commit_stage(case, done, early, trie, options, &clock, budget)?;
             block.read_bytes = crate::disk::io_read_bytes();
@@ -837,6 +841,12 @@ pub fn run_pipeline_with(
     })
 }
 
+/// Threads of the prefetch stage's reads from a disk store. They spend their time waiting on
+/// the device, so they run beside the CPU budget, not in it: on this repository's VM a cold
+/// 1M-slot hot-account block prefetched 1.8× faster on 8 threads than on the 2 of the budget,
+/// and 16 to 64 threads gained nothing more (`docs/results/hot-account-2core.md`).
+pub const PREFETCH_THREADS: usize = 8;
+
 /// Depth of the queues between stages: one block waiting per stage (back-pressure: a fast
 /// stage never runs more than one block ahead, so memory stays bounded).
 const QUEUE: usize = 1;
@@ -847,6 +857,7 @@ fn overlapped(
     pool: Option<&WorkerPool>,
     clock: &Clock,
     budget: &rayon::ThreadPool,
+    io: &rayon::ThreadPool,
     trie: Option<&Trie<'_>>,
 ) -> Result<Vec<BlockTimeline>, ExecError> {
     std::thread::scope(|scope| {
@@ -867,7 +878,7 @@ fn overlapped(
                     break; // the commit stage stopped
                 }
                 let mut stopped = false;
-                let early = early_root_stage(case, options, clock, budget, trie, |s| {
+                let early = early_root_stage(case, options, clock, budget, io, trie, |s| {
                     stopped = to_exec_state.send(s).is_err()
                 });
                 if stopped || to_commit_root.send(early).is_err() {

@@ -59,7 +59,9 @@ impl<T: KvRead> DiskState<T> {
 
     /// Reads every account and slot `bal` names (in parallel on the current rayon pool, in
     /// the store's key order: hashed address, then hashed slot) and keeps them, so that
-    /// execution reads them from memory. Returns the number of items read.
+    /// execution reads them from memory; then reads the trie's branch nodes on the paths of
+    /// the BAL's accounts and changed slots ([`gigagas_trie::warm_paths`]), so that the
+    /// root's walks find them in the page cache. Returns the number of items read.
     pub fn prefetch(
         &mut self,
         bal: &alloy_eip7928::BlockAccessList,
@@ -108,7 +110,33 @@ impl<T: KvRead> DiskState<T> {
             .into_iter()
             .flatten()
             .collect();
-        let n = read.len();
+        let mut n = read.len();
+        // The branch nodes the root's walks will read: the account trie along every BAL
+        // account, each storage trie along its changed slots. Read (into the page cache),
+        // not kept.
+        let mut tries: Vec<(Option<B256>, Vec<B256>)> =
+            vec![(None, bal.iter().map(|a| keccak256(a.address)).collect())];
+        tries.extend(
+            bal.iter()
+                .filter(|a| !a.storage_changes.is_empty())
+                .map(|a| {
+                    let slots = a
+                        .storage_changes
+                        .iter()
+                        .map(|c| keccak256(c.slot.to_be_bytes::<32>()))
+                        .collect();
+                    (Some(keccak256(a.address)), slots)
+                }),
+        );
+        n += tries
+            .par_iter()
+            .map(|(owner, keys)| {
+                gigagas_trie::warm_paths(view, *owner, keys)
+                    .map_err(|e| store_error("trie nodes", e))
+            })
+            .collect::<Result<Vec<usize>, _>>()?
+            .into_iter()
+            .sum::<usize>();
         for r in read {
             match r {
                 Read::Account(address, info) => {

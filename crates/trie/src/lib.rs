@@ -17,6 +17,7 @@ mod node;
 mod state;
 mod store;
 mod update;
+mod warm;
 
 pub use node::{BranchNode, Child, ExtensionChild};
 pub use state::{
@@ -25,3 +26,4 @@ pub use state::{
 };
 pub use store::{lower_bound, MemoryStore, NodeStore, Owner, StoreError};
 pub use update::TrieUpdates;
+pub use warm::warm_paths;
