@@ -141,8 +141,8 @@ pub fn run_detailed(scenario: &Scenario, threads: usize) -> Result<Detailed, Exe
     Ok(Detailed {
         outcome: Outcome {
             state_root,
-            receipts_root: gigagas_verify::receipts_root(&parallel.receipts),
-            gas_used: gigagas_verify::block_gas_used(&parallel.receipts, prepared.header_rules()),
+            receipts_root: gigagas_receipt::receipts_root(&parallel.receipts),
+            gas_used: gigagas_receipt::block_gas_used(&parallel.receipts, prepared.header_rules()),
             tx_gas: parallel.receipts.iter().map(|r| r.gas_used).collect(),
             tx_success: parallel.receipts.iter().map(|r| r.success).collect(),
             bal_hash: amsterdam.then(|| sequential.access.hash()),

@@ -8,9 +8,9 @@ use gigagas_exec::{
     execute_parallel, execute_sequential, recover_senders, spec, BlockAccess, ExecError,
     ParallelPlan, ParallelRun, PreparedBlock, Scheduler, SequentialRun, WorkerPool,
 };
+use gigagas_receipt::TxReceipt;
 use gigagas_verify::{
-    bal_divergence, check_against_header, compare_receipts, BalViolation, HeaderCheck, TxReceipt,
-    VerifyError,
+    bal_divergence, check_against_header, compare_receipts, BalViolation, HeaderCheck, VerifyError,
 };
 use revm::database::CacheState;
 use std::time::Instant;

@@ -27,7 +27,8 @@ use gigagas_exec::{
     execute_parallel, execute_sequential, recover_senders, BlockAccess, ExecError, PreparedBlock,
     StateProvider, WorkerPool,
 };
-use gigagas_verify::{TxReceipt, VerifyError};
+use gigagas_receipt::TxReceipt;
+use gigagas_verify::VerifyError;
 use revm::database::CacheState;
 use std::{
     collections::BTreeMap,

@@ -130,8 +130,8 @@ impl<'a> PreparedBlock<'a> {
     }
 
     /// The header rules of this block's fork.
-    pub fn header_rules(&self) -> gigagas_verify::HeaderRules {
-        gigagas_verify::HeaderRules {
+    pub fn header_rules(&self) -> gigagas_receipt::HeaderRules {
+        gigagas_receipt::HeaderRules {
             receipts_root: self.has_status_receipts() || self.intermediate_roots.is_some(),
             two_dimensional_gas: self
                 .envs
@@ -160,8 +160,8 @@ pub(crate) fn receipt_of(
     tx: &TxEnv,
     result: &revm::context::result::ExecutionResult,
     cumulative_gas_used: u64,
-) -> gigagas_verify::TxReceipt {
-    gigagas_verify::TxReceipt {
+) -> gigagas_receipt::TxReceipt {
+    gigagas_receipt::TxReceipt {
         tx_type: alloy_consensus::TxType::try_from(tx.tx_type)
             .unwrap_or(alloy_consensus::TxType::Legacy),
         success: result.is_success(),

@@ -10,8 +10,9 @@ use crate::{
 use alloy_eip7928::{validate_block_access_list, BlockAccessIndex, BlockAccessList};
 use alloy_primitives::{Address, B256};
 use gigagas_data::PreStateError;
+use gigagas_receipt::TxReceipt;
 use gigagas_verify::{
-    bal_divergence, check_tx_against_bal, count_writes_per_index, BalItem, BalViolation, TxReceipt,
+    bal_divergence, check_tx_against_bal, count_writes_per_index, BalItem, BalViolation,
 };
 use revm::{
     context::{result::EVMError, ContextTr},

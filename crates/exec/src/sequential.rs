@@ -3,7 +3,7 @@
 use crate::{lifecycle::Lifecycle, receipt_of, system, ExecError, PreparedBlock, StateProvider};
 use alloy_eip7928::{compute_block_access_list_hash, BlockAccessIndex, BlockAccessList};
 use alloy_primitives::B256;
-use gigagas_verify::TxReceipt;
+use gigagas_receipt::TxReceipt;
 use revm::{
     context::ContextTr,
     database::{CacheState, State},

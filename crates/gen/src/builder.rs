@@ -24,7 +24,7 @@ use gigagas_exec::{
     post_execution, pre_execution, recover_senders, tx_env, BlockEnvs, ExecError, PreparedBlock,
     Scheduler, WorkerPool,
 };
-use gigagas_verify::TxReceipt;
+use gigagas_receipt::TxReceipt;
 use rand::{rngs::StdRng, SeedableRng};
 use revm::{
     context::ContextTr, database::State, handler::MainBuilder, handler::MainContext,
@@ -476,7 +476,7 @@ fn build_block(
             })?;
             evm.commit(out.state);
             cumulative += out.result.tx_gas_used();
-            receipts.push(gigagas_verify::TxReceipt {
+            receipts.push(gigagas_receipt::TxReceipt {
                 tx_type: envelope.tx_type(),
                 success: out.result.is_success(),
                 gas_used: out.result.tx_gas_used(),
@@ -501,14 +501,14 @@ fn build_block(
     let bal = db.take_built_alloy_bal().unwrap_or_default();
     let post = gigagas_state::apply_changes(pre, &db.cache);
     let amsterdam = opts.spec.is_enabled_in(SpecId::AMSTERDAM);
-    let rules = gigagas_verify::HeaderRules {
+    let rules = gigagas_receipt::HeaderRules {
         receipts_root: true,
         two_dimensional_gas: amsterdam,
     };
     header.state_root = gigagas_state::state_root(&post);
-    header.receipts_root = gigagas_verify::receipts_root(&receipts);
-    header.logs_bloom = gigagas_verify::logs_bloom(&receipts);
-    header.gas_used = gigagas_verify::block_gas_used(&receipts, rules);
+    header.receipts_root = gigagas_receipt::receipts_root(&receipts);
+    header.logs_bloom = gigagas_receipt::logs_bloom(&receipts);
+    header.gas_used = gigagas_receipt::block_gas_used(&receipts, rules);
     header.transactions_root = proofs::calculate_transaction_root(&txs);
     header.block_access_list_hash =
         amsterdam.then(|| alloy_eip7928::compute_block_access_list_hash(&bal));

@@ -15,7 +15,4 @@ pub use bal::{
     bal_divergence, check_tx_against_bal, count_writes_per_index, BalItem, BalViolation,
 };
 pub use error::VerifyError;
-pub use receipts::{
-    block_gas_used, check_against_header, compare_receipts, logs_bloom, receipts_root, HeaderCheck,
-    HeaderRules, TxReceipt,
-};
+pub use receipts::{check_against_header, compare_receipts, HeaderCheck};

@@ -1,0 +1,92 @@
+//! The receipt model: a transaction's result as its receipt needs it, and the header values
+//! built from a block's receipts (receipts root, logs bloom, block gas used under the fork's
+//! rules). Execution produces these; the verifier compares them. Neither owns them.
+
+use alloy_consensus::{
+    proofs::calculate_receipt_root, Eip658Value, Receipt, ReceiptEnvelope, ReceiptWithBloom, TxType,
+};
+use alloy_primitives::{Bloom, Log, B256};
+
+/// The result of one transaction, as a receipt needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TxReceipt {
+    /// Transaction type (selects the receipt encoding).
+    pub tx_type: TxType,
+    /// Whether the transaction succeeded (EIP-658 status).
+    pub success: bool,
+    /// Gas charged to this transaction (after refunds).
+    pub gas_used: u64,
+    /// Gas charged to this and every earlier transaction of the block.
+    pub cumulative_gas_used: u64,
+    /// Logs emitted.
+    pub logs: Vec<Log>,
+    /// This transaction's regular-gas contribution to the block (EIP-8037/EIP-7778: before
+    /// refunds, state gas excluded, at least the EIP-7623 floor).
+    pub block_regular_gas: u64,
+    /// This transaction's state-gas contribution to the block (EIP-8037).
+    pub block_state_gas: u64,
+    /// State root after this transaction, which pre-Byzantium receipts carry instead of a
+    /// status; `None` where it was not computed.
+    pub post_state: Option<B256>,
+}
+
+/// Which header rules apply to a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeaderRules {
+    /// The receipts root can be rebuilt: receipts carry an EIP-658 status (Byzantium on) or
+    /// the intermediate state roots were computed.
+    pub receipts_root: bool,
+    /// The header's gas used is EIP-8037's two-dimensional block gas (Amsterdam on):
+    /// max(Σ regular gas, Σ state gas); before, the last receipt's cumulative gas.
+    pub two_dimensional_gas: bool,
+}
+
+/// The block gas used the header must state, under `rules`.
+pub fn block_gas_used(receipts: &[TxReceipt], rules: HeaderRules) -> u64 {
+    if rules.two_dimensional_gas {
+        let regular: u64 = receipts.iter().map(|r| r.block_regular_gas).sum();
+        let state: u64 = receipts.iter().map(|r| r.block_state_gas).sum();
+        regular.max(state)
+    } else {
+        receipts.last().map_or(0, |r| r.cumulative_gas_used)
+    }
+}
+
+impl TxReceipt {
+    fn envelope(&self) -> ReceiptEnvelope {
+        let status = match self.post_state {
+            Some(root) => Eip658Value::PostState(root),
+            None => Eip658Value::Eip658(self.success),
+        };
+        let receipt = Receipt {
+            status,
+            cumulative_gas_used: self.cumulative_gas_used,
+            logs: self.logs.clone(),
+        };
+        let with_bloom = ReceiptWithBloom::from(receipt);
+        match self.tx_type {
+            TxType::Legacy => ReceiptEnvelope::Legacy(with_bloom),
+            TxType::Eip2930 => ReceiptEnvelope::Eip2930(with_bloom),
+            TxType::Eip1559 => ReceiptEnvelope::Eip1559(with_bloom),
+            TxType::Eip4844 => ReceiptEnvelope::Eip4844(with_bloom),
+            TxType::Eip7702 => ReceiptEnvelope::Eip7702(with_bloom),
+        }
+    }
+}
+
+/// Receipts root (EIP-658 receipts; meaningful from Byzantium on).
+pub fn receipts_root(receipts: &[TxReceipt]) -> B256 {
+    let envelopes: Vec<ReceiptEnvelope> = receipts.iter().map(TxReceipt::envelope).collect();
+    calculate_receipt_root(&envelopes)
+}
+
+/// The block's logs bloom: the union of every log's bloom.
+pub fn logs_bloom(receipts: &[TxReceipt]) -> Bloom {
+    let mut bloom = Bloom::default();
+    for receipt in receipts {
+        for log in &receipt.logs {
+            bloom.accrue_log(log);
+        }
+    }
+    bloom
+}
