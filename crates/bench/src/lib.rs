@@ -63,6 +63,10 @@ pub struct BenchOptions {
     pub roots: Vec<gigagas_engine::RootMode>,
     /// Pipeline on (`true`) and/or off for the whole-pipeline runs.
     pub overlap: Vec<bool>,
+    /// The whole-pipeline runs keep the state in an on-disk store (`roots` must then be
+    /// incremental only): every pass starts from a copy of one store built from the first
+    /// block's pre-state before anything is timed.
+    pub disk: bool,
 }
 
 impl BenchOptions {

@@ -5,7 +5,10 @@
 //! state root on complete states) before its time is kept.
 
 use crate::BenchOptions;
-use gigagas_engine::{run_pipeline, BlockCase, Mode, PipelineOptions, PipelineRun, RootMode};
+use gigagas_engine::{
+    run_pipeline_with, BlockCase, DiskRoot, IncrementalState, Mode, PipelineOptions, PipelineRun,
+    RootMode,
+};
 use gigagas_exec::{ExecError, WorkerPool};
 use gigagas_lab::{PipelineBlock, PipelineReport};
 
@@ -60,6 +63,13 @@ pub fn measure(
         .iter()
         .map(|c| (c.threads, WorkerPool::new(c.threads)))
         .collect();
+    // The on-disk state: one store built from the first block's pre-state, copied afresh
+    // before every pass (untimed).
+    let disk = if options.disk {
+        Some(DiskTemplate::new(&cases[0])?)
+    } else {
+        None
+    };
     let pass = |config: &PipelineConfig| -> Result<PipelineRun, ExecError> {
         let options = PipelineOptions {
             mode: Mode::Parallel {
@@ -70,7 +80,13 @@ pub fn measure(
             overlap: config.overlap,
             threads: config.threads,
         };
-        let run = run_pipeline(cases, &options, pools.get(&config.threads));
+        let state = match &disk {
+            Some(template) => {
+                Some(Box::new(template.fresh(cases[0].number())?) as Box<dyn IncrementalState>)
+            }
+            None => None,
+        };
+        let run = run_pipeline_with(cases, &options, pools.get(&config.threads), state);
         on_step();
         run
     };
@@ -89,13 +105,78 @@ pub fn measure(
     Ok(configs
         .iter()
         .zip(runs)
-        .map(|(config, runs)| report(config, scheduler, runs))
+        .map(|(config, runs)| PipelineReport {
+            state: if options.disk { "disk" } else { "memory" }.into(),
+            ..report(config, scheduler, runs)
+        })
         .collect())
+}
+
+/// A store holding the first block's pre-state, in a temporary directory, and the copy every
+/// pass runs on.
+struct DiskTemplate {
+    dir: tempfile::TempDir,
+}
+
+impl DiskTemplate {
+    fn new(first: &BlockCase<'_>) -> Result<Self, ExecError> {
+        let input = first.prepared.input;
+        let fail = |what: String| ExecError::Unsupported {
+            block: input.number(),
+            what: format!("--state disk: {what}"),
+        };
+        let dir = tempfile::Builder::new()
+            .prefix("gigagas-bench-store")
+            .tempdir()
+            .map_err(|e| fail(format!("temporary directory: {e}")))?;
+        let store: gigagas_store::Store =
+            gigagas_store::Store::create(&dir.path().join("template"))
+                .map_err(|e| fail(e.to_string()))?;
+        store
+            .load(
+                &input.pre_state,
+                input.number().saturating_sub(1),
+                input.header.parent_hash,
+            )
+            .map_err(|e| fail(format!("loading the first block's pre-state: {e}")))?;
+        Ok(Self { dir })
+    }
+
+    /// A fresh copy of the template, opened.
+    fn fresh(&self, block: u64) -> Result<DiskRoot, ExecError> {
+        let fail = |what: String| ExecError::Unsupported {
+            block,
+            what: format!("--state disk: {what}"),
+        };
+        let (template, run) = (
+            self.dir.path().join("template"),
+            self.dir.path().join("run"),
+        );
+        if run.exists() {
+            std::fs::remove_dir_all(&run).map_err(|e| fail(format!("{}: {e}", run.display())))?;
+        }
+        std::fs::create_dir(&run).map_err(|e| fail(format!("{}: {e}", run.display())))?;
+        for entry in std::fs::read_dir(&template).map_err(|e| fail(e.to_string()))? {
+            let entry = entry.map_err(|e| fail(e.to_string()))?;
+            std::fs::copy(entry.path(), run.join(entry.file_name()))
+                .map_err(|e| fail(format!("copying the store: {e}")))?;
+        }
+        let store = gigagas_store::Store::open(&run).map_err(|e| fail(e.to_string()))?;
+        Ok(DiskRoot::new(store))
+    }
 }
 
 /// Refuses, before anything runs, a pipeline configuration the data cannot take: the
 /// incremental root needs complete states that ship their BALs.
 pub fn check(blocks: &[gigagas_data::BlockInput], options: &BenchOptions) -> Result<(), ExecError> {
+    if options.disk && options.roots.iter().any(|r| *r != RootMode::Incremental) {
+        return Err(ExecError::Unsupported {
+            block: blocks.first().map_or(0, |b| b.number()),
+            what:
+                "--state disk measures the pipeline with the store's root: --root incremental only"
+                    .into(),
+        });
+    }
     if !options.roots.contains(&RootMode::Incremental) {
         return Ok(());
     }
@@ -138,6 +219,7 @@ fn report(
         threads: config.threads,
         scheduler: scheduler.to_string(),
         root: config.root.name().into(),
+        state: "memory".into(),
         overlap: config.overlap,
         total_gas,
         median_ns: median.wall_ns,

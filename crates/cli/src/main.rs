@@ -232,6 +232,11 @@ struct BenchArgs {
     /// (off), comma-separated (default with --root: on).
     #[arg(long, value_delimiter = ',', value_name = "on|off", value_parser = parse_on_off)]
     pipeline: Vec<bool>,
+    /// Where the pipeline's state lives: memory, or disk — an MDBX store built in a temporary
+    /// directory from the first block's pre-state before anything is timed, a fresh copy of
+    /// it for every pass (needs --root incremental and a generated chain).
+    #[arg(long, value_enum, default_value = "memory")]
+    state: db::StateArg,
     /// Parallel mode: blocks whose header states less gas used than this run through the
     /// sequential executor on the calling thread (their rebuilt BAL must equal the shipped or
     /// baseline one) instead of waking the worker pool; 0 or `off` runs every block on the pool.
@@ -1440,7 +1445,11 @@ impl BenchPlan {
                 (false, true) => vec![true],
                 (_, false) => unique(&args.pipeline),
             },
+            disk: matches!(args.state, db::StateArg::Disk),
         };
+        if options.disk && options.roots.is_empty() {
+            bail!("--state disk measures the pipeline: give --root incremental");
+        }
         if args.contention_floor.is_some() {
             if let Some(&t) = options
                 .threads

@@ -203,6 +203,7 @@ pub fn cmd_peers(args: PeersArgs) -> Result<()> {
         contention_floor: None,
         roots: Vec::new(),
         overlap: Vec::new(),
+        disk: false,
     };
     let numbers: Vec<u64> = cases.iter().map(|c| c.number()).collect();
     let bar = crate::progress(options.steps(&numbers), "gigagas");

@@ -768,6 +768,68 @@ fn bench_measures_the_whole_pipeline_beside_execution() {
     );
 }
 
+/// `bench --state disk --root incremental`: the pipeline's state in an on-disk store, a
+/// fresh copy per pass; the store's prefetch stage now has work, every root still equals the
+/// header's; other roots and a missing --root are refused before any work.
+#[test]
+fn bench_measures_the_pipeline_on_an_on_disk_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("disk.json");
+    let base = [
+        "bench",
+        "--workload",
+        "erc20",
+        "--block-gas",
+        "2M",
+        "--blocks",
+        "3",
+        "--threads",
+        "2",
+        "--scheduler",
+        "ordered",
+        "--repeats",
+        "2",
+        "--warmup",
+        "1",
+    ];
+    let mut args = base.to_vec();
+    args.extend([
+        "--root",
+        "incremental",
+        "--pipeline",
+        "on,off",
+        "--state",
+        "disk",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let (ok, stdout, stderr) = gigagas(&args);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("incremental (disk)"), "{stdout}");
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let pipeline = report["pipeline"].as_array().unwrap();
+    assert_eq!(pipeline.len(), 2);
+    for p in pipeline {
+        assert_eq!(p["state"], "disk");
+        assert!(p["phases_ns"]["prefetch"].as_u64().unwrap() > 0, "{p}");
+        assert!(p["phases_ns"]["root"].as_u64().unwrap() > 0, "{p}");
+        assert_eq!(p["timeline"].as_array().unwrap().len(), 3);
+    }
+    for (extra, needle) in [
+        (
+            vec!["--state", "disk", "--root", "parallel"],
+            "--root incremental only",
+        ),
+        (vec!["--state", "disk"], "give --root incremental"),
+    ] {
+        let mut args = base.to_vec();
+        args.extend(extra);
+        let (ok, _, stderr) = gigagas(&args);
+        assert!(!ok);
+        assert!(stderr.contains(needle), "{stderr}");
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Hostile inputs: outputs never lose data, numbers that cannot work are refused.
 // ---------------------------------------------------------------------------------------

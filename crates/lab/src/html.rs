@@ -547,7 +547,7 @@ fn pipeline_section(report: &BenchReport) -> String {
             html,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.0}</td><td>{:.0}</td><td>{}</td>",
             p.threads,
-            escape(&p.root),
+            escape(&if p.state == "disk" { format!("{} (disk)", p.root) } else { p.root.clone() }),
             if p.overlap { "on" } else { "off" },
             p.median_ns as f64 / 1e6,
             p.e2e_mgas_per_s,

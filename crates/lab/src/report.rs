@@ -114,6 +114,10 @@ pub struct PipelineReport {
     pub scheduler: String,
     /// State root mode: `none`, `serial`, `parallel` or `incremental`.
     pub root: String,
+    /// Where the state lives: `memory`, or `disk` (an on-disk store, a fresh copy per pass;
+    /// absent in older files = `memory`).
+    #[serde(default = "memory")]
+    pub state: String,
     /// Whether stages overlapped across blocks (`--pipeline on`) or ran back to back.
     pub overlap: bool,
     /// Gas of all blocks.
@@ -152,13 +156,18 @@ pub struct PipelineBlock {
     pub stages: BTreeMap<String, [u64; 2]>,
 }
 
+fn memory() -> String {
+    "memory".into()
+}
+
 impl PipelineReport {
     /// The configuration as one label: `2t root parallel, pipeline on`.
     pub fn label(&self) -> String {
         format!(
-            "{}t root {}, pipeline {}",
+            "{}t root {}{}, pipeline {}",
             self.threads,
             self.root,
+            if self.state == "disk" { " (disk)" } else { "" },
             if self.overlap { "on" } else { "off" }
         )
     }

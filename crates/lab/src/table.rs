@@ -484,7 +484,11 @@ pub fn pipeline_table(report: &BenchReport) -> Option<Table> {
         let busy: u64 = p.phases_ns.values().sum();
         let mut row = vec![
             right(p.threads.to_string()),
-            Cell::new(&p.root),
+            Cell::new(if p.state == "disk" {
+                format!("{} (disk)", p.root)
+            } else {
+                p.root.clone()
+            }),
             Cell::new(if p.overlap { "on" } else { "off" }),
             right(ms(p.median_ns)),
             right(format!("{:.0}", p.e2e_mgas_per_s)),
