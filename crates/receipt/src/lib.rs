@@ -6,6 +6,7 @@ use alloy_consensus::{
     proofs::calculate_receipt_root, Eip658Value, Receipt, ReceiptEnvelope, ReceiptWithBloom, TxType,
 };
 use alloy_primitives::{Bloom, Log, B256};
+use rayon::prelude::*;
 
 /// The result of one transaction, as a receipt needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,6 +75,18 @@ impl TxReceipt {
     }
 }
 
+/// The block's logs bloom and (with `with_root`) receipts root together, each receipt's
+/// bloom computed once (in parallel on the current rayon pool: the keccaks of every log's
+/// address and topics are most of the work) and reused by both.
+pub fn bloom_and_root(receipts: &[TxReceipt], with_root: bool) -> (Bloom, Option<B256>) {
+    let envelopes: Vec<ReceiptEnvelope> = receipts.par_iter().map(TxReceipt::envelope).collect();
+    let mut bloom = Bloom::default();
+    for envelope in &envelopes {
+        bloom |= *envelope.logs_bloom();
+    }
+    (bloom, with_root.then(|| calculate_receipt_root(&envelopes)))
+}
+
 /// Receipts root (EIP-658 receipts; meaningful from Byzantium on).
 pub fn receipts_root(receipts: &[TxReceipt]) -> B256 {
     let envelopes: Vec<ReceiptEnvelope> = receipts.iter().map(TxReceipt::envelope).collect();
@@ -89,4 +102,50 @@ pub fn logs_bloom(receipts: &[TxReceipt]) -> Bloom {
         }
     }
     bloom
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloy_primitives::{Address, Bytes, LogData};
+
+    fn receipt(i: u64, logs: usize) -> TxReceipt {
+        TxReceipt {
+            tx_type: if i % 2 == 0 {
+                TxType::Eip1559
+            } else {
+                TxType::Legacy
+            },
+            success: i % 3 != 0,
+            gas_used: 21_000 + i,
+            cumulative_gas_used: (i + 1) * 30_000,
+            logs: (0..logs)
+                .map(|l| Log {
+                    address: Address::with_last_byte(l as u8 + 1),
+                    data: LogData::new_unchecked(
+                        vec![B256::with_last_byte(i as u8), B256::with_last_byte(l as u8)],
+                        Bytes::from(vec![l as u8; l]),
+                    ),
+                })
+                .collect(),
+            block_regular_gas: 0,
+            block_state_gas: 0,
+            post_state: None,
+        }
+    }
+
+    /// The combined, parallel computation gives the same bloom and root as the two separate
+    /// ones, and leaves the root out when not asked for.
+    #[test]
+    fn bloom_and_root_equal_the_separate_values() {
+        for n in [0, 1, 2, 17, 300] {
+            let receipts: Vec<TxReceipt> = (0..n).map(|i| receipt(i, (i % 4) as usize)).collect();
+            let (bloom, root) = bloom_and_root(&receipts, true);
+            assert_eq!(bloom, logs_bloom(&receipts), "{n} receipts");
+            assert_eq!(root, Some(receipts_root(&receipts)), "{n} receipts");
+            assert_eq!(bloom_and_root(&receipts, false), (bloom, None));
+        }
+        let receipts: Vec<TxReceipt> = (0..5).map(|i| receipt(i, 2)).collect();
+        assert_ne!(logs_bloom(&receipts), Bloom::default());
+    }
 }

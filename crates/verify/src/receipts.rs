@@ -3,7 +3,7 @@
 
 use crate::VerifyError;
 use alloy_consensus::Header;
-use gigagas_receipt::{block_gas_used, logs_bloom, receipts_root, HeaderRules, TxReceipt};
+use gigagas_receipt::{block_gas_used, bloom_and_root, HeaderRules, TxReceipt};
 
 /// Which header values were checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,7 +35,7 @@ pub fn check_against_header(
             actual: gas.to_string(),
         });
     }
-    let bloom = logs_bloom(receipts);
+    let (bloom, root) = bloom_and_root(receipts, check_receipts_root);
     if bloom != header.logs_bloom {
         return Err(VerifyError::Header {
             block,
@@ -44,8 +44,7 @@ pub fn check_against_header(
             actual: bloom.to_string(),
         });
     }
-    if check_receipts_root {
-        let root = receipts_root(receipts);
+    if let Some(root) = root {
         if root != header.receipts_root {
             return Err(VerifyError::Header {
                 block,
