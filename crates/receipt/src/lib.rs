@@ -111,12 +111,12 @@ mod tests {
 
     fn receipt(i: u64, logs: usize) -> TxReceipt {
         TxReceipt {
-            tx_type: if i % 2 == 0 {
+            tx_type: if i.is_multiple_of(2) {
                 TxType::Eip1559
             } else {
                 TxType::Legacy
             },
-            success: i % 3 != 0,
+            success: !i.is_multiple_of(3),
             gas_used: 21_000 + i,
             cumulative_gas_used: (i + 1) * 30_000,
             logs: (0..logs)
