@@ -202,7 +202,7 @@ pub fn bench(
         .map(|c| Ok((c.mega, mega_plan(cases, c.mega)?)))
         .collect::<Result<_, ExecError>>()?;
     // One entry per block, or per mega-block unit for a mega configuration.
-    let pass = |config: Config| -> Result<Vec<BlockRun>, ExecError> {
+    let pass_on = |config: Config| -> Result<Vec<BlockRun>, ExecError> {
         let pool = pools.get(&config.mode.threads());
         match (config.mode, units.get(&config.mega)) {
             (Mode::Parallel { threads, scheduler }, Some(units)) => {
@@ -229,6 +229,22 @@ pub fn bench(
                     run
                 })
                 .collect(),
+        }
+    };
+    // Every pass runs on a worker thread, as a node's execution stage would: a parallel pass
+    // on one of its own pool's threads, so that its workers are not woken from and handed
+    // back to the calling thread at every block (measured: ~0.13 ms per block on the 2-core
+    // VM, docs/results/one-thread-2core.md); the sequential pass on a 1-thread pool of its
+    // own, so that both paths run on the same kind of thread (stack, allocator arena).
+    let sequential_pool = WorkerPool::new(1);
+    let pass = |config: Config| -> Result<Vec<BlockRun>, ExecError> {
+        let pool = match config.mode {
+            Mode::Sequential => Some(&sequential_pool),
+            Mode::Parallel { threads, .. } => pools.get(&threads),
+        };
+        match pool {
+            Some(pool) => pool.rayon_pool().install(|| pass_on(config)),
+            None => pass_on(config),
         }
     };
     for &mode in &modes {

@@ -602,12 +602,10 @@ fn execute_stage(
         Some(state) => execute_on(case, &rec.prepared, state, options, pool),
         None => execute_on(case, &rec.prepared, &*input.pre_state, options, pool),
     };
-    // Parallel execution runs on the worker pool, which is the budget; sequential
-    // execution on one of the budget's threads.
-    let (out, execute) = clock.time(|| match options.mode {
-        Mode::Parallel { .. } => run(),
-        Mode::Sequential => budget.install(run),
-    });
+    // Execution runs on one of the budget's threads. In parallel mode the budget is the
+    // worker pool itself: the workers start from that thread (no wake-up and hand-back
+    // through the stage thread) and the canonical commit runs on the budget too.
+    let (out, execute) = clock.time(|| budget.install(run));
     drop(disk);
     let (receipts, post, access) = out?;
     let (checked, verify) = clock.on(budget, || {

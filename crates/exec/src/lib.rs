@@ -158,7 +158,7 @@ impl<'a> PreparedBlock<'a> {
 
 pub(crate) fn receipt_of(
     tx: &TxEnv,
-    result: &revm::context::result::ExecutionResult,
+    result: revm::context::result::ExecutionResult,
     cumulative_gas_used: u64,
 ) -> gigagas_receipt::TxReceipt {
     gigagas_receipt::TxReceipt {
@@ -167,9 +167,10 @@ pub(crate) fn receipt_of(
         success: result.is_success(),
         gas_used: result.tx_gas_used(),
         cumulative_gas_used,
-        logs: result.logs().to_vec(),
         block_regular_gas: result.gas().block_regular_gas_used(),
         block_state_gas: result.gas().block_state_gas_used(),
         post_state: None,
+        // Moved, not cloned: the result is not needed after its receipt.
+        logs: result.into_logs(),
     }
 }

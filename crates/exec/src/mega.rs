@@ -174,7 +174,7 @@ pub fn execute_mega<S: StateProvider>(
     }
     let receipts = blocks
         .iter()
-        .zip(&per_block)
+        .zip(&mut per_block)
         .map(|(block, d)| merge_receipts(block, d))
         .collect::<Result<Vec<_>, _>>()?;
     let exec_nanos = start.elapsed().as_nanos() as u64;

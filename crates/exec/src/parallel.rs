@@ -120,24 +120,30 @@ pub struct ParallelRun {
     pub post: CacheState,
 }
 
+/// A transaction's outcome as a worker hands it over.
 pub(crate) struct TxDone {
-    pub(crate) result: revm::context::result::ExecutionResult,
+    /// Its receipt, built on the worker; the block-order merge only fills in the cumulative
+    /// gas ([`merge_receipts`] takes it).
+    pub(crate) receipt: Option<TxReceipt>,
     pub(crate) diff: EvmState,
     pub(crate) nanos: u64,
     pub(crate) worker: u32,
 }
 
 impl TxDone {
-    /// A transaction's outcome as a worker hands it over.
+    /// Builds transaction `tx`'s receipt from `out` (cumulative gas 0 until the merge); its
+    /// time on the worker, receipt included, is measured from `started`.
     pub(crate) fn new(
+        tx: &revm::context::TxEnv,
         out: revm::context::result::ResultAndState,
-        nanos: u64,
+        started: Instant,
         worker: usize,
     ) -> Self {
+        let receipt = receipt_of(tx, out.result, 0);
         Self {
-            result: out.result,
+            receipt: Some(receipt),
             diff: out.state,
-            nanos,
+            nanos: started.elapsed().as_nanos() as u64,
             worker: worker as u32,
         }
     }
@@ -195,9 +201,9 @@ pub fn execute_parallel<S: StateProvider>(
         plans: std::slice::from_ref(plan),
     };
     let start = Instant::now();
-    let (done, workers_done) = run_unit(&unit, pre_state, pool, &order)?;
+    let (mut done, workers_done) = run_unit(&unit, pre_state, pool, &order)?;
     debug_assert_eq!(done.len(), block.txs.len());
-    let receipts = merge_receipts(block, &done)?;
+    let receipts = merge_receipts(block, &mut done)?;
     let exec_nanos = start.elapsed().as_nanos() as u64;
     let serial_nanos = workers_done.elapsed().as_nanos() as u64;
     let mut run = commit_block(block, pre_state, plan, done, receipts, exec_nanos)?;
@@ -304,6 +310,7 @@ pub(crate) fn run_unit<S: StateProvider>(
             let outcome = block
                 .tx_env(i)
                 .and_then(|tx| evm.transact(tx).map_err(|e| evm_error(number, i, index, e)));
+
             // The transaction's time on its worker: execution and its check against the BAL.
             let done = outcome.and_then(|out| {
                 let listed = unit.writes_per_index[index.get() as usize];
@@ -311,7 +318,7 @@ pub(crate) fn run_unit<S: StateProvider>(
                     .map_err(|v| ExecError::bal(number, v))?;
                 let local = BlockAccessIndex::from_tx_index(i as u64);
                 check_lifecycle(&unit.plans[b], number, i, local, &out.state)?;
-                Ok(TxDone::new(out, t0.elapsed().as_nanos() as u64, worker))
+                Ok(TxDone::new(&block.txs[i], out, t0, worker))
             });
             record(&slots[order[k]], &abort, done);
         }
@@ -349,14 +356,15 @@ pub(crate) fn collect_done(
     Ok(done)
 }
 
-/// Receipts of a block's transactions in block order, with the block-gas allowance check.
+/// Receipts of a block's transactions in block order (taken from `done`), with the
+/// cumulative gas filled in and the block-gas allowance check.
 pub(crate) fn merge_receipts(
     block: &PreparedBlock<'_>,
-    done: &[TxDone],
+    done: &mut [TxDone],
 ) -> Result<Vec<TxReceipt>, ExecError> {
     let mut cumulative = 0u64;
     let mut receipts: Vec<TxReceipt> = Vec::with_capacity(done.len());
-    for (i, (d, tx)) in done.iter().zip(&block.txs).enumerate() {
+    for (i, (d, tx)) in done.iter_mut().zip(&block.txs).enumerate() {
         ExecError::check_gas_allowance(
             block.number(),
             i,
@@ -364,8 +372,13 @@ pub(crate) fn merge_receipts(
             block.envs.block.gas_limit,
             cumulative,
         )?;
-        cumulative += d.result.tx_gas_used();
-        receipts.push(receipt_of(tx, &d.result, cumulative));
+        let mut receipt = d
+            .receipt
+            .take()
+            .expect("each result's receipt is merged once");
+        cumulative += receipt.gas_used;
+        receipt.cumulative_gas_used = cumulative;
+        receipts.push(receipt);
     }
     Ok(receipts)
 }

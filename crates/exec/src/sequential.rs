@@ -94,7 +94,7 @@ pub fn execute_sequential<S: StateProvider>(
             evm.commit(out.state);
             cumulative += out.result.tx_gas_used();
             tx_gas_spent.push(out.result.gas().total_gas_spent());
-            let mut receipt = receipt_of(tx, &out.result, cumulative);
+            let mut receipt = receipt_of(tx, out.result, cumulative);
             if let Some((hook, pre)) = hook {
                 receipt.post_state = Some(hook.root(pre, &evm.ctx.db_mut().cache));
             }
