@@ -308,6 +308,7 @@ fn assemble(
     load_avg_start: Option<f64>,
 ) -> BenchReport {
     let total_gas: u64 = cases.iter().map(|c| c.prepared.input.gas_used()).sum();
+    let total_txs: usize = cases.iter().map(|c| c.prepared.txs.len()).sum();
     let repeat_sum = |m: usize, f: fn(&BlockRun) -> u64| -> Vec<u64> {
         runs[m].iter().map(|rep| rep.iter().map(f).sum()).collect()
     };
@@ -426,6 +427,11 @@ fn assemble(
                     .map(|b| block_median(m, b, |r| r.serial_nanos))
                     .collect(),
                 sum_tx_ns: median(&repeat_sum(m, |r| r.tx_nanos.iter().sum())).unwrap_or(0),
+                // Allocation counts do not vary between repeats: the first one's.
+                allocs_per_tx: gigagas_alloc::counting().then(|| {
+                    let allocations: u64 = runs[m][0].iter().map(|r| r.tx_allocations).sum();
+                    allocations as f64 / total_txs.max(1) as f64
+                }),
             }
         })
         .collect();
@@ -553,5 +559,6 @@ pub fn run_mega(
             .iter()
             .flat_map(|r| r.tx_nanos.iter().copied())
             .collect(),
+        tx_allocations: runs.iter().map(|r| r.tx_allocations).sum(),
     })
 }

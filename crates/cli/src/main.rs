@@ -479,6 +479,12 @@ struct PackArgs {
     level: i32,
 }
 
+/// The counting allocator of diagnostics builds (`--features count-alloc`): `bench` then
+/// reports allocations per transaction.
+#[cfg(feature = "count-alloc")]
+#[global_allocator]
+static ALLOCATOR: gigagas_alloc::CountingAlloc = gigagas_alloc::CountingAlloc;
+
 fn main() {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())

@@ -345,6 +345,8 @@ pub struct BlockRun {
     pub verify_nanos: u64,
     /// Per-transaction execution times, ns.
     pub tx_nanos: Vec<u64>,
+    /// Heap allocations inside the transactions, summed (0 without the counting allocator).
+    pub tx_allocations: u64,
 }
 
 /// Runs `case` once in `mode` (a parallel mode needs `pool` with the right thread count) and
@@ -391,6 +393,7 @@ pub fn run_block_with(
                 commit_nanos: 0,
                 verify_nanos,
                 tx_nanos: run.tx_nanos,
+                tx_allocations: run.tx_allocations,
             })
         }
         Mode::Parallel { threads, scheduler } => {
@@ -408,6 +411,7 @@ pub fn run_block_with(
                 commit_nanos: run.commit_nanos,
                 verify_nanos,
                 tx_nanos: run.tx_nanos,
+                tx_allocations: run.tx_allocations,
             })
         }
     }

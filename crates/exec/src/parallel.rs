@@ -106,6 +106,9 @@ pub struct ParallelRun {
     pub tx_nanos: Vec<u64>,
     /// Worker that ran each transaction.
     pub tx_worker: Vec<u32>,
+    /// Heap allocations the transactions made on their workers, summed (0 unless the
+    /// counting allocator is installed: `gigagas_alloc`).
+    pub tx_allocations: u64,
     /// Wall time of the worker phase (all transactions executed and checked against the BAL,
     /// receipts merged), nanoseconds.
     pub exec_nanos: u64,
@@ -128,23 +131,27 @@ pub(crate) struct TxDone {
     pub(crate) diff: EvmState,
     pub(crate) nanos: u64,
     pub(crate) worker: u32,
+    /// Heap allocations on the worker while it ran and checked the transaction.
+    pub(crate) allocations: u64,
 }
 
 impl TxDone {
     /// Builds transaction `tx`'s receipt from `out` (cumulative gas 0 until the merge); its
-    /// time on the worker, receipt included, is measured from `started`.
+    /// time on the worker and its allocations, receipt included, are counted from `started`
+    /// (the time and the thread's allocation count when it was picked up).
     pub(crate) fn new(
         tx: &revm::context::TxEnv,
         out: revm::context::result::ResultAndState,
-        started: Instant,
+        started: (Instant, u64),
         worker: usize,
     ) -> Self {
         let receipt = receipt_of(tx, out.result, 0);
         Self {
             receipt: Some(receipt),
             diff: out.state,
-            nanos: started.elapsed().as_nanos() as u64,
+            nanos: started.0.elapsed().as_nanos() as u64,
             worker: worker as u32,
+            allocations: gigagas_alloc::thread_allocations() - started.1,
         }
     }
 }
@@ -231,6 +238,7 @@ fn execute_small<S: StateProvider>(
     Ok(ParallelRun {
         receipts: run.receipts,
         tx_worker: vec![0; run.tx_nanos.len()],
+        tx_allocations: run.tx_allocations,
         tx_nanos: run.tx_nanos,
         exec_nanos: run.exec_nanos,
         serial_nanos: 0,
@@ -295,7 +303,7 @@ pub(crate) fn run_unit<S: StateProvider>(
             let block = unit.blocks[b];
             let number = block.number();
             let index = BlockAccessIndex::new(unit.offsets[b] + i as u64 + 1);
-            let t0 = Instant::now();
+            let t0 = (Instant::now(), gigagas_alloc::thread_allocations());
             if b != current {
                 current = b;
                 evm.ctx.block = block.envs.block.clone();
@@ -395,6 +403,7 @@ pub(crate) fn commit_block<S: StateProvider>(
 ) -> Result<ParallelRun, ExecError> {
     let tx_nanos = done.iter().map(|d| d.nanos).collect();
     let tx_worker = done.iter().map(|d| d.worker).collect();
+    let tx_allocations = done.iter().map(|d| d.allocations).sum();
     let commit_start = Instant::now();
     let (post, roots) =
         commit_and_rebuild(block, pre_state, plan, done.into_iter().map(|d| d.diff))?;
@@ -405,6 +414,7 @@ pub(crate) fn commit_block<S: StateProvider>(
         receipts,
         tx_nanos,
         tx_worker,
+        tx_allocations,
         exec_nanos,
         serial_nanos: 0,
         commit_nanos: commit_start.elapsed().as_nanos() as u64,

@@ -40,6 +40,9 @@ pub struct SequentialRun {
     pub tx_nanos: Vec<u64>,
     /// Storage slots each transaction accessed: (read only, written).
     pub tx_slots: Vec<(u32, u32)>,
+    /// Heap allocations the transactions made (execute, commit, receipt), summed (0 unless
+    /// the counting allocator is installed: `gigagas_alloc`).
+    pub tx_allocations: u64,
     /// Gas each transaction spent before refunds.
     pub tx_gas_spent: Vec<u64>,
     /// Wall time of the whole block: pre-execution, transactions, post-execution, BAL
@@ -71,12 +74,14 @@ pub fn execute_sequential<S: StateProvider>(
     let mut tx_slots = Vec::with_capacity(block.txs.len());
     let mut tx_gas_spent = Vec::with_capacity(block.txs.len());
     let mut cumulative = 0u64;
+    let mut tx_allocations = 0u64;
     {
         let mut evm =
             crate::eip7610::context(&mut state, block.envs.block.clone(), block.envs.cfg.clone())
                 .build_mainnet();
         for (i, tx) in block.txs.iter().enumerate() {
             let t0 = Instant::now();
+            let a0 = gigagas_alloc::thread_allocations();
             let index = BlockAccessIndex::from_tx_index(i as u64);
             evm.ctx.db_mut().set_bal_index(index);
             ExecError::check_gas_allowance(
@@ -100,6 +105,7 @@ pub fn execute_sequential<S: StateProvider>(
             }
             receipts.push(receipt);
             tx_nanos.push(t0.elapsed().as_nanos() as u64);
+            tx_allocations += gigagas_alloc::thread_allocations() - a0;
         }
     }
     state.set_bal_index(BlockAccessIndex::from_tx_index(block.txs.len() as u64));
@@ -110,6 +116,7 @@ pub fn execute_sequential<S: StateProvider>(
         receipts,
         access: BlockAccess { bal, lifecycle },
         tx_nanos,
+        tx_allocations,
         tx_slots,
         tx_gas_spent,
         exec_nanos,

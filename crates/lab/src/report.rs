@@ -521,6 +521,11 @@ pub struct RunReport {
     /// Median over repeats of the summed per-transaction execution times (the work done
     /// inside transactions; its growth with threads measures contention), ns.
     pub sum_tx_ns: u64,
+    /// Heap allocations per transaction (the first repeat's count ÷ transactions), when the
+    /// binary was built with the counting allocator (`--features gigagas-cli/count-alloc`);
+    /// absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocs_per_tx: Option<f64>,
 }
 
 /// Once-per-block phases, summed over the data set.

@@ -34,6 +34,10 @@ pub fn runs_table(report: &BenchReport) -> Table {
     if !report.contention_floor.is_empty() {
         header.push("floor");
     }
+    let counted = report.runs.iter().any(|r| r.allocs_per_tx.is_some());
+    if counted {
+        header.push("allocs/tx");
+    }
     table.load_preset(UTF8_FULL_CONDENSED).set_header(header);
     let one_thread_work = report
         .runs
@@ -92,6 +96,15 @@ pub fn runs_table(report: &BenchReport) -> Table {
                     ("parallel", Some(f)) => format!("{:.2}x", f.tx_work_ratio),
                     _ => "-".to_owned(),
                 })
+                .set_alignment(CellAlignment::Right),
+            );
+        }
+        if counted {
+            row.push(
+                Cell::new(
+                    run.allocs_per_tx
+                        .map_or_else(|| "-".to_owned(), |a| format!("{a:.1}")),
+                )
                 .set_alignment(CellAlignment::Right),
             );
         }
