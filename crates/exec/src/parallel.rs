@@ -318,8 +318,8 @@ pub(crate) fn run_unit<S: StateProvider>(
             let outcome = block
                 .tx_env(i)
                 .and_then(|tx| evm.transact(tx).map_err(|e| evm_error(number, i, index, e)));
-
-            // The transaction's time on its worker: execution and its check against the BAL.
+            // The transaction's time on its worker: execution, its check against the BAL and
+            // its receipt.
             let done = outcome.and_then(|out| {
                 let listed = unit.writes_per_index[index.get() as usize];
                 check_tx_against_bal(unit.bal, index, &out.state, listed)
