@@ -174,3 +174,17 @@ pub(crate) fn receipt_of(
         logs: result.into_logs(),
     }
 }
+
+/// The calling thread's heap allocations so far, in a `count-alloc` build (`gigagas_alloc`);
+/// 0 otherwise, so that a normal build reads nothing on the per-transaction path.
+#[inline(always)]
+pub(crate) fn thread_allocations() -> u64 {
+    #[cfg(feature = "count-alloc")]
+    {
+        gigagas_alloc::thread_allocations()
+    }
+    #[cfg(not(feature = "count-alloc"))]
+    {
+        0
+    }
+}

@@ -151,7 +151,7 @@ impl TxDone {
             diff: out.state,
             nanos: started.0.elapsed().as_nanos() as u64,
             worker: worker as u32,
-            allocations: gigagas_alloc::thread_allocations() - started.1,
+            allocations: crate::thread_allocations() - started.1,
         }
     }
 }
@@ -303,7 +303,7 @@ pub(crate) fn run_unit<S: StateProvider>(
             let block = unit.blocks[b];
             let number = block.number();
             let index = BlockAccessIndex::new(unit.offsets[b] + i as u64 + 1);
-            let t0 = (Instant::now(), gigagas_alloc::thread_allocations());
+            let t0 = (Instant::now(), crate::thread_allocations());
             if b != current {
                 current = b;
                 evm.ctx.block = block.envs.block.clone();

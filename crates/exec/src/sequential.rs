@@ -81,7 +81,7 @@ pub fn execute_sequential<S: StateProvider>(
                 .build_mainnet();
         for (i, tx) in block.txs.iter().enumerate() {
             let t0 = Instant::now();
-            let a0 = gigagas_alloc::thread_allocations();
+            let a0 = crate::thread_allocations();
             let index = BlockAccessIndex::from_tx_index(i as u64);
             evm.ctx.db_mut().set_bal_index(index);
             ExecError::check_gas_allowance(
@@ -105,7 +105,7 @@ pub fn execute_sequential<S: StateProvider>(
             }
             receipts.push(receipt);
             tx_nanos.push(t0.elapsed().as_nanos() as u64);
-            tx_allocations += gigagas_alloc::thread_allocations() - a0;
+            tx_allocations += crate::thread_allocations() - a0;
         }
     }
     state.set_bal_index(BlockAccessIndex::from_tx_index(block.txs.len() as u64));
