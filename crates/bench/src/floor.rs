@@ -11,12 +11,18 @@
 //!
 //! A round runs every thread count once (rotating order, streams started together by a
 //! barrier); the ratio of a round is Σ per-transaction time of its T streams ÷ (T × that of
-//! the 1-stream run of the same round).
+//! the 1-stream run of the same round). Beside it, the typical transaction's slowdown: Σ over
+//! transactions of the median of its times in every T-stream pass ÷ the same over the
+//! 1-stream passes ([`gigagas_lab::stats::sum_of_medians`]), which a preempted pass does not
+//! move.
 
 use gigagas_data::BlockInput;
 use gigagas_engine::{prepare, run_block_with, Mode, Recovery};
 use gigagas_exec::{ExecError, Scheduler, WorkerPool, WORKER_STACK_BYTES};
-use gigagas_lab::{stats::percentile, ContentionFloor, FloorSharing};
+use gigagas_lab::{
+    stats::{percentile, sum_of_medians},
+    ContentionFloor, FloorSharing,
+};
 use std::sync::{Barrier, Mutex};
 
 /// Measures the floor at every thread count in `threads` (1 is always measured: it is the
@@ -52,8 +58,21 @@ pub fn contention_floor(
             })
         })
         .collect();
-    // sums[step][stream]: Σ per-transaction ns of that stream's pass.
+    // sums[step][stream]: Σ per-transaction ns of that stream's pass; times[step][stream]:
+    // its per-transaction ns in block order (whatever block the stream started at).
     let sums: Mutex<Vec<Vec<u64>>> = Mutex::new(vec![vec![0; streams]; schedule.len()]);
+    let times: Mutex<Vec<Vec<Vec<u64>>>> =
+        Mutex::new(vec![vec![Vec::new(); streams]; schedule.len()]);
+    // Where each block's transactions start in that order.
+    let tx_offsets: Vec<usize> = blocks
+        .iter()
+        .scan(0, |at, b| {
+            let start = *at;
+            *at += b.transactions.len();
+            Some(start)
+        })
+        .collect();
+    let total_txs: usize = blocks.iter().map(|b| b.transactions.len()).sum();
     let failure: Mutex<Option<ExecError>> = Mutex::new(None);
     let barrier = Barrier::new(streams);
     let n = blocks.len();
@@ -69,6 +88,7 @@ pub fn contention_floor(
         let mut gates = Vec::with_capacity(streams);
         for stream in 0..streams {
             let (schedule, sums, failure, barrier) = (&schedule, &sums, &failure, &barrier);
+            let (times, tx_offsets) = (&times, &tx_offsets);
             let (gate, open) = std::sync::mpsc::channel::<()>();
             let spawned = std::thread::Builder::new()
                 .name(format!("gigagas-floor-{stream}"))
@@ -110,14 +130,21 @@ pub fn contention_floor(
                                 FloorSharing::Inputs => 0,
                             };
                             let mut total = 0u64;
+                            let mut pass = vec![0u64; total_txs];
                             for k in 0..n {
-                                match run_block_with(
-                                    &cases[(start + k) % n],
-                                    mode,
-                                    Recovery::Pre,
-                                    Some(&pool),
-                                ) {
-                                    Ok(run) => total += run.tx_nanos.iter().sum::<u64>(),
+                                let b = (start + k) % n;
+                                match run_block_with(&cases[b], mode, Recovery::Pre, Some(&pool)) {
+                                    Ok(run) => {
+                                        total += run.tx_nanos.iter().sum::<u64>();
+                                        // One time per transaction of the block (no
+                                        // panic here: the other streams wait on the barrier).
+                                        let at = tx_offsets[b];
+                                        if let Some(slot) =
+                                            pass.get_mut(at..at + run.tx_nanos.len())
+                                        {
+                                            slot.copy_from_slice(&run.tx_nanos);
+                                        }
+                                    }
                                     Err(e) => {
                                         fail(e);
                                         break;
@@ -125,6 +152,7 @@ pub fn contention_floor(
                                 }
                             }
                             sums.lock().unwrap_or_else(|p| p.into_inner())[step][stream] = total;
+                            times.lock().unwrap_or_else(|p| p.into_inner())[step][stream] = pass;
                             on_step();
                         }
                         barrier.wait();
@@ -150,6 +178,31 @@ pub fn contention_floor(
         return Err(e);
     }
     let sums = sums.into_inner().unwrap_or_else(|p| p.into_inner());
+    let mut times = times.into_inner().unwrap_or_else(|p| p.into_inner());
+    // Every timed pass of `t` streams (each stream's per-transaction times).
+    let mut passes_at = |t: usize| -> Vec<Vec<u64>> {
+        schedule
+            .iter()
+            .enumerate()
+            .filter(|(_, &(tt, r))| tt == t && r.is_some())
+            .flat_map(|(step, _)| std::mem::take(&mut times[step]).into_iter().take(t))
+            .collect()
+    };
+    let alone_median = sum_of_medians(&passes_at(1));
+    let median_ratios: Vec<(usize, Option<f64>)> = counts
+        .iter()
+        .map(|&t| {
+            let typical = if t == 1 {
+                alone_median
+            } else {
+                sum_of_medians(&passes_at(t))
+            };
+            (
+                t,
+                (alone_median > 0).then(|| typical as f64 / alone_median as f64),
+            )
+        })
+        .collect();
     let alone = |round: usize| {
         schedule
             .iter()
@@ -175,6 +228,10 @@ pub fn contention_floor(
                 tx_work_ratio: percentile_f64(&ratios, 50.0),
                 p10: percentile_f64(&ratios, 10.0),
                 p90: percentile_f64(&ratios, 90.0),
+                median_tx_ratio: median_ratios
+                    .iter()
+                    .find(|&&(tt, _)| tt == t)
+                    .and_then(|&(_, r)| r),
                 rounds: ratios.len(),
             }
         })

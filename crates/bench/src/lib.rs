@@ -12,7 +12,7 @@ use gigagas_lab::{
     cost_model::{BlockSample, CostModel},
     critical_path_bound, mega_units,
     report::{BlockPhases, Machine, Settings},
-    stats::{median, percentile},
+    stats::{median, percentile, sum_of_medians},
     BenchReport, BlockReport, BlockTrace, PhaseTotals, RunReport, TxTrace, SCHEMA,
 };
 use gigagas_verify::{check_against_header, compare_receipts};
@@ -427,6 +427,16 @@ fn assemble(
                     .map(|b| block_median(m, b, |r| r.serial_nanos))
                     .collect(),
                 sum_tx_ns: median(&repeat_sum(m, |r| r.tx_nanos.iter().sum())).unwrap_or(0),
+                median_tx_ns: sum_of_medians(
+                    &runs[m]
+                        .iter()
+                        .map(|rep| {
+                            rep.iter()
+                                .flat_map(|r| r.tx_nanos.iter().copied())
+                                .collect()
+                        })
+                        .collect::<Vec<Vec<u64>>>(),
+                ),
                 // Allocation counts do not vary between repeats: the first one's.
                 allocs_per_tx: gigagas_alloc::counting().then(|| {
                     let allocations: u64 = runs[m][0].iter().map(|r| r.tx_allocations).sum();

@@ -1,5 +1,5 @@
 //! The contention floor (`bench --contention-floor`): every stream runs its own deep copy,
-//! the 1-stream ratio is 1 by construction, every thread count is reported over every round,
+//! the 1-stream ratios (summed and per-transaction medians) are 1 by construction, every thread count is reported over every round,
 //! and a block that fails verification ends the measurement with its error (no stream hangs
 //! on the barrier).
 
@@ -26,8 +26,15 @@ fn floor_reports_every_thread_count_and_one_stream_is_the_reference() {
             f.p10 <= f.tx_work_ratio && f.tx_work_ratio <= f.p90,
             "{f:?}"
         );
+        let typical = f.median_tx_ratio.expect("per-transaction medians measured");
+        assert!(typical.is_finite() && typical > 0.0, "{f:?}");
     }
     assert_eq!(floor[0].tx_work_ratio, 1.0, "one stream against itself");
+    assert_eq!(
+        floor[0].median_tx_ratio,
+        Some(1.0),
+        "one stream against itself"
+    );
 }
 
 #[test]

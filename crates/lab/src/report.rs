@@ -261,6 +261,11 @@ pub struct ContentionFloor {
     pub p10: f64,
     /// 90th percentile of the per-round ratios.
     pub p90: f64,
+    /// Σ over transactions of the median of its times in the T-stream passes (all rounds,
+    /// all streams) ÷ the same over the 1-stream passes: the typical transaction's slowdown,
+    /// comparable with the parallel path's `median_tx_ns` ratio. Absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median_tx_ratio: Option<f64>,
     /// Timed rounds (each runs every thread count once, in rotating order).
     pub rounds: usize,
 }
@@ -521,6 +526,12 @@ pub struct RunReport {
     /// Median over repeats of the summed per-transaction execution times (the work done
     /// inside transactions; its growth with threads measures contention), ns.
     pub sum_tx_ns: u64,
+    /// Σ over transactions of each one's median time over the repeats, ns. Unlike
+    /// `sum_tx_ns` (the median of per-repeat sums) it leaves out the rare transaction that a
+    /// preemption or an interrupt stretched, so its ratio between thread counts reads the
+    /// typical transaction's slowdown. 0 in older files.
+    #[serde(default)]
+    pub median_tx_ns: u64,
     /// Heap allocations per transaction (the first repeat's count ÷ transactions), when the
     /// binary was built with the counting allocator (`--features gigagas-cli/count-alloc`);
     /// absent otherwise.

@@ -396,6 +396,9 @@ pub struct FloorRow {
     /// The parallel path's "tx work vs 1t" at this thread count (per block, senders
     /// recovered in advance; the lowest over schedulers), where measured.
     pub engine: Option<f64>,
+    /// The same from per-transaction medians (`median_tx_ns`; the lowest over schedulers),
+    /// where measured.
+    pub engine_median: Option<f64>,
 }
 
 impl FloorRow {
@@ -403,6 +406,12 @@ impl FloorRow {
     /// explains).
     pub fn engine_share(&self) -> Option<f64> {
         self.engine.map(|e| e / self.floor.tx_work_ratio - 1.0)
+    }
+
+    /// The engine's own share from per-transaction medians (engine ÷ floor − 1), where both
+    /// were measured.
+    pub fn engine_share_median(&self) -> Option<f64> {
+        Some(self.engine_median? / self.floor.median_tx_ratio? - 1.0)
     }
 }
 
@@ -414,23 +423,27 @@ pub fn floor_rows(report: &BenchReport) -> Vec<FloorRow> {
         .runs
         .iter()
         .filter(per_block)
-        .find(|r| r.threads == 1)
-        .map(|r| r.sum_tx_ns.max(1) as f64);
+        .find(|r| r.threads == 1);
+    // The lowest ratio over schedulers at `threads` of `work` to the 1-thread run's.
+    let lowest = |threads: usize, work: fn(&crate::RunReport) -> u64| {
+        let one = work(one?);
+        (one > 0).then_some(())?;
+        report
+            .runs
+            .iter()
+            .filter(per_block)
+            .filter(|r| r.threads == threads && work(r) > 0)
+            .map(|r| work(r) as f64 / one as f64)
+            .min_by(f64::total_cmp)
+    };
     report
         .contention_floor
         .iter()
         .map(|f| FloorRow {
             threads: f.threads,
             floor: *f,
-            engine: one.and_then(|one| {
-                report
-                    .runs
-                    .iter()
-                    .filter(per_block)
-                    .filter(|r| r.threads == f.threads)
-                    .map(|r| r.sum_tx_ns as f64 / one)
-                    .min_by(f64::total_cmp)
-            }),
+            engine: lowest(f.threads, |r| r.sum_tx_ns),
+            engine_median: lowest(f.threads, |r| r.median_tx_ns),
         })
         .collect()
 }
@@ -449,6 +462,8 @@ pub fn contention_floor_table(report: &BenchReport) -> Option<Table> {
         "floor p10–p90",
         "parallel path: tx work vs 1t",
         "engine's own share",
+        "per-tx medians: floor / parallel path",
+        "engine's own share (medians)",
     ]);
     for row in rows {
         let f = &row.floor;
@@ -463,6 +478,19 @@ pub fn contention_floor_table(report: &BenchReport) -> Option<Table> {
             .set_alignment(CellAlignment::Right),
             Cell::new(
                 row.engine_share()
+                    .map_or_else(|| "-".to_owned(), |s| format!("{:+.1}%", s * 100.0)),
+            )
+            .set_alignment(CellAlignment::Right),
+            Cell::new(format!(
+                "{} / {}",
+                f.median_tx_ratio
+                    .map_or_else(|| "-".to_owned(), |m| format!("{m:.3}x")),
+                row.engine_median
+                    .map_or_else(|| "-".to_owned(), |e| format!("{e:.3}x")),
+            ))
+            .set_alignment(CellAlignment::Right),
+            Cell::new(
+                row.engine_share_median()
                     .map_or_else(|| "-".to_owned(), |s| format!("{:+.1}%", s * 100.0)),
             )
             .set_alignment(CellAlignment::Right),
