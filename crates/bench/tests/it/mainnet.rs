@@ -3,7 +3,7 @@
 //! header, parallel == sequential per transaction, every transaction against the BAL, and the
 //! rebuilt BAL against the sequential one.
 
-mod common;
+use crate::common;
 
 use gigagas_bench::{prepare, run_block, Mode};
 use gigagas_data::Dataset;

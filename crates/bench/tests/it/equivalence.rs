@@ -1,7 +1,7 @@
 //! Property: for any thread count, scheduler and selection of real blocks, parallel execution
 //! from the BAL gives exactly the sequential receipts.
 
-mod common;
+use crate::common;
 
 use gigagas_bench::prepare;
 use gigagas_exec::{execute_parallel, Scheduler, WorkerPool};

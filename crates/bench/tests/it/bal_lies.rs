@@ -1,7 +1,7 @@
 //! A BAL is checked, not trusted: each kind of lie in a real block's BAL is rejected by the
 //! parallel path with an error naming the index, account and item.
 
-mod common;
+use crate::common;
 
 use alloy_eip7928::{AccountChanges, BalanceChange, BlockAccessIndex};
 use gigagas_bench::{prepare, BlockCase};

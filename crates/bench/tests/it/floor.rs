@@ -3,7 +3,7 @@
 //! and a block that fails verification ends the measurement with its error (no stream hangs
 //! on the barrier).
 
-mod common;
+use crate::common;
 
 use gigagas_bench::floor::contention_floor;
 use gigagas_lab::FloorSharing;

@@ -4,7 +4,7 @@
 //! caught by execution itself (so the blocks really execute against the disk, not against
 //! the in-memory pre-state).
 
-mod common;
+use crate::common;
 
 use alloy_primitives::keccak256;
 use gigagas_engine::{

@@ -2,7 +2,7 @@
 //! overlapped and back-to-back runs, every root mode and both execution modes give the
 //! header's state roots; a wrong state root in a header stops the run at that block.
 
-mod common;
+use crate::common;
 
 use gigagas_engine::{prepare, run_pipeline, BlockCase, Mode, PipelineOptions, RootMode, STAGES};
 use gigagas_exec::{Scheduler, WorkerPool};

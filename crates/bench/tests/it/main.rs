@@ -1,0 +1,9 @@
+//! The bench crate's integration tests, one binary (each test file of its own would link the
+//! whole engine again: one binary builds in a fraction of the time).
+
+mod bal_lies;
+mod common;
+mod equivalence;
+mod floor;
+mod mainnet;
+mod mega_equivalence;
