@@ -1004,24 +1004,12 @@ fn section(report: &BenchReport, predictions: &[Prediction]) -> String {
              <th>parallel path</th><th>engine's own share</th>\
              <th>per-tx medians: floor / parallel path</th><th>engine's own share (medians)</th></tr>",
         );
-        let ratio = |r: Option<f64>| r.map_or_else(|| "-".into(), |e| format!("{e:.3}x"));
-        let share =
-            |s: Option<f64>| s.map_or_else(|| "-".into(), |s| format!("{:+.1}%", s * 100.0));
         for row in floor {
-            let _ = write!(
-                html,
-                "<tr><td>{}</td><td>{:.3}x</td><td>{:.3}–{:.3}</td><td>{}</td><td>{}</td>\
-                 <td>{} / {}</td><td>{}</td></tr>",
-                row.threads,
-                row.floor.tx_work_ratio,
-                row.floor.p10,
-                row.floor.p90,
-                ratio(row.engine),
-                share(row.engine_share()),
-                ratio(row.floor.median_tx_ratio),
-                ratio(row.engine_median),
-                share(row.engine_share_median()),
-            );
+            html.push_str("<tr>");
+            for cell in row.cells() {
+                let _ = write!(html, "<td>{cell}</td>");
+            }
+            html.push_str("</tr>");
         }
         html.push_str("</table>");
     }

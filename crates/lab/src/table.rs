@@ -413,6 +413,29 @@ impl FloorRow {
     pub fn engine_share_median(&self) -> Option<f64> {
         Some(self.engine_median? / self.floor.median_tx_ratio? - 1.0)
     }
+
+    /// The row as shown (table and HTML report alike): threads, floor, floor p10–p90,
+    /// parallel path, engine's share, per-tx medians (floor / parallel path), engine's share
+    /// from the medians; `-` where not measured.
+    pub fn cells(&self) -> [String; 7] {
+        let ratio = |r: Option<f64>| r.map_or_else(|| "-".to_owned(), |r| format!("{r:.3}x"));
+        let share =
+            |s: Option<f64>| s.map_or_else(|| "-".to_owned(), |s| format!("{:+.1}%", s * 100.0));
+        let f = &self.floor;
+        [
+            self.threads.to_string(),
+            format!("{:.3}x", f.tx_work_ratio),
+            format!("{:.3}–{:.3}", f.p10, f.p90),
+            ratio(self.engine),
+            share(self.engine_share()),
+            format!(
+                "{} / {}",
+                ratio(f.median_tx_ratio),
+                ratio(self.engine_median)
+            ),
+            share(self.engine_share_median()),
+        ]
+    }
 }
 
 /// The contention floor rows of `report` (empty when it was not measured).
@@ -466,35 +489,10 @@ pub fn contention_floor_table(report: &BenchReport) -> Option<Table> {
         "engine's own share (medians)",
     ]);
     for row in rows {
-        let f = &row.floor;
-        table.add_row(vec![
-            Cell::new(row.threads).set_alignment(CellAlignment::Right),
-            Cell::new(format!("{:.3}x", f.tx_work_ratio)).set_alignment(CellAlignment::Right),
-            Cell::new(format!("{:.3}–{:.3}", f.p10, f.p90)).set_alignment(CellAlignment::Right),
-            Cell::new(
-                row.engine
-                    .map_or_else(|| "-".to_owned(), |e| format!("{e:.3}x")),
-            )
-            .set_alignment(CellAlignment::Right),
-            Cell::new(
-                row.engine_share()
-                    .map_or_else(|| "-".to_owned(), |s| format!("{:+.1}%", s * 100.0)),
-            )
-            .set_alignment(CellAlignment::Right),
-            Cell::new(format!(
-                "{} / {}",
-                f.median_tx_ratio
-                    .map_or_else(|| "-".to_owned(), |m| format!("{m:.3}x")),
-                row.engine_median
-                    .map_or_else(|| "-".to_owned(), |e| format!("{e:.3}x")),
-            ))
-            .set_alignment(CellAlignment::Right),
-            Cell::new(
-                row.engine_share_median()
-                    .map_or_else(|| "-".to_owned(), |s| format!("{:+.1}%", s * 100.0)),
-            )
-            .set_alignment(CellAlignment::Right),
-        ]);
+        table.add_row(
+            row.cells()
+                .map(|c| Cell::new(c).set_alignment(CellAlignment::Right)),
+        );
     }
     Some(table)
 }
