@@ -67,6 +67,9 @@ pub struct BenchOptions {
     /// incremental only): every pass starts from a copy of one store built from the first
     /// block's pre-state before anything is timed.
     pub disk: bool,
+    /// How long the parallel modes' worker threads stay awake after each block or unit
+    /// ([`WorkerPool::with_warm_spin`]).
+    pub warm_spin: std::time::Duration,
 }
 
 impl BenchOptions {
@@ -193,7 +196,7 @@ pub fn bench(
     let pools: BTreeMap<usize, WorkerPool> = options
         .threads
         .iter()
-        .map(|&t| (t, WorkerPool::new(t)))
+        .map(|&t| (t, WorkerPool::with_warm_spin(t, options.warm_spin)))
         .collect();
     // Mega-block units (and their merged pre-states), built once, outside every timing.
     let units: BTreeMap<usize, Vec<MegaUnit<'_>>> = modes
@@ -243,7 +246,12 @@ pub fn bench(
             Mode::Parallel { threads, .. } => pools.get(&threads),
         };
         match pool {
-            Some(pool) => pool.rayon_pool().install(|| pass_on(config)),
+            Some(pool) => {
+                let run = pool.rayon_pool().install(|| pass_on(config));
+                // No spin of this pass's workers may overlap the next configuration's pass.
+                pool.rest();
+                run
+            }
             None => pass_on(config),
         }
     };
@@ -426,6 +434,9 @@ fn assemble(
                 block_serial_ns: (0..runs[m].first().map_or(0, Vec::len))
                     .map(|b| block_median(m, b, |r| r.serial_nanos))
                     .collect(),
+                block_head_ns: (0..runs[m].first().map_or(0, Vec::len))
+                    .map(|b| block_median(m, b, |r| r.head_nanos))
+                    .collect(),
                 sum_tx_ns: median(&repeat_sum(m, |r| r.tx_nanos.iter().sum())).unwrap_or(0),
                 median_tx_ns: sum_of_medians(
                     &runs[m]
@@ -520,6 +531,7 @@ fn assemble(
             warmup: options.warmup,
             repeats: options.repeats.max(1),
             small_block_gas: cases.first().map_or(0, |c| c.plan.small_block_gas()),
+            warm_spin_us: options.warm_spin.as_micros() as u64,
         },
         throughput_definition: THROUGHPUT_DEFINITION.into(),
         blocks,
@@ -562,6 +574,7 @@ pub fn run_mega(
     }
     Ok(BlockRun {
         exec_nanos: runs.first().map_or(0, |r| r.exec_nanos),
+        head_nanos: runs.first().map_or(0, |r| r.head_nanos),
         serial_nanos: runs.first().map_or(0, |r| r.serial_nanos),
         commit_nanos: runs.iter().map(|r| r.commit_nanos).sum(),
         verify_nanos: t0.elapsed().as_nanos() as u64,

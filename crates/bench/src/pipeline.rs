@@ -61,7 +61,12 @@ pub fn measure(
         .unwrap_or(gigagas_exec::Scheduler::Ordered);
     let pools: std::collections::BTreeMap<usize, WorkerPool> = configs
         .iter()
-        .map(|c| (c.threads, WorkerPool::new(c.threads)))
+        .map(|c| {
+            (
+                c.threads,
+                WorkerPool::with_warm_spin(c.threads, options.warm_spin),
+            )
+        })
         .collect();
     // The on-disk state: one store built from the first block's pre-state, copied afresh
     // before every pass (untimed).
@@ -86,7 +91,9 @@ pub fn measure(
             }
             None => None,
         };
-        let run = run_pipeline_with(cases, &options, pools.get(&config.threads), state);
+        let pool = pools.get(&config.threads);
+        let run = run_pipeline_with(cases, &options, pool, state);
+        pool.inspect(|p| p.rest());
         on_step();
         run
     };

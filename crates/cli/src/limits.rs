@@ -113,6 +113,37 @@ pub fn parse_gas_threshold(s: &str) -> Result<u64, String> {
     }
 }
 
+/// A worker pool's warm spin (`--warm-spin`): `off` or `0` for none, else a whole number
+/// with a unit (`us`, `ms` or `s`) up to [`gigagas_exec::MAX_WARM_SPIN`].
+pub fn parse_warm_spin(s: &str) -> Result<std::time::Duration, String> {
+    use std::time::Duration;
+    if matches!(s, "off" | "0") {
+        return Ok(Duration::ZERO);
+    }
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (digits, unit) = s.split_at(split);
+    let n: u64 = digits.parse().map_err(|_| {
+        format!("warm spin {s:?}: expected a whole number with us, ms or s, or off")
+    })?;
+    let spin = match unit {
+        "us" => Duration::from_micros(n),
+        "ms" => Duration::from_millis(n),
+        "s" => Duration::from_secs(n),
+        _ => {
+            return Err(format!(
+                "warm spin {s:?}: expected a unit of us, ms or s (e.g. 10ms), or off"
+            ))
+        }
+    };
+    if spin > gigagas_exec::MAX_WARM_SPIN {
+        return Err(format!(
+            "warm spin {s:?} is above the limit of {} ms",
+            gigagas_exec::MAX_WARM_SPIN.as_millis()
+        ));
+    }
+    Ok(spin)
+}
+
 /// A per-transaction gas cap: a gas amount, or `off`/`none` for none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TxGasCap(pub Option<u64>);
@@ -128,6 +159,30 @@ pub fn parse_tx_gas_cap(s: &str) -> Result<TxGasCap, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn warm_spins_are_bounded_and_never_coerced() {
+        use std::time::Duration;
+        assert_eq!(parse_warm_spin("10ms"), Ok(Duration::from_millis(10)));
+        assert_eq!(parse_warm_spin("250us"), Ok(Duration::from_micros(250)));
+        assert_eq!(parse_warm_spin("1s"), Ok(Duration::from_secs(1)));
+        assert_eq!(parse_warm_spin("off"), Ok(Duration::ZERO));
+        assert_eq!(parse_warm_spin("0"), Ok(Duration::ZERO));
+        for bad in [
+            "",
+            "10",
+            "ms",
+            "-1ms",
+            "1.5ms",
+            "2s",
+            "1001ms",
+            "10 ms",
+            "10MS",
+            "99999999999999999999us",
+        ] {
+            assert!(parse_warm_spin(bad).is_err(), "{bad:?} accepted");
+        }
+    }
 
     #[test]
     fn gas_amounts_are_exact_and_never_saturate() {

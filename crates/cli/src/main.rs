@@ -145,6 +145,13 @@ struct RunArgs {
     /// (docs/results/small-block-threshold-2core.md). At most 10G.
     #[arg(long, value_name = "GAS", default_value_t = gigagas_exec::SMALL_BLOCK_GAS, value_parser = parse_gas_threshold)]
     small_block_gas: u64,
+    /// Parallel mode: how long the worker threads stay awake after a block, spinning for the
+    /// next one before they sleep (`us`, `ms` or `s`; `off` or 0 for none; at most 1s). A
+    /// sleeping worker takes tens of µs to milliseconds to wake on a VM
+    /// (docs/results/warm-workers-2core.md); while spinning it runs any other work queued on
+    /// the pool.
+    #[arg(long, value_name = "DURATION", default_value = "10ms", value_parser = limits::parse_warm_spin)]
+    warm_spin: std::time::Duration,
 }
 
 fn parse_on_off(s: &str) -> Result<bool, String> {
@@ -244,6 +251,13 @@ struct BenchArgs {
     /// (docs/results/small-block-threshold-2core.md). At most 10G.
     #[arg(long, value_name = "GAS", default_value_t = gigagas_exec::SMALL_BLOCK_GAS, value_parser = parse_gas_threshold)]
     small_block_gas: u64,
+    /// Parallel mode: how long the worker threads stay awake after a block, spinning for the
+    /// next one before they sleep (`us`, `ms` or `s`; `off` or 0 for none; at most 1s). A
+    /// sleeping worker takes tens of µs to milliseconds to wake on a VM
+    /// (docs/results/warm-workers-2core.md); while spinning it runs any other work queued on
+    /// the pool.
+    #[arg(long, value_name = "DURATION", default_value = "10ms", value_parser = limits::parse_warm_spin)]
+    warm_spin: std::time::Duration,
 }
 
 #[derive(Args)]
@@ -1115,13 +1129,14 @@ fn cmd_run(args: RunArgs) -> Result<()> {
             json.as_ref(),
             disk,
             args.small_block_gas,
+            args.warm_spin,
         );
     }
     if let (Some(k), Mode::Parallel { threads, scheduler }) = (options.mega, mode) {
-        return run_mega_blocks(&dataset, k, threads, scheduler);
+        return run_mega_blocks(&dataset, k, threads, scheduler, args.warm_spin);
     }
     let pool = match mode {
-        Mode::Parallel { threads, .. } => Some(WorkerPool::new(threads)),
+        Mode::Parallel { threads, .. } => Some(WorkerPool::with_warm_spin(threads, args.warm_spin)),
         Mode::Sequential => None,
     };
     let (mut gas, mut nanos, mut txs) = (0u64, 0u64, 0usize);
@@ -1174,9 +1189,10 @@ fn run_pipeline(
     json: Option<&Output>,
     disk: Option<gigagas_engine::DiskRoot>,
     small_block_gas: u64,
+    warm_spin: std::time::Duration,
 ) -> Result<()> {
     let pool = match options.mode {
-        Mode::Parallel { threads, .. } => Some(WorkerPool::new(threads)),
+        Mode::Parallel { threads, .. } => Some(WorkerPool::with_warm_spin(threads, warm_spin)),
         Mode::Sequential => None,
     };
     let cases = prepare_all(dataset, small_block_gas)?;
@@ -1263,8 +1279,9 @@ fn run_mega_blocks(
     k: usize,
     threads: usize,
     scheduler: Scheduler,
+    warm_spin: std::time::Duration,
 ) -> Result<()> {
-    let pool = WorkerPool::new(threads);
+    let pool = WorkerPool::with_warm_spin(threads, warm_spin);
     // Mega-blocks run every unit on the pool (the threshold is per block).
     let cases = prepare_all(dataset, 0)?;
     let (mut gas, mut nanos) = (0u64, 0u64);
@@ -1452,6 +1469,7 @@ impl BenchPlan {
                 (_, false) => unique(&args.pipeline),
             },
             disk: matches!(args.state, db::StateArg::Disk),
+            warm_spin: args.warm_spin,
         };
         if options.disk && options.roots.is_empty() {
             bail!("--state disk measures the pipeline: give --root incremental");

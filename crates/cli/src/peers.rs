@@ -204,6 +204,7 @@ pub fn cmd_peers(args: PeersArgs) -> Result<()> {
         roots: Vec::new(),
         overlap: Vec::new(),
         disk: false,
+        warm_spin: gigagas_exec::WARM_SPIN,
     };
     let numbers: Vec<u64> = cases.iter().map(|c| c.number()).collect();
     let bar = crate::progress(options.steps(&numbers), "gigagas");

@@ -337,6 +337,8 @@ impl std::str::FromStr for Recovery {
 pub struct BlockRun {
     /// Execution wall time (the throughput figure), ns.
     pub exec_nanos: u64,
+    /// The head of `exec_nanos` until the last worker joined (parallel only), ns.
+    pub head_nanos: u64,
     /// The serial tail of `exec_nanos` after the workers (parallel only), ns.
     pub serial_nanos: u64,
     /// Canonical commit + BAL rebuild (parallel only), ns.
@@ -389,6 +391,7 @@ pub fn run_block_with(
             let verify_nanos = verify(&run.receipts, Some(&run.access))?;
             Ok(BlockRun {
                 exec_nanos: run.exec_nanos,
+                head_nanos: 0,
                 serial_nanos: 0,
                 commit_nanos: 0,
                 verify_nanos,
@@ -407,6 +410,7 @@ pub fn run_block_with(
             let verify_nanos = verify(&run.receipts, None)?;
             Ok(BlockRun {
                 exec_nanos: run.exec_nanos,
+                head_nanos: run.head_nanos,
                 serial_nanos: run.serial_nanos,
                 commit_nanos: run.commit_nanos,
                 verify_nanos,

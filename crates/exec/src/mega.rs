@@ -142,7 +142,8 @@ impl MegaPlan {
 
 /// Executes the mega-block on `pool` in `scheduler` order, then commits and verifies each
 /// block. `pre_state` is the unit's (see `gigagas_data::PreState::for_consecutive`). Returns
-/// one run per block; its `exec_nanos` and `serial_nanos` are the whole mega-block's.
+/// one run per block; its `exec_nanos`, `head_nanos` and `serial_nanos` are the whole
+/// mega-block's.
 pub fn execute_mega<S: StateProvider>(
     blocks: &[&PreparedBlock<'_>],
     pre_state: &S,
@@ -165,7 +166,7 @@ pub fn execute_mega<S: StateProvider>(
         plans: &plan.blocks,
     };
     let start = Instant::now();
-    let (done, workers_done) = run_unit(&unit, pre_state, pool, &order)?;
+    let (done, times) = run_unit(&unit, pre_state, pool, &order)?;
     // Receipts per block, in block order (all of them before any commit: the worker phase).
     let mut per_block: Vec<Vec<TxDone>> = Vec::with_capacity(blocks.len());
     let mut rest = done.into_iter();
@@ -178,7 +179,7 @@ pub fn execute_mega<S: StateProvider>(
         .map(|(block, d)| merge_receipts(block, d))
         .collect::<Result<Vec<_>, _>>()?;
     let exec_nanos = start.elapsed().as_nanos() as u64;
-    let serial_nanos = workers_done.elapsed().as_nanos() as u64;
+    let (head_nanos, serial_nanos) = times.since(start);
     blocks
         .iter()
         .zip(per_block)
@@ -187,7 +188,7 @@ pub fn execute_mega<S: StateProvider>(
         .map(|(((block, d), r), p)| {
             let pre: &PreState = &block.input.pre_state;
             let mut run = commit_block(block, pre, p, d, r, exec_nanos)?;
-            run.serial_nanos = serial_nanos;
+            (run.head_nanos, run.serial_nanos) = (head_nanos, serial_nanos);
             Ok(run)
         })
         .collect()

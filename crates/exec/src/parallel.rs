@@ -112,8 +112,13 @@ pub struct ParallelRun {
     /// Wall time of the worker phase (all transactions executed and checked against the BAL,
     /// receipts merged), nanoseconds.
     pub exec_nanos: u64,
-    /// The serial tail of `exec_nanos`: after the last worker finished, collecting the
-    /// results and merging the receipts in block order, nanoseconds.
+    /// The head of `exec_nanos`: from its start until the last worker that ran a
+    /// transaction took its first one (waking the pool's threads and building each worker's
+    /// EVM), nanoseconds. Time every worker but the first spends idle at a block's start.
+    pub head_nanos: u64,
+    /// The serial tail of `exec_nanos`: after the last worker finished its last transaction,
+    /// joining the workers back (waking the caller if it waited), collecting the results and
+    /// merging the receipts in block order, nanoseconds.
     pub serial_nanos: u64,
     /// Wall time of the canonical commit: pre/post-execution, the transactions' state
     /// changes applied in block order and the BAL rebuilt and compared; nanoseconds.
@@ -208,13 +213,13 @@ pub fn execute_parallel<S: StateProvider>(
         plans: std::slice::from_ref(plan),
     };
     let start = Instant::now();
-    let (mut done, workers_done) = run_unit(&unit, pre_state, pool, &order)?;
+    let (mut done, times) = run_unit(&unit, pre_state, pool, &order)?;
     debug_assert_eq!(done.len(), block.txs.len());
     let receipts = merge_receipts(block, &mut done)?;
     let exec_nanos = start.elapsed().as_nanos() as u64;
-    let serial_nanos = workers_done.elapsed().as_nanos() as u64;
+    let (head_nanos, serial_nanos) = times.since(start);
     let mut run = commit_block(block, pre_state, plan, done, receipts, exec_nanos)?;
-    run.serial_nanos = serial_nanos;
+    (run.head_nanos, run.serial_nanos) = (head_nanos, serial_nanos);
     Ok(run)
 }
 
@@ -241,6 +246,7 @@ fn execute_small<S: StateProvider>(
         tx_allocations: run.tx_allocations,
         tx_nanos: run.tx_nanos,
         exec_nanos: run.exec_nanos,
+        head_nanos: 0,
         serial_nanos: 0,
         commit_nanos: 0,
         post: run.post,
@@ -264,17 +270,35 @@ pub(crate) struct Unit<'u, 'b> {
     pub(crate) plans: &'u [ParallelPlan],
 }
 
+/// When the workers of one [`run_unit`] call joined and finished.
+pub(crate) struct UnitTimes {
+    /// The last worker that ran a transaction took its first one.
+    joined: Instant,
+    /// The last worker finished its last transaction (joining the workers back, collecting
+    /// and merging come after).
+    done: Instant,
+}
+
+impl UnitTimes {
+    /// `(head, tail)` in nanoseconds for a unit whose timing started at `start`: until the
+    /// last worker joined, and from the last worker's last transaction until now.
+    pub(crate) fn since(&self, start: Instant) -> (u64, u64) {
+        let head = self.joined.saturating_duration_since(start).as_nanos() as u64;
+        (head, self.done.elapsed().as_nanos() as u64)
+    }
+}
+
 /// The one worker loop: every transaction of `unit`, dispatched in `order` (indices into the
 /// unit's transactions, block after block) to `pool`'s workers, each run against `pre_state`
 /// plus the BAL's earlier writes and checked against the BAL. Returns the results in unit
-/// order (or the error of the first failing transaction in that order) and when the last
-/// worker finished.
+/// order (or the error of the first failing transaction in that order) and when the workers
+/// joined and finished.
 pub(crate) fn run_unit<S: StateProvider>(
     unit: &Unit<'_, '_>,
     pre_state: &S,
     pool: &WorkerPool,
     order: &[usize],
-) -> Result<(Vec<TxDone>, Instant), ExecError> {
+) -> Result<(Vec<TxDone>, UnitTimes), ExecError> {
     let jobs: Vec<(usize, usize)> = unit
         .blocks
         .iter()
@@ -285,6 +309,10 @@ pub(crate) fn run_unit<S: StateProvider>(
     let cursor = AtomicUsize::new(0);
     let abort = AtomicBool::new(false);
     let slots: Vec<OnceLock<Result<TxDone, ExecError>>> = (0..n).map(|_| OnceLock::new()).collect();
+    // When each worker took its first transaction and finished its last one (written once
+    // per worker and unit).
+    let joined: Vec<OnceLock<Instant>> = (0..pool.threads()).map(|_| OnceLock::new()).collect();
+    let finished: Vec<OnceLock<Instant>> = (0..pool.threads()).map(|_| OnceLock::new()).collect();
     pool.run_workers(|worker| {
         if cursor.load(Ordering::Relaxed) >= n {
             return;
@@ -294,6 +322,7 @@ pub(crate) fn run_unit<S: StateProvider>(
         let mut evm = crate::eip7610::context(db, first.envs.block.clone(), first.envs.cfg.clone())
             .build_mainnet();
         let mut current = 0;
+        let mut last = None;
         loop {
             let k = cursor.fetch_add(1, Ordering::Relaxed);
             if k >= n || abort.load(Ordering::Relaxed) {
@@ -304,6 +333,9 @@ pub(crate) fn run_unit<S: StateProvider>(
             let number = block.number();
             let index = BlockAccessIndex::new(unit.offsets[b] + i as u64 + 1);
             let t0 = (Instant::now(), crate::thread_allocations());
+            if joined[worker].get().is_none() {
+                let _ = joined[worker].set(t0.0);
+            }
             if b != current {
                 current = b;
                 evm.ctx.block = block.envs.block.clone();
@@ -329,10 +361,19 @@ pub(crate) fn run_unit<S: StateProvider>(
                 Ok(TxDone::new(&block.txs[i], out, t0, worker))
             });
             record(&slots[order[k]], &abort, done);
+            last = Some(Instant::now());
+        }
+        if let Some(last) = last {
+            let _ = finished[worker].set(last);
         }
     });
-    let workers_done = Instant::now();
-    Ok((collect_done(slots)?, workers_done))
+    let returned = Instant::now();
+    let latest = |at: &[OnceLock<Instant>]| at.iter().filter_map(OnceLock::get).max().copied();
+    let times = UnitTimes {
+        joined: latest(&joined).unwrap_or(returned),
+        done: latest(&finished).unwrap_or(returned),
+    };
+    Ok((collect_done(slots)?, times))
 }
 
 /// Stores a worker's result for one transaction; a failure tells every worker to stop taking
@@ -416,6 +457,7 @@ pub(crate) fn commit_block<S: StateProvider>(
         tx_worker,
         tx_allocations,
         exec_nanos,
+        head_nanos: 0,
         serial_nanos: 0,
         commit_nanos: commit_start.elapsed().as_nanos() as u64,
         post,

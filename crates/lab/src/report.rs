@@ -401,6 +401,10 @@ pub struct Settings {
     /// sequential executor (0: every block on the worker pool; absent in older files = 0).
     #[serde(default)]
     pub small_block_gas: u64,
+    /// How long the parallel modes' workers stayed awake after each block or unit, µs
+    /// (absent in older files = 0: they went to sleep at once).
+    #[serde(default)]
+    pub warm_spin_us: u64,
 }
 
 /// One block of the data set.
@@ -519,10 +523,16 @@ pub struct RunReport {
     /// the order of `blocks`.
     pub block_ns: Vec<u64>,
     /// Median per block (unit) of the serial tail of its time after the last worker
-    /// finished: collecting results and merging receipts in block order (parallel only; the
+    /// finished its last transaction: joining the workers, collecting results and merging
+    /// receipts in block order (parallel only; the
     /// simulator keeps it serial), ns. Empty in older files.
     #[serde(default)]
     pub block_serial_ns: Vec<u64>,
+    /// Per block (or unit), median over repeats: from the start of the worker phase until the
+    /// last worker that ran a transaction took its first one (the pool's wake-up and each
+    /// worker's EVM set-up; parallel only), ns. Empty in older files.
+    #[serde(default)]
+    pub block_head_ns: Vec<u64>,
     /// Median over repeats of the summed per-transaction execution times (the work done
     /// inside transactions; its growth with threads measures contention), ns.
     pub sum_tx_ns: u64,
