@@ -77,9 +77,11 @@ impl FromStr for Scheduler {
 
 /// A fixed set of worker threads, created once and reused for every block.
 ///
-/// After each block (unit) the workers other than the caller stay awake for the pool's warm
-/// spin, so that the next block does not start by waking a sleeping thread (see
-/// [`WARM_SPIN`]).
+/// With a warm spin ([`WorkerPool::with_warm_spin`]; `run` and `bench` use [`WARM_SPIN`]) the
+/// workers other than the caller stay awake after each block (unit), so that the next block
+/// does not start by waking a sleeping thread. Without one ([`WorkerPool::new`]) they sleep
+/// at once: the right choice when other threads of the process do the work between blocks
+/// (conformance runs test files in parallel beside the pool).
 #[derive(Debug)]
 pub struct WorkerPool {
     pool: rayon::ThreadPool,
@@ -90,7 +92,7 @@ pub struct WorkerPool {
     warm_spin: Duration,
 }
 
-/// The default warm spin: how long, after a unit's transactions are done, the workers other
+/// The warm spin of `run` and `bench` (`--warm-spin`): how long, after a unit's transactions are done, the workers other
 /// than the caller keep spinning for the next unit before they go back to sleep. Meanwhile
 /// they run any other job queued on the pool (the pipeline's other stages), so the spin never
 /// holds work back; it costs CPU only on threads that would otherwise idle. A sleeping worker
@@ -108,9 +110,9 @@ pub const MAX_WARM_SPIN: Duration = Duration::from_secs(1);
 pub const WORKER_STACK_BYTES: usize = 64 << 20;
 
 impl WorkerPool {
-    /// A pool of `threads` workers (at least one) with the default [`WARM_SPIN`].
+    /// A pool of `threads` workers (at least one) that go to sleep as soon as a unit is done.
     pub fn new(threads: usize) -> Self {
-        Self::with_warm_spin(threads, WARM_SPIN)
+        Self::with_warm_spin(threads, Duration::ZERO)
     }
 
     /// A pool of `threads` workers (at least one) that stay awake for `warm_spin` after each
@@ -249,8 +251,6 @@ mod tests {
         for (w, n) in runs.iter().enumerate() {
             assert_eq!(n.load(Ordering::Relaxed), units, "worker {w}");
         }
-        assert!(WorkerPool::with_warm_spin(2, Duration::ZERO)
-            .warm_spin()
-            .is_zero());
+        assert!(WorkerPool::new(2).warm_spin().is_zero());
     }
 }

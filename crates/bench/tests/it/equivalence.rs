@@ -23,7 +23,13 @@ proptest! {
         picks in prop::collection::vec(any::<prop::sample::Index>(), 1..6),
     ) {
         let data = dataset();
-        let pool = WorkerPool::new(threads);
+        // Odd thread counts with the workers kept awake between blocks (as `run` and `bench`
+        // build the pool), even ones without.
+        let pool = if threads % 2 == 1 {
+            WorkerPool::with_warm_spin(threads, gigagas_exec::WARM_SPIN)
+        } else {
+            WorkerPool::new(threads)
+        };
         for pick in picks {
             let block = &data.blocks[pick.index(data.blocks.len())];
             let case = prepare(block).unwrap();

@@ -19,7 +19,8 @@ fn verify_everywhere(dataset: &Dataset) {
         run_block(case, Mode::Sequential, None).unwrap_or_else(|e| panic!("{e}"));
     }
     for threads in [1, 2, 3, 8] {
-        let pool = WorkerPool::new(threads);
+        // As `run` and `bench` build it: workers kept awake between blocks.
+        let pool = WorkerPool::with_warm_spin(threads, gigagas_exec::WARM_SPIN);
         for scheduler in Scheduler::ALL {
             for case in &cases {
                 run_block(case, Mode::Parallel { threads, scheduler }, Some(&pool))
