@@ -174,7 +174,8 @@ pub fn mega_plan<'a>(cases: &[BlockCase<'a>], k: usize) -> Result<Vec<MegaUnit<'
 }
 
 /// Runs every configuration over all `cases` (warm-up, then interleaved repeats: repeat r of
-/// every configuration before repeat r+1 of any, in a rotating order) and assembles the
+/// every configuration before repeat r+1 of any, each repeat in its own order,
+/// [`repeat_order`]) and assembles the
 /// report. `on_step` is called
 /// after every block run.
 pub fn bench(
@@ -262,11 +263,9 @@ pub fn bench(
     }
     // runs[mode][repeat][block]
     let mut runs: Vec<Vec<Vec<BlockRun>>> = vec![Vec::new(); modes.len()];
-    // Repeat r runs every configuration once, starting at configuration r (mod count), so no
-    // configuration always runs right after the same neighbour or first in a round.
+    // Repeat r runs every configuration once, in an order of its own (`repeat_order`).
     for r in 0..options.repeats.max(1) {
-        for k in 0..modes.len() {
-            let m = (r + k) % modes.len();
+        for m in repeat_order(modes.len(), r) {
             runs[m].push(pass(modes[m])?);
         }
     }
@@ -285,6 +284,20 @@ pub fn bench(
     report.contention_floor = contention_floor;
     report.pipeline = pipeline;
     Ok(report)
+}
+
+/// The order in which repeat `r` runs `count` configurations: a shuffle seeded by `r`, the
+/// same in every run. A pass can be slowed by the one before it (caches, the allocator, a
+/// pool's threads waking): the 1-thread pass that always followed the sequential pass read up
+/// to 20% slower per block on a generated chain (`docs/results/warm-workers-2core.md`). A
+/// fixed cyclic order (rotating only the start) keeps every configuration behind the same
+/// neighbour in every repeat and charges it that cost every time; shuffled, the neighbours
+/// vary and the median over repeats sees the typical pass.
+pub fn repeat_order(count: usize, r: usize) -> Vec<usize> {
+    use rand::{seq::SliceRandom, SeedableRng};
+    let mut order: Vec<usize> = (0..count).collect();
+    order.shuffle(&mut rand::rngs::StdRng::seed_from_u64(r as u64));
+    order
 }
 
 /// Rejects option combinations `bench` cannot measure: a mega-block size of 0, and inline
@@ -584,4 +597,45 @@ pub fn run_mega(
             .collect(),
         tx_allocations: runs.iter().map(|r| r.tx_allocations).sum(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::repeat_order;
+
+    /// Every repeat runs every configuration once, the orders are reproducible, and over a
+    /// bench's repeats each configuration runs after several different neighbours (a rotating
+    /// start would give each exactly one).
+    #[test]
+    fn repeat_orders_are_permutations_with_varied_neighbours() {
+        let count = 9;
+        let orders: Vec<Vec<usize>> = (0..10).map(|r| repeat_order(count, r)).collect();
+        for (r, order) in orders.iter().enumerate() {
+            let mut sorted = order.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, (0..count).collect::<Vec<_>>(), "repeat {r}");
+            assert_eq!(
+                order,
+                &repeat_order(count, r),
+                "repeat {r} not reproducible"
+            );
+        }
+        // The pass each configuration follows, across repeat boundaries too.
+        let sequence: Vec<usize> = orders.concat();
+        for c in 0..count {
+            let mut before: Vec<usize> = sequence
+                .windows(2)
+                .filter(|w| w[1] == c)
+                .map(|w| w[0])
+                .collect();
+            before.sort_unstable();
+            before.dedup();
+            assert!(
+                before.len() >= 3,
+                "configuration {c} follows only {before:?}"
+            );
+        }
+        assert_eq!(repeat_order(1, 7), [0]);
+        assert!(repeat_order(0, 3).is_empty());
+    }
 }

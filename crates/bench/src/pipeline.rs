@@ -43,7 +43,7 @@ pub fn configs(options: &BenchOptions) -> Vec<PipelineConfig> {
 
 /// Runs every pipeline configuration of `options` over `cases`: `options.warmup` verified
 /// passes each, then `options.repeats` timed passes, repeat r of every configuration before
-/// repeat r+1 of any (rotating which goes first). Parallel execution with the first of
+/// repeat r+1 of any (each repeat in its own order, [`crate::repeat_order`]). Parallel execution with the first of
 /// `options.schedulers`. `on_step` is called after every pass.
 pub fn measure(
     cases: &[BlockCase<'_>],
@@ -104,8 +104,7 @@ pub fn measure(
     }
     let mut runs: Vec<Vec<PipelineRun>> = vec![Vec::new(); configs.len()];
     for r in 0..options.repeats.max(1) {
-        for k in 0..configs.len() {
-            let c = (r + k) % configs.len();
+        for c in crate::repeat_order(configs.len(), r) {
             runs[c].push(pass(&configs[c])?);
         }
     }
