@@ -138,6 +138,13 @@ struct RunArgs {
     /// (`/proc/self/io`).
     #[arg(long)]
     cold: bool,
+    #[command(flatten)]
+    pool: PoolArgs,
+}
+
+/// How the parallel path uses its worker pool (`run` and `bench`).
+#[derive(Args)]
+struct PoolArgs {
     /// Parallel mode: blocks whose header states less gas used than this run through the
     /// sequential executor on the calling thread (their rebuilt BAL must equal the shipped or
     /// baseline one) instead of waking the worker pool; 0 or `off` runs every block on the pool.
@@ -244,20 +251,8 @@ struct BenchArgs {
     /// it for every pass (needs --root incremental and a generated chain).
     #[arg(long, value_enum, default_value = "memory")]
     state: db::StateArg,
-    /// Parallel mode: blocks whose header states less gas used than this run through the
-    /// sequential executor on the calling thread (their rebuilt BAL must equal the shipped or
-    /// baseline one) instead of waking the worker pool; 0 or `off` runs every block on the pool.
-    /// Default: the threshold measured on the 2-core development VM
-    /// (docs/results/small-block-threshold-2core.md). At most 10G.
-    #[arg(long, value_name = "GAS", default_value_t = gigagas_exec::SMALL_BLOCK_GAS, value_parser = parse_gas_threshold)]
-    small_block_gas: u64,
-    /// Parallel mode: how long the worker threads stay awake after a block, spinning for the
-    /// next one before they sleep (`us`, `ms` or `s`; `off` or 0 for none; at most 1s). A
-    /// sleeping worker takes tens of µs to milliseconds to wake on a VM
-    /// (docs/results/warm-workers-2core.md); while spinning it runs any other work queued on
-    /// the pool.
-    #[arg(long, value_name = "DURATION", default_value = "10ms", value_parser = limits::parse_warm_spin)]
-    warm_spin: std::time::Duration,
+    #[command(flatten)]
+    pool: PoolArgs,
 }
 
 #[derive(Args)]
@@ -1128,22 +1123,24 @@ fn cmd_run(args: RunArgs) -> Result<()> {
             &pipeline,
             json.as_ref(),
             disk,
-            args.small_block_gas,
-            args.warm_spin,
+            args.pool.small_block_gas,
+            args.pool.warm_spin,
         );
     }
     if let (Some(k), Mode::Parallel { threads, scheduler }) = (options.mega, mode) {
-        return run_mega_blocks(&dataset, k, threads, scheduler, args.warm_spin);
+        return run_mega_blocks(&dataset, k, threads, scheduler, args.pool.warm_spin);
     }
     let pool = match mode {
-        Mode::Parallel { threads, .. } => Some(WorkerPool::with_warm_spin(threads, args.warm_spin)),
+        Mode::Parallel { threads, .. } => {
+            Some(WorkerPool::with_warm_spin(threads, args.pool.warm_spin))
+        }
         Mode::Sequential => None,
     };
     let (mut gas, mut nanos, mut txs) = (0u64, 0u64, 0usize);
     let mut parent: Option<BlockCase<'_>> = None;
     for block in &dataset.blocks {
         let mut case = prepare(block)?;
-        case.plan.set_small_block_gas(args.small_block_gas);
+        case.plan.set_small_block_gas(args.pool.small_block_gas);
         if let Some(parent) = &parent {
             gigagas_engine::check_parent(&case, parent)?;
         }
@@ -1469,7 +1466,7 @@ impl BenchPlan {
                 (_, false) => unique(&args.pipeline),
             },
             disk: matches!(args.state, db::StateArg::Disk),
-            warm_spin: args.warm_spin,
+            warm_spin: args.pool.warm_spin,
         };
         if options.disk && options.roots.is_empty() {
             bail!("--state disk measures the pipeline: give --root incremental");
@@ -1531,7 +1528,7 @@ fn cmd_bench(args: BenchArgs) -> Result<()> {
     for item in &data {
         let (dataset, _dir) = load_bench_data(item)?;
         gigagas_bench::pipeline::check(&dataset.blocks, &options)?;
-        let cases = prepare_all(&dataset, args.small_block_gas)?;
+        let cases = prepare_all(&dataset, args.pool.small_block_gas)?;
         let numbers: Vec<u64> = cases.iter().map(|c| c.number()).collect();
         let bar = progress(options.steps(&numbers), "benchmarking");
         let report = bench(&dataset, &cases, &options, &|| bar.inc(1))?;
