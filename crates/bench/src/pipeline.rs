@@ -43,8 +43,8 @@ pub fn configs(options: &BenchOptions) -> Vec<PipelineConfig> {
 
 /// Runs every pipeline configuration of `options` over `cases`: `options.warmup` verified
 /// passes each, then `options.repeats` timed passes, repeat r of every configuration before
-/// repeat r+1 of any (each repeat in its own order, [`crate::repeat_order`]). Parallel execution with the first of
-/// `options.schedulers`. `on_step` is called after every pass.
+/// repeat r+1 of any (each repeat in its own order, [`crate::repeat_order`]). Parallel
+/// execution with the first of `options.schedulers`. `on_step` is called after every pass.
 pub fn measure(
     cases: &[BlockCase<'_>],
     options: &BenchOptions,
