@@ -68,7 +68,7 @@ pub struct BenchOptions {
     /// block's pre-state before anything is timed.
     pub disk: bool,
     /// How long the parallel modes' worker threads stay awake after each block or unit
-    /// ([`WorkerPool::with_warm_spin`]).
+    /// ([`WorkerPool::with_warm_spin`]); the whole-pipeline runs never spin.
     pub warm_spin: std::time::Duration,
 }
 

@@ -61,12 +61,9 @@ pub fn measure(
         .unwrap_or(gigagas_exec::Scheduler::Ordered);
     let pools: std::collections::BTreeMap<usize, WorkerPool> = configs
         .iter()
-        .map(|c| {
-            (
-                c.threads,
-                WorkerPool::with_warm_spin(c.threads, options.warm_spin),
-            )
-        })
+        // No warm spin: with the stages overlapped the pool is busy between blocks anyway, and
+        // a spinning worker measured 13-16% slower end to end (docs/results/warm-workers-2core.md).
+        .map(|c| (c.threads, WorkerPool::new(c.threads)))
         .collect();
     // The on-disk state: one store built from the first block's pre-state, copied afresh
     // before every pass (untimed).
@@ -91,9 +88,7 @@ pub fn measure(
             }
             None => None,
         };
-        let pool = pools.get(&config.threads);
-        let run = run_pipeline_with(cases, &options, pool, state);
-        pool.inspect(|p| p.rest());
+        let run = run_pipeline_with(cases, &options, pools.get(&config.threads), state);
         on_step();
         run
     };

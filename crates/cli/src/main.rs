@@ -156,7 +156,8 @@ struct PoolArgs {
     /// next one before they sleep (`us`, `ms` or `s`; `off` or 0 for none; at most 1s). A
     /// sleeping worker takes tens of µs to milliseconds to wake on a VM
     /// (docs/results/warm-workers-2core.md); while spinning it runs any other work queued on
-    /// the pool.
+    /// the pool. Not used by the pipeline (--root/--pipeline), whose stages keep the pool
+    /// busy between blocks.
     #[arg(long, value_name = "DURATION", default_value = "10ms", value_parser = limits::parse_warm_spin)]
     warm_spin: std::time::Duration,
 }
@@ -1124,7 +1125,6 @@ fn cmd_run(args: RunArgs) -> Result<()> {
             json.as_ref(),
             disk,
             args.pool.small_block_gas,
-            args.pool.warm_spin,
         );
     }
     if let (Some(k), Mode::Parallel { threads, scheduler }) = (options.mega, mode) {
@@ -1186,10 +1186,11 @@ fn run_pipeline(
     json: Option<&Output>,
     disk: Option<gigagas_engine::DiskRoot>,
     small_block_gas: u64,
-    warm_spin: std::time::Duration,
 ) -> Result<()> {
+    // No warm spin in the pipeline: its stages keep the pool busy between blocks, and a
+    // spinning worker measured 13-16% slower end to end (docs/results/warm-workers-2core.md).
     let pool = match options.mode {
-        Mode::Parallel { threads, .. } => Some(WorkerPool::with_warm_spin(threads, warm_spin)),
+        Mode::Parallel { threads, .. } => Some(WorkerPool::new(threads)),
         Mode::Sequential => None,
     };
     let cases = prepare_all(dataset, small_block_gas)?;

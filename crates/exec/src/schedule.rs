@@ -92,10 +92,11 @@ pub struct WorkerPool {
     warm_spin: Duration,
 }
 
-/// The warm spin of `run` and `bench` (`--warm-spin`): how long, after a unit's transactions are done, the workers other
-/// than the caller keep spinning for the next unit before they go back to sleep. Meanwhile
-/// they run any other job queued on the pool (the pipeline's other stages), so the spin never
-/// holds work back; it costs CPU only on threads that would otherwise idle. A sleeping worker
+/// The warm spin of `run` and `bench` (`--warm-spin`; not their pipeline, where a spin
+/// measured slower): how long, after a unit's transactions are done, the workers other than
+/// the caller keep spinning for the next unit before they go back to sleep. Meanwhile they
+/// run any other job queued on the pool and otherwise yield the CPU, so the spin never holds
+/// work back; it costs CPU only on threads that would otherwise idle. A sleeping worker
 /// on the 2-core VM took a median ~60 µs, at worst milliseconds, to join the next block; the
 /// bundled blocks' gap between executions (canonical commit and verification of the last
 /// block) is ~1.4 ms on average and up to several ms, which a 10 ms spin covers
@@ -188,7 +189,9 @@ impl WorkerPool {
             let deadline = Instant::now() + warm_spin;
             while epoch.load(Ordering::Acquire) == started && Instant::now() < deadline {
                 if rayon::yield_now() != Some(rayon::Yield::Executed) {
-                    std::hint::spin_loop();
+                    // Give the CPU to any other runnable thread of the machine: a spin must
+                    // not delay it.
+                    std::thread::yield_now();
                 }
             }
         });
@@ -227,8 +230,8 @@ mod tests {
     }
 
     /// Units run back to back on a pool whose workers are still spinning from the previous
-    /// unit: every worker runs every unit exactly once, from inside the pool (as bench and the
-    /// pipeline call it) and from outside; the spin is capped.
+    /// unit: every worker runs every unit exactly once, from inside the pool (as bench calls it)
+    /// and from outside; the spin is capped.
     #[test]
     fn warm_workers_run_every_unit_once() {
         use std::sync::atomic::AtomicUsize;
