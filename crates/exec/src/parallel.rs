@@ -309,10 +309,10 @@ pub(crate) fn run_unit<S: StateProvider>(
     let cursor = AtomicUsize::new(0);
     let abort = AtomicBool::new(false);
     let slots: Vec<OnceLock<Result<TxDone, ExecError>>> = (0..n).map(|_| OnceLock::new()).collect();
-    // When each worker took its first transaction and finished its last one (written once
-    // per worker and unit).
-    let joined: Vec<OnceLock<Instant>> = (0..pool.threads()).map(|_| OnceLock::new()).collect();
-    let finished: Vec<OnceLock<Instant>> = (0..pool.threads()).map(|_| OnceLock::new()).collect();
+    // When each worker that ran a transaction took its first one and finished its last one
+    // (written once per worker and unit, after its loop).
+    let spans: Vec<OnceLock<(Instant, Instant)>> =
+        (0..pool.threads()).map(|_| OnceLock::new()).collect();
     pool.run_workers(|worker| {
         if cursor.load(Ordering::Relaxed) >= n {
             return;
@@ -322,7 +322,7 @@ pub(crate) fn run_unit<S: StateProvider>(
         let mut evm = crate::eip7610::context(db, first.envs.block.clone(), first.envs.cfg.clone())
             .build_mainnet();
         let mut current = 0;
-        let mut last = None;
+        let mut first = None;
         loop {
             let k = cursor.fetch_add(1, Ordering::Relaxed);
             if k >= n || abort.load(Ordering::Relaxed) {
@@ -333,9 +333,7 @@ pub(crate) fn run_unit<S: StateProvider>(
             let number = block.number();
             let index = BlockAccessIndex::new(unit.offsets[b] + i as u64 + 1);
             let t0 = (Instant::now(), crate::thread_allocations());
-            if joined[worker].get().is_none() {
-                let _ = joined[worker].set(t0.0);
-            }
+            first.get_or_insert(t0.0);
             if b != current {
                 current = b;
                 evm.ctx.block = block.envs.block.clone();
@@ -361,17 +359,17 @@ pub(crate) fn run_unit<S: StateProvider>(
                 Ok(TxDone::new(&block.txs[i], out, t0, worker))
             });
             record(&slots[order[k]], &abort, done);
-            last = Some(Instant::now());
         }
-        if let Some(last) = last {
-            let _ = finished[worker].set(last);
+        // The loop ends right after the last transaction (one failed claim later).
+        if let Some(first) = first {
+            let _ = spans[worker].set((first, Instant::now()));
         }
     });
     let returned = Instant::now();
-    let latest = |at: &[OnceLock<Instant>]| at.iter().filter_map(OnceLock::get).max().copied();
+    let spans = spans.iter().filter_map(OnceLock::get);
     let times = UnitTimes {
-        joined: latest(&joined).unwrap_or(returned),
-        done: latest(&finished).unwrap_or(returned),
+        joined: spans.clone().map(|s| s.0).max().unwrap_or(returned),
+        done: spans.map(|s| s.1).max().unwrap_or(returned),
     };
     Ok((collect_done(slots)?, times))
 }
