@@ -2,7 +2,6 @@
 //! builds the BAL, header and state-root checks, the parallel plan) and one verified run of
 //! it in either mode.
 
-use alloy_primitives::B256;
 use gigagas_data::{BlockInput, PreState};
 use gigagas_exec::{
     execute_parallel, execute_sequential, recover_senders, spec, BlockAccess, ExecError,
@@ -12,7 +11,6 @@ use gigagas_receipt::TxReceipt;
 use gigagas_verify::{
     bal_divergence, check_against_header, compare_receipts, BalViolation, HeaderCheck, VerifyError,
 };
-use revm::database::CacheState;
 use std::time::Instant;
 
 /// A block prepared for measurement: its verified sequential baseline and parallel plan.
@@ -156,17 +154,10 @@ pub struct BothPaths {
     pub parallel: Vec<(Scheduler, ParallelRun)>,
 }
 
-/// The state root after a block: its touched accounts (`post`, a run's final cache) applied
-/// to `pre` ([`gigagas_state::apply_changes`]) and the root computed from scratch. The
-/// reference every incremental root is checked against.
-pub fn post_state_root(pre: &PreState, post: &CacheState) -> B256 {
-    gigagas_state::state_root(&gigagas_state::apply_changes(pre, post))
-}
-
 /// On a complete pre-state, the post-state root of the verified sequential run must equal the
 /// header's `stateRoot` (computed from scratch; outside every timed region).
 fn check_state_root(input: &BlockInput, run: &SequentialRun) -> Result<(), ExecError> {
-    let root = post_state_root(&input.pre_state, &run.post);
+    let root = crate::root::post_state_root(&input.pre_state, &run.post);
     if root != input.header.state_root {
         return Err(ExecError::Verify(VerifyError::Header {
             block: input.number(),

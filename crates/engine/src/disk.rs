@@ -1,7 +1,7 @@
 //! The on-disk state store (`gigagas-store`) as the pipeline's state: the incremental root's
 //! node store, and the state every block executes against.
 
-use crate::pipeline::{DiskSnapshot, IncrementalState, PendingRoot};
+use crate::root::{DiskSnapshot, IncrementalState, PendingRoot};
 use alloy_primitives::B256;
 use gigagas_data::BlockInput;
 use gigagas_store::{BlockRef, CodeCache, DiskState, Store};

@@ -13,14 +13,18 @@
 pub mod block;
 pub mod disk;
 pub mod pipeline;
+pub mod root;
 
 pub use block::{
-    check_parent, execute_both, execute_from_bal, plan_from, post_state_root, prepare,
-    prepare_chain, run_block, run_block_with, verify_run, BlockCase, BlockRun, BothPaths, Mode,
-    Recovery,
+    check_parent, execute_both, execute_from_bal, plan_from, prepare, prepare_chain, run_block,
+    run_block_with, verify_run, BlockCase, BlockRun, BothPaths, Mode, Recovery,
 };
 pub use disk::DiskRoot;
 pub use pipeline::{
-    change_set, run_pipeline, run_pipeline_with, BlockTimeline, DiskSnapshot, IncrementalState,
-    PendingRoot, PipelineOptions, PipelineRun, RootMode, StageSpan, PREFETCH_THREADS, STAGES,
+    run_pipeline, run_pipeline_with, BlockTimeline, PipelineOptions, PipelineRun, StageSpan,
+    PREFETCH_THREADS, STAGES,
+};
+pub use root::{
+    change_set, full_root, incremental_state, post_state_root, DiskSnapshot, IncrementalState,
+    PendingRoot, RootMode,
 };

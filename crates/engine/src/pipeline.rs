@@ -21,6 +21,10 @@
 //! prefetch; the stage is reported as zero rather than hidden.
 
 use crate::block::{BlockCase, Mode};
+use crate::root::{
+    change_set, full_root, touched_post_state, DiskSnapshot, IncrementalState, PendingRoot,
+    RootMode,
+};
 use alloy_primitives::B256;
 use gigagas_data::PreState;
 use gigagas_exec::{
@@ -38,144 +42,6 @@ use std::{
 
 /// Stage names, in pipeline order (the keys of [`PipelineRun::phases_ns`]).
 pub const STAGES: [&str; 6] = ["recover", "prefetch", "execute", "verify", "write", "root"];
-
-/// Which state root the pipeline computes after each block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RootMode {
-    /// No root: the pure-execution condition.
-    None,
-    /// The root on one thread.
-    Serial,
-    /// Storage tries hashed in parallel on the thread budget, then the account trie.
-    Parallel,
-    /// Incremental and parallel (`gigagas_trie`): the branch nodes of the state are kept
-    /// between blocks and only the paths the block's BAL names are re-hashed, hot storage
-    /// tries split by key prefix. Needs complete states that ship their BALs (generated
-    /// chains); the node store is built from the first block's pre-state before timing starts.
-    Incremental,
-}
-
-impl RootMode {
-    /// Name as used on the command line and in the JSON.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::None => "none",
-            Self::Serial => "serial",
-            Self::Parallel => "parallel",
-            Self::Incremental => "incremental",
-        }
-    }
-}
-
-impl std::str::FromStr for RootMode {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "none" => Ok(Self::None),
-            "serial" => Ok(Self::Serial),
-            "parallel" => Ok(Self::Parallel),
-            "incremental" => Ok(Self::Incremental),
-            _ => Err(format!(
-                "unknown root mode {s:?} (expected none, serial, parallel or incremental)"
-            )),
-        }
-    }
-}
-
-/// Where `RootMode::Incremental` keeps the state's branch nodes between blocks: in memory
-/// ([`gigagas_trie::MemoryStore`], built from the first pre-state) or on disk
-/// ([`crate::DiskRoot`], one write transaction per block). Used in block order, on the thread
-/// budget's rayon pool, in two steps per block: [`Self::compute`] (reads only; runs beside
-/// the block's execution, from the changes its shipped BAL gives) and, once the block
-/// verified, [`Self::commit`]. The next block's `compute` and [`Self::snapshot`] come after
-/// that commit, so nothing is written for a block that failed, nor after it.
-pub trait IncrementalState: Send {
-    /// Computes one block's new root and the updates that give it; writes nothing. A store
-    /// that checks roots refuses one that differs from `input.header.state_root` on complete
-    /// states.
-    fn compute(
-        &self,
-        input: &gigagas_data::BlockInput,
-        changes: &gigagas_trie::ChangeSet,
-    ) -> Result<PendingRoot, String>;
-
-    /// Writes what [`Self::compute`] computed for `input` (a verified block); returns the
-    /// new root.
-    fn commit(
-        &mut self,
-        input: &gigagas_data::BlockInput,
-        pending: PendingRoot,
-    ) -> Result<B256, String>;
-
-    /// The state as it is now (after the last commit) for the next block to execute
-    /// against, read by up to `readers` threads at once; `None` when execution reads the
-    /// block's in-memory pre-state instead.
-    fn snapshot(&self, readers: usize) -> Result<Option<DiskSnapshot>, String> {
-        let _ = readers;
-        Ok(None)
-    }
-
-    /// Work between blocks that is not a node's (cold mode: dropping the page cache), run
-    /// after each commit; its time is left out of the run's wall time. Back-to-back pipelines
-    /// only (the stages of other blocks would overlap it).
-    fn between_blocks(&mut self) -> Result<(), String> {
-        Ok(())
-    }
-
-    /// Whether [`Self::between_blocks`] has work to do.
-    fn needs_between_blocks(&self) -> bool {
-        false
-    }
-}
-
-/// A block's root computed by [`IncrementalState::compute`], not yet written.
-#[derive(Debug)]
-pub enum PendingRoot {
-    /// The in-memory node store's updates.
-    Memory(gigagas_trie::StateUpdates),
-    /// The disk store's computed block.
-    Disk(gigagas_store::PendingBlock),
-}
-
-impl PendingRoot {
-    /// The root the block will have.
-    pub fn root(&self) -> B256 {
-        match self {
-            Self::Memory(u) => u.root,
-            Self::Disk(p) => p.head().state_root,
-        }
-    }
-}
-
-impl IncrementalState for gigagas_trie::MemoryStore {
-    fn compute(
-        &self,
-        _input: &gigagas_data::BlockInput,
-        changes: &gigagas_trie::ChangeSet,
-    ) -> Result<PendingRoot, String> {
-        gigagas_trie::compute_updates(self, changes, gigagas_trie::Parallelism::DEFAULT)
-            .map(PendingRoot::Memory)
-            .map_err(|e| e.to_string())
-    }
-
-    fn commit(
-        &mut self,
-        input: &gigagas_data::BlockInput,
-        pending: PendingRoot,
-    ) -> Result<B256, String> {
-        let PendingRoot::Memory(updates) = pending else {
-            return Err(format!(
-                "block {}: a disk store's result given to the in-memory node store",
-                input.number()
-            ));
-        };
-        let root = updates.root;
-        gigagas_trie::write_updates(self, updates).map_err(|e| e.to_string())?;
-        Ok(root)
-    }
-}
 
 /// The incremental root's node store, shared by the stage that computes roots and the stage
 /// that commits them (never at the same time: see [`IncrementalState`]).
@@ -355,10 +221,6 @@ struct Recovered<'a> {
     recover: StageSpan,
 }
 
-/// The state a block executes against when it is on disk: a read snapshot of the store taken
-/// before the block was written.
-pub type DiskSnapshot = gigagas_store::DiskState<gigagas_store::ReadTxn>;
-
 /// The write and root stages done from a shipped BAL, before execution confirmed it.
 struct EarlyRoot {
     prefetch: Option<StageSpan>,
@@ -367,80 +229,6 @@ struct EarlyRoot {
     root: Option<(Result<B256, String>, StageSpan)>,
     /// The incremental root's updates, written by the commit stage once the block verified.
     pending: Option<PendingRoot>,
-}
-
-/// The accounts `bal` writes, as they are after the block: what [`change_set`] needs, without
-/// copying the rest of the state. Storage is copied only for an account whose info ends
-/// empty (EIP-161: it is deleted unless storage remains); other accounts carry none (the
-/// storage changes come from the BAL itself).
-fn touched_post_state(pre: &PreState, bal: &alloy_eip7928::BlockAccessList) -> PreState {
-    let mut accounts: alloy_primitives::map::HashMap<_, _> = Default::default();
-    for changes in bal {
-        if !gigagas_data::chain::writes_anything(changes) {
-            continue;
-        }
-        let before = pre.account(&changes.address);
-        let mut info = before.map(|a| a.info.clone()).unwrap_or_default();
-        if let Some(c) = changes.balance_changes.last() {
-            info.balance = c.post_balance;
-        }
-        if let Some(c) = changes.nonce_changes.last() {
-            info.nonce = c.new_nonce;
-        }
-        if let Some(c) = changes.code_changes.last() {
-            info.code_hash = alloy_primitives::keccak256(&c.new_code);
-        }
-        let storage = match before {
-            Some(a) if info.is_empty() => a.storage.clone(),
-            _ => Default::default(),
-        };
-        let account = gigagas_data::PreAccount {
-            info: before.map(|a| a.info.clone()).unwrap_or_default(),
-            storage,
-        };
-        accounts.insert(changes.address, account);
-    }
-    gigagas_data::chain::apply_bal(&mut accounts, bal);
-    PreState::new(accounts, pre.block_hashes().clone())
-}
-
-/// A block's changes as the incremental trie takes them, from its BAL and the post-state the
-/// BAL gives (hashed keys; an account left out of the post-state is deleted).
-pub fn change_set(
-    bal: &alloy_eip7928::BlockAccessList,
-    post: &PreState,
-) -> gigagas_trie::ChangeSet {
-    use alloy_primitives::keccak256;
-    let mut changes = gigagas_trie::ChangeSet::default();
-    for account in bal {
-        if !gigagas_data::chain::writes_anything(account) {
-            continue;
-        }
-        let info = post
-            .account(&account.address)
-            .map(|a| gigagas_trie::AccountInfo {
-                nonce: a.info.nonce,
-                balance: a.info.balance,
-                code_hash: a.info.code_hash,
-            });
-        let storage = account
-            .storage_changes
-            .iter()
-            .filter_map(|slot| {
-                let last = slot.changes.last()?;
-                Some((keccak256(slot.slot.to_be_bytes::<32>()), last.new_value))
-            })
-            .collect();
-        changes.accounts.insert(
-            keccak256(account.address),
-            gigagas_trie::AccountChange {
-                info,
-                storage_wiped: false,
-                storage,
-            },
-        );
-    }
-    changes
 }
 
 /// Write and root from the block's shipped BAL; `None` for blocks without one or without a
@@ -755,9 +543,6 @@ pub fn run_pipeline_with(
             &own
         }
     };
-    // The incremental root's node store: the state before the first block, built before
-    // timing starts (a node has it on disk when it starts).
-    let mut trie = state.filter(|_| options.root == RootMode::Incremental);
     if options.root == RootMode::Incremental {
         if let Some(bad) = cases
             .iter()
@@ -768,16 +553,16 @@ pub fn run_pipeline_with(
                 what: "--root incremental needs complete states that ship their block access lists (generated chains); use --root serial or parallel".into(),
             });
         }
-        if let (None, Some(first)) = (&trie, cases.first()) {
-            let (_, store) = budget.install(|| {
-                gigagas_trie::from_prestate(
-                    &first.prepared.input.pre_state,
-                    gigagas_trie::Parallelism::DEFAULT,
-                )
-            });
-            trie = Some(Box::new(store) as Box<dyn IncrementalState>);
-        }
     }
+    // The incremental root's node store: the state before the first block, built before
+    // timing starts (a node has it on disk when it starts).
+    let trie = budget.install(|| {
+        crate::root::incremental_state(
+            options.root,
+            state,
+            cases.first().map(|c| &*c.prepared.input.pre_state),
+        )
+    });
     let between = trie.as_ref().is_some_and(|t| t.needs_between_blocks());
     if between && options.overlap {
         return Err(ExecError::Unsupported {
@@ -951,13 +736,4 @@ fn overlapped(
         recovered?;
         Ok(blocks)
     })
-}
-
-/// The root of a whole post-state, `mode` `serial` (on the calling thread) or `parallel`
-/// (storage tries spread over the current pool: the budget).
-fn full_root(mode: RootMode, state: &PreState) -> B256 {
-    match mode {
-        RootMode::Serial => gigagas_state::state_root_serial(state),
-        _ => gigagas_state::state_root(state),
-    }
 }

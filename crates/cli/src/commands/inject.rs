@@ -112,7 +112,7 @@ fn range(p: &Phase) -> String {
 }
 
 /// Runs `gigagas inject`.
-pub fn cmd_inject(args: InjectArgs) -> Result<()> {
+pub fn exec(args: InjectArgs) -> Result<()> {
     check_range("--txs", args.txs, 1, MAX_TXS)?;
     check_range("--senders", args.senders, 2, MAX_SENDERS)?;
     check_range(

@@ -93,7 +93,7 @@ fn parse_peer(name: &str) -> Result<PeerKind> {
 }
 
 /// `gigagas export --data DIR --out DIR [--format blocktest,rlp] [--force]`.
-pub fn cmd_export(args: ExportArgs) -> Result<()> {
+pub fn exec_export(args: ExportArgs) -> Result<()> {
     let formats = parse_formats(&args.format)?;
     let inputs = Input::all("--data", [&args.data]);
     let out = OutputDir::new("--out", &args.out, args.force, &inputs)?;
@@ -156,9 +156,9 @@ const SEQ_FULL: &str = "gigagas sequential + recovery + root (in-process)";
 const PROCESS: &str = "gigagas conformance (process)";
 
 /// `gigagas peers --data DIR [--json F] [--repeats R]`.
-pub fn cmd_peers(args: PeersArgs) -> Result<()> {
-    crate::check_range("--repeats", args.repeats, 1, 1000)?;
-    crate::check_range("--warmup", args.warmup, 0, 100)?;
+pub fn exec(args: PeersArgs) -> Result<()> {
+    crate::limits::check_range("--repeats", args.repeats, 1, 1000)?;
+    crate::limits::check_range("--warmup", args.warmup, 0, 100)?;
     let mut kinds = Vec::new();
     for name in &args.peers {
         let k = parse_peer(name)?;
@@ -177,7 +177,7 @@ pub fn cmd_peers(args: PeersArgs) -> Result<()> {
         .as_deref()
         .map(|p| OutputDir::new("--keep-export", p, false, &inputs))
         .transpose()?;
-    let console = crate::Console::for_output(json.as_ref());
+    let console = crate::common::Console::for_output(json.as_ref());
 
     // The export every process peer reads.
     let export = export_chain(&args.data)?;
@@ -192,7 +192,7 @@ pub fn cmd_peers(args: PeersArgs) -> Result<()> {
     // then sender recovery and the full state root per block, each timed on its own.
     let dataset = gigagas_data::load(&gigagas_data::DataSource::open(&args.data)?)
         .context("loading the data set")?;
-    let cases = crate::prepare_all(&dataset, 0)?;
+    let cases = crate::common::prepare_all(&dataset, 0)?;
     let options = BenchOptions {
         threads: vec![1, 2],
         schedulers: vec![Scheduler::GasUsed],
@@ -207,7 +207,7 @@ pub fn cmd_peers(args: PeersArgs) -> Result<()> {
         warm_spin: gigagas_exec::WARM_SPIN,
     };
     let numbers: Vec<u64> = cases.iter().map(|c| c.number()).collect();
-    let bar = crate::progress(options.steps(&numbers), "gigagas");
+    let bar = crate::common::progress(options.steps(&numbers), "gigagas");
     let bench_report = bench(&dataset, &cases, &options, &|| bar.inc(1))?;
     bar.finish_and_clear();
     let recover_samples = time_repeats(args.warmup, args.repeats, || {
@@ -331,7 +331,7 @@ pub fn cmd_peers(args: PeersArgs) -> Result<()> {
     let runnable = |row: &PeerRow| row.status == "ok";
     let total =
         (args.warmup + args.repeats) * process_rows.iter().filter(|r| runnable(&r.1)).count();
-    let bar = crate::progress(total as u64, "peers");
+    let bar = crate::common::progress(total as u64, "peers");
     for round in 0..args.warmup + args.repeats {
         for (kind, row, own) in process_rows.iter_mut() {
             if !runnable(row) {
@@ -418,7 +418,7 @@ pub fn cmd_peers(args: PeersArgs) -> Result<()> {
         gas,
         head_hash: export.head_hash().to_string(),
         head_state_root: export.head_state_root().to_string(),
-        cores: crate::available_cores(),
+        cores: crate::common::available_cores(),
         repeats: args.repeats,
         warmup: args.warmup,
         ratio_definition: RATIO_DEFINITION.to_owned(),
@@ -492,7 +492,7 @@ fn ms(ns: Option<u64>) -> String {
     ns.map_or("-".into(), |n| format!("{:.1}", n as f64 / 1e6))
 }
 
-fn say_report(console: crate::Console, report: &PeersReport) {
+fn say_report(console: crate::common::Console, report: &PeersReport) {
     console.line(format_args!(
         "{}: {} blocks, {} txs, {:.1} Mgas, network {}, head {} — median of {} repeats after {} warm-up, {} cores",
         report.test,

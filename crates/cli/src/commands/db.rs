@@ -59,7 +59,7 @@ pub enum StateArg {
 use gigagas_engine::DiskRoot;
 
 /// Runs `gigagas db ...`.
-pub fn cmd_db(args: DbArgs) -> Result<()> {
+pub fn exec(args: DbArgs) -> Result<()> {
     match args.command {
         DbCommand::Init(a) => cmd_init(&a),
         DbCommand::Verify(a) => cmd_verify(&a.db),

@@ -1,0 +1,400 @@
+//! `gigagas bench`: the main job, every configuration over one or more data sets, verified,
+//! with warm-up and interleaved repeats.
+
+use crate::commands::db;
+use crate::common::say;
+use crate::common::unique;
+use crate::common::{
+    available_cores, load, parse_on_off, prepare_all, progress, Console, DataArg, PoolArgs,
+};
+use crate::limits::{self, check_range, parse_block_gas};
+use crate::output::{Input, Output};
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use gigagas_bench::{bench, BenchOptions, Recovery};
+use gigagas_data::Dataset;
+use gigagas_exec::Scheduler;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// Data sets, comma-separated or repeated: directories in the mainnet layout or generated
+    /// chains (`gigagas gen`), or .tar.zst files of one. Default (and no --workload): the
+    /// bundled sample. With several data sets (or workloads) each is measured on its own and
+    /// the JSON is a sweep (gigagas.sweep/1).
+    #[arg(long, value_name = "DIR", value_delimiter = ',')]
+    data: Vec<PathBuf>,
+    /// Workloads to generate and measure, comma-separated (as `gigagas gen`; each at every
+    /// --block-gas, with --blocks and --seed).
+    #[arg(long, value_delimiter = ',')]
+    workload: Vec<gigagas_gen::Workload>,
+    /// Block gas sizes for --workload, comma-separated (30M, 300M, 1G, …; at most 10G;
+    /// default 30M). Only with --workload.
+    #[arg(long, value_delimiter = ',', value_parser = parse_block_gas)]
+    block_gas: Option<Vec<u64>>,
+    /// Blocks per generated workload chain, 1 to 10000 (default 3). Only with --workload.
+    #[arg(long)]
+    blocks: Option<usize>,
+    /// Seed of the generated workload chains (default 1). Only with --workload.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Write the full results to FILE (`-`: stdout, the tables then go to stderr): schema
+    /// gigagas.bench/1 for one data set, or gigagas.sweep/1 (one gigagas.bench/1 report per
+    /// data set) for several; see docs/bench-json.md. Checked before the run starts; never
+    /// an input, never replaces a device, FIFO or directory; a symlink is written through.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Thread counts for the parallel runs, comma-separated, each 1 to 1024 (default: 1, 2,
+    /// 4, … up to all cores, and all cores).
+    #[arg(long, value_delimiter = ',')]
+    threads: Option<Vec<usize>>,
+    /// Schedulers for the parallel runs, comma-separated.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "ordered,gas-used,gas-limit"
+    )]
+    scheduler: Vec<Scheduler>,
+    /// Timed passes over the data set per configuration (interleaved), 1 to 10000.
+    #[arg(long, default_value_t = 5)]
+    repeats: usize,
+    /// Untimed, verified passes per configuration before timing, 0 to 1000.
+    #[arg(long, default_value_t = 1)]
+    warmup: usize,
+    /// Where senders are recovered, comma-separated: `pre` (in advance, not timed — the
+    /// throughput definition) and/or `inline` (by the executing thread, inside the timed run).
+    #[arg(long, value_delimiter = ',', default_value = "pre")]
+    recover_senders: Vec<Recovery>,
+    /// Mega-block sizes for the parallel runs, comma-separated: K consecutive blocks executed
+    /// as one unit (1 = each block on its own; at most 100000). Runs of consecutive block
+    /// numbers are cut into chunks of K.
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    mega: Vec<usize>,
+    /// Print the tables as markdown (for PR comments and docs).
+    #[arg(long)]
+    markdown: bool,
+    /// Also measure the machine's contention floor: at every thread count T, T threads each
+    /// run their own deep copy of every block (nothing shared) through the 1-worker path; the
+    /// table's `floor` column is their per-transaction slowdown, beside `tx work vs 1t`.
+    /// Holds one copy of the data set per thread in memory. `--contention-floor=inputs` is the
+    /// experiment that shares one thing: every stream reads one prepared copy of the blocks
+    /// and runs the same block at a time (the inputs the parallel path's workers share).
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "nothing",
+          value_name = "SHARING", value_parser = clap::value_parser!(gigagas_lab::FloorSharing))]
+    contention_floor: Option<gigagas_lab::FloorSharing>,
+    /// Also measure the whole block pipeline (recover → execute → verify → write → root) with
+    /// these state roots after each block, comma-separated: none, serial, parallel,
+    /// incremental (default with --pipeline: none). At every --threads count, parallel
+    /// execution with the first --scheduler; same warm-up and interleaved repeats. Adds the
+    /// end-to-end Mgas/s, each stage's time and the pipeline's bound (JSON `pipeline`).
+    #[arg(long, value_delimiter = ',', value_name = "MODE")]
+    root: Vec<gigagas_engine::RootMode>,
+    /// With the pipeline: overlap stages across blocks (on) and/or run them back to back
+    /// (off), comma-separated (default with --root: on).
+    #[arg(long, value_delimiter = ',', value_name = "on|off", value_parser = parse_on_off)]
+    pipeline: Vec<bool>,
+    /// Where the pipeline's state lives: memory, or disk — an MDBX store built in a temporary
+    /// directory from the first block's pre-state before anything is timed, a fresh copy of
+    /// it for every pass (needs --root incremental and a generated chain).
+    #[arg(long, value_enum, default_value = "memory")]
+    state: db::StateArg,
+    #[command(flatten)]
+    pool: PoolArgs,
+}
+
+fn default_threads() -> Vec<usize> {
+    let cores = available_cores().min(limits::MAX_THREADS);
+    let mut threads: Vec<usize> = std::iter::successors(Some(1usize), |t| Some(t * 2))
+        .take_while(|&t| t <= cores)
+        .collect();
+    if threads.last() != Some(&cores) {
+        threads.push(cores);
+    }
+    threads
+}
+
+/// A data set `bench` measures: a path, or a workload to generate first.
+enum BenchData {
+    Bundled,
+    Path(PathBuf),
+    Generated {
+        workload: gigagas_gen::Workload,
+        block_gas: u64,
+        blocks: usize,
+        seed: u64,
+    },
+}
+
+/// Loads (generating first where asked) one data set of a bench sweep. A generated chain is
+/// written to a temporary directory that lives as long as the returned guard.
+fn load_bench_data(data: &BenchData) -> Result<(Dataset, Option<tempfile::TempDir>)> {
+    match data {
+        BenchData::Bundled => Ok((load(&DataArg { data: None })?, None)),
+        BenchData::Path(path) => Ok((
+            load(&DataArg {
+                data: Some(path.clone()),
+            })?,
+            None,
+        )),
+        &BenchData::Generated {
+            workload,
+            block_gas,
+            blocks,
+            seed,
+        } => {
+            let dir = tempfile::tempdir().context("creating a temporary directory")?;
+            let options = gigagas_gen::GenOptions {
+                workload,
+                blocks,
+                block_gas,
+                seed,
+                spec: revm::primitives::hardfork::SpecId::AMSTERDAM,
+                tx_gas_cap: Some(gigagas_gen::builder::EIP7825_TX_GAS_CAP),
+                senders: 1024,
+                verify_threads: available_cores(),
+                precompiles: Vec::new(),
+                slots: None,
+                spread: false,
+            };
+            let bar = progress(blocks as u64, "generating");
+            let chain = gigagas_gen::generate(&options, &|k| bar.set_position(k as u64))?;
+            bar.finish_and_clear();
+            chain
+                .write(dir.path())
+                .with_context(|| format!("writing the chain to {}", dir.path().display()))?;
+            let mut dataset = load(&DataArg {
+                data: Some(dir.path().to_owned()),
+            })?;
+            dataset.name = format!("{workload} {}×{blocks} seed {seed}", gas_label(block_gas),);
+            Ok((dataset, Some(dir)))
+        }
+    }
+}
+
+/// 30000000 → "30M", 1000000000 → "1G".
+fn gas_label(gas: u64) -> String {
+    match gas {
+        g if g % 1_000_000_000 == 0 => format!("{}G", g / 1_000_000_000),
+        g if g % 1_000_000 == 0 => format!("{}M", g / 1_000_000),
+        g => g.to_string(),
+    }
+}
+
+/// What `bench` does, from its flags: every flag checked before anything is loaded or run.
+struct BenchPlan {
+    options: BenchOptions,
+    data: Vec<BenchData>,
+    json: Option<Output>,
+}
+
+impl BenchPlan {
+    fn from_args(args: &BenchArgs) -> Result<Self> {
+        check_range("--repeats", args.repeats, 1, limits::MAX_REPEATS)?;
+        check_range("--warmup", args.warmup, 0, limits::MAX_WARMUP)?;
+        if args.workload.is_empty() {
+            for (flag, given) in [
+                ("--block-gas", args.block_gas.is_some()),
+                ("--blocks", args.blocks.is_some()),
+                ("--seed", args.seed.is_some()),
+            ] {
+                if given {
+                    bail!("{flag} only applies to generated data sets: give --workload too");
+                }
+            }
+        }
+        let block_gas = args.block_gas.clone().unwrap_or_else(|| vec![30_000_000]);
+        if block_gas.is_empty() {
+            bail!("--block-gas needs at least one size");
+        }
+        let blocks = check_range("--blocks", args.blocks.unwrap_or(3), 1, limits::MAX_BLOCKS)?;
+        let seed = args.seed.unwrap_or(1);
+        let mut threads = match &args.threads {
+            Some(threads) => threads
+                .iter()
+                .map(|&t| limits::threads("--threads", t))
+                .collect::<Result<Vec<_>>>()?,
+            None => default_threads(),
+        };
+        if threads.is_empty() {
+            bail!("--threads needs at least one thread count");
+        }
+        threads.sort_unstable();
+        threads.dedup();
+        let mut mega = args
+            .mega
+            .iter()
+            .map(|&k| check_range("--mega", k, 1, limits::MAX_MEGA))
+            .collect::<Result<Vec<_>>>()?;
+        mega.sort_unstable();
+        mega.dedup();
+        let options = BenchOptions {
+            mega,
+            threads,
+            schedulers: unique(&args.scheduler),
+            warmup: args.warmup,
+            repeats: args.repeats,
+            recovery: unique(&args.recover_senders),
+            contention_floor: args.contention_floor,
+            roots: match (args.root.is_empty(), args.pipeline.is_empty()) {
+                (true, true) => Vec::new(),
+                (true, false) => vec![gigagas_engine::RootMode::None],
+                (false, _) => unique(&args.root),
+            },
+            overlap: match (args.root.is_empty(), args.pipeline.is_empty()) {
+                (true, true) => Vec::new(),
+                (false, true) => vec![true],
+                (_, false) => unique(&args.pipeline),
+            },
+            disk: matches!(args.state, db::StateArg::Disk),
+            warm_spin: args.pool.warm_spin,
+        };
+        if options.disk && options.roots.is_empty() {
+            bail!("--state disk measures the pipeline: give --root incremental");
+        }
+        if args.contention_floor.is_some() {
+            if let Some(&t) = options
+                .threads
+                .iter()
+                .find(|&&t| t > limits::MAX_FLOOR_STREAMS)
+            {
+                bail!(
+                    "--contention-floor with --threads {t}: the floor runs one full copy of the \
+                     data set per thread, at most {} threads",
+                    limits::MAX_FLOOR_STREAMS
+                );
+            }
+        }
+        let mut data: Vec<BenchData> = args.data.iter().cloned().map(BenchData::Path).collect();
+        for &workload in &args.workload {
+            for &block_gas in &block_gas {
+                data.push(BenchData::Generated {
+                    workload,
+                    block_gas,
+                    blocks,
+                    seed,
+                });
+            }
+        }
+        if data.is_empty() {
+            data.push(BenchData::Bundled);
+        }
+        let json = args
+            .json
+            .as_deref()
+            .map(|path| Output::new("--json", path, &Input::all("--data", &args.data)))
+            .transpose()?;
+        Ok(Self {
+            options,
+            data,
+            json,
+        })
+    }
+}
+
+pub fn exec(args: BenchArgs) -> Result<()> {
+    let BenchPlan {
+        options,
+        data,
+        json,
+    } = BenchPlan::from_args(&args)?;
+    let console = Console::for_output(json.as_ref());
+    let style = |mut table: comfy_table::Table| {
+        if args.markdown {
+            table.load_preset(comfy_table::presets::ASCII_MARKDOWN);
+        }
+        table
+    };
+    let mut reports = Vec::with_capacity(data.len());
+    for item in &data {
+        let (dataset, _dir) = load_bench_data(item)?;
+        gigagas_bench::pipeline::check(&dataset.blocks, &options)?;
+        let cases = prepare_all(&dataset, args.pool.small_block_gas)?;
+        let numbers: Vec<u64> = cases.iter().map(|c| c.number()).collect();
+        let bar = progress(options.steps(&numbers), "benchmarking");
+        let report = bench(&dataset, &cases, &options, &|| bar.inc(1))?;
+        bar.finish_and_clear();
+        say!(
+            console,
+            "{}: {} blocks, {} txs, {:.1} Mgas — every run verified (header gas/bloom/receipts root, parallel = sequential per tx, BAL)",
+            report.data,
+            report.blocks.len(),
+            report.phases.txs,
+            dataset.total_gas() as f64 / 1e6
+        );
+        say!(
+            console,
+            "median of {} repeats after {} warm-up pass(es), {} cores",
+            report.settings.repeats,
+            report.settings.warmup,
+            report.machine.cores
+        );
+        say!(
+            console,
+            "{}\n",
+            style(gigagas_lab::table::runs_table(&report))
+        );
+        say!(
+            console,
+            "{}\n",
+            style(gigagas_lab::table::phases_table(&report))
+        );
+        if let Some(table) = gigagas_lab::table::contention_floor_table(&report) {
+            say!(
+                console,
+                "contention floor ({} rounds, streams sharing {}): the machine's share of the slowdown is the floor, the engine's own share is what is left\n{}\n",
+                report.contention_floor.first().map_or(0, |f| f.rounds),
+                report.contention_floor.first().map_or("nothing", |f| f.sharing.name()),
+                style(table)
+            );
+        }
+        if let Some(table) = gigagas_lab::table::pipeline_table(&report) {
+            say!(
+                console,
+                "the whole block pipeline (parallel/{}, every block and state root verified; stages = share of busy time; vs pure = wall ÷ execution-alone median above):\n{}\n",
+                report.pipeline[0].scheduler,
+                style(table)
+            );
+        }
+        match gigagas_lab::table::cost_model_table(&report) {
+            Some(table) => say!(console, "{}\n", style(table)),
+            None => say!(
+                console,
+                "cost model: not fitted ({} blocks; it needs at least 5 to fit 4 coefficients)\n",
+                report.blocks.len()
+            ),
+        }
+        if report
+            .runs
+            .iter()
+            .any(|r| r.bound_fraction.is_some_and(|f| f > 1.0))
+        {
+            say!(
+                console,
+                "note: a '% of bound' above 100% means that configuration beat the critical-path bound computed from the 1-thread per-transaction times — the transactions ran faster than in the 1-thread run (warmer caches, or the 1-thread run was disturbed), not that the bound is wrong in principle\n"
+            );
+        }
+        for warning in gigagas_lab::report::noise_warnings(&report) {
+            say!(console, "warning: {warning}");
+        }
+        reports.push(report);
+    }
+    if reports.len() > 1 {
+        say!(console, "sweep over {} data sets:", reports.len());
+        say!(
+            console,
+            "{}\n",
+            style(gigagas_lab::table::sweep_table(&reports))
+        );
+    }
+    if let Some(json) = &json {
+        let bytes = match reports.len() {
+            1 => serde_json::to_vec_pretty(&reports[0])?,
+            _ => serde_json::to_vec_pretty(&gigagas_lab::SweepReport {
+                schema: gigagas_lab::SWEEP_SCHEMA.into(),
+                reports,
+            })?,
+        };
+        json.write(&bytes)?;
+    }
+    Ok(())
+}

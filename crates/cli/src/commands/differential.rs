@@ -1,0 +1,127 @@
+//! `gigagas differential`: the same blocks through gigagas and geth's `evm t8n`.
+
+use crate::common::{available_cores, Console};
+use crate::output::Output;
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct DifferentialArgs {
+    /// Forks to compare, comma-separated (prague, osaka, amsterdam).
+    #[arg(long, value_delimiter = ',', default_value = "prague,osaka,amsterdam")]
+    fork: Vec<String>,
+    /// Install geth's evm v1.17.10 into the tool cache with `go install` if it is absent.
+    #[arg(long)]
+    install: bool,
+    /// Run a scenario suite instead of the per-fork block: `eip7928` (the EIP-7928 tests of
+    /// ethereum/execution-specs, valid and invalid BALs; docs/results/eip7928-scenarios.md).
+    /// Exits non-zero if any scenario failed.
+    #[arg(long, value_name = "SUITE")]
+    suite: Option<String>,
+    /// With --suite: write the report (schema gigagas.eip7928-suite/1: per-scenario rows and
+    /// the totals passed, failed, skipped) to FILE (`-`: stdout, the table then goes to stderr).
+    #[arg(long, value_name = "FILE", requires = "suite")]
+    json: Option<PathBuf>,
+    /// With --suite: only the scenarios whose name contains TEXT.
+    #[arg(long, value_name = "TEXT", requires = "suite")]
+    filter: Option<String>,
+    /// With --suite: gigagas only (both paths, stated BAL entries, invalid BALs), no geth.
+    #[arg(long, requires = "suite")]
+    no_geth: bool,
+}
+
+fn cmd_differential_suite(args: &DifferentialArgs, suite: &str) -> Result<()> {
+    use gigagas_differential::{geth, suite as s};
+    if !suite.eq_ignore_ascii_case("eip7928") {
+        bail!("--suite {suite:?}: unknown suite (eip7928)");
+    }
+    let json = args
+        .json
+        .as_deref()
+        .map(|path| Output::new("--json", path, &[]))
+        .transpose()?;
+    let console = Console::for_output(json.as_ref());
+    let evm = if args.no_geth {
+        None
+    } else {
+        let evm = geth::evm_binary(args.install)?;
+        eprintln!("geth: {}", evm.display());
+        Some(evm)
+    };
+    let report = s::run(
+        evm.as_deref(),
+        available_cores().min(4),
+        args.filter.as_deref(),
+    );
+    console.line(s::table(&report).trim_end());
+    if let Some(json) = &json {
+        json.write(&serde_json::to_vec_pretty(&report)?)?;
+    }
+    if report.failed > 0 {
+        bail!(
+            "{} of {} EIP-7928 scenarios failed",
+            report.failed,
+            report.ported_cases
+        );
+    }
+    Ok(())
+}
+
+pub fn exec(args: DifferentialArgs) -> Result<()> {
+    use gigagas_differential::{compare::differences, engine, geth, scenario};
+    use revm::primitives::hardfork::SpecId;
+    if let Some(suite) = &args.suite {
+        return cmd_differential_suite(&args, suite);
+    }
+    let evm = geth::evm_binary(args.install)?;
+    eprintln!("geth: {}", evm.display());
+    let mut disagreements = 0;
+    for name in &args.fork {
+        let spec = match name.to_ascii_lowercase().as_str() {
+            "prague" => SpecId::PRAGUE,
+            "osaka" => SpecId::OSAKA,
+            "amsterdam" => SpecId::AMSTERDAM,
+            other => bail!("unknown fork {other:?} (prague, osaka, amsterdam)"),
+        };
+        let s = scenario::build(spec);
+        let ours = engine::run(&s, available_cores()).context("gigagas")?;
+        let theirs = geth::run_t8n(&evm, &s)?;
+        let ignored = if spec == SpecId::AMSTERDAM {
+            scenario::eip8282_contracts().to_vec()
+        } else {
+            Vec::new()
+        };
+        let diff = differences(&ours, &theirs, &s.labels, &ignored);
+        println!(
+            "{name}: {} txs, state root {}, gas {} (geth {}) — {}",
+            s.transactions.len(),
+            ours.state_root,
+            ours.gas_used,
+            theirs.gas_used,
+            if diff.is_empty() {
+                "identical".to_owned()
+            } else {
+                format!("{} difference(s)", diff.len())
+            }
+        );
+        for line in &diff {
+            println!("  {line}");
+        }
+        if !ignored.is_empty() {
+            println!(
+                "  (BAL accounts of EIP-8282 contracts {} not compared: geth 1.17.10 calls them after the transactions, revm 43 does not)",
+                ignored.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+            );
+        }
+        let expected_only_bal_hash =
+            spec == SpecId::AMSTERDAM && diff.len() == 1 && diff[0].starts_with("BAL hash");
+        if !diff.is_empty() && !expected_only_bal_hash {
+            disagreements += 1;
+        }
+    }
+    if disagreements > 0 {
+        bail!("gigagas and geth disagree on {disagreements} fork(s)");
+    }
+    Ok(())
+}

@@ -1,0 +1,72 @@
+//! `gigagas simulate`: predict any thread count or mega-block size from a bench result's
+//! 1-thread traces.
+
+use crate::commands::report::read_reports;
+use crate::common::unique;
+use crate::limits::{self, check_range};
+use anyhow::Result;
+use clap::Args;
+use gigagas_exec::Scheduler;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct SimulateArgs {
+    /// A result file written by `gigagas bench --json`.
+    file: PathBuf,
+    /// Thread counts to predict, comma-separated, each 1 to 1024.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32,64")]
+    threads: Vec<usize>,
+    /// Schedulers to replay, comma-separated.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "ordered,gas-used,gas-limit"
+    )]
+    scheduler: Vec<Scheduler>,
+    /// Mega-block sizes to replay (K consecutive blocks of the result scheduled as one unit),
+    /// comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    mega: Vec<usize>,
+}
+
+/// The executor's dispatch order for a scheduler, applied to recorded traces.
+pub(crate) fn scheduler_order(name: &str, txs: &[gigagas_lab::TxTrace]) -> Vec<usize> {
+    let scheduler: Scheduler = name.parse().expect("scheduler names come from Scheduler");
+    let limits: Vec<u64> = txs.iter().map(|t| t.gas_limit).collect();
+    let gas: Vec<u64> = txs.iter().map(|t| t.gas).collect();
+    scheduler
+        .order(&limits, Some(&gas), 0)
+        .expect("gas weights are present")
+}
+
+pub fn exec(args: SimulateArgs) -> Result<()> {
+    for &t in &args.threads {
+        limits::threads("--threads", t)?;
+    }
+    for &k in &args.mega {
+        check_range("--mega", k, 1, limits::MAX_MEGA)?;
+    }
+    let threads = unique(&args.threads);
+    let megas = unique(&args.mega);
+    let names: Vec<String> = unique(&args.scheduler)
+        .iter()
+        .map(|s| s.name().to_owned())
+        .collect();
+    let reports = read_reports(&args.file)?;
+    for report in &reports {
+        let predictions =
+            gigagas_lab::simulate::predict(report, &names, &threads, &megas, &scheduler_order);
+        println!(
+            "{}: {}: {} blocks, {} txs; 1-thread traces calibrated on the measured 1-thread runs",
+            args.file.display(),
+            report.data,
+            report.blocks.len(),
+            report.phases.txs
+        );
+        println!(
+            "{}",
+            gigagas_lab::table::simulation_table(report, &predictions)
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,156 @@
+//! What several commands share: the data-set flag, the worker-pool flags, loading with a
+//! one-line summary, progress bars, preparing every block, and human output that moves to
+//! stderr when stdout carries a result.
+
+use crate::limits::{self, parse_gas_threshold};
+use crate::output::Output;
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use gigagas_bench::{prepare, BlockCase};
+use gigagas_data::{DataSource, Dataset};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::{path::PathBuf, time::Instant};
+
+#[derive(Args)]
+pub(crate) struct DataArg {
+    /// Data set: a directory in the mainnet layout (blocks/<n>/{block,pre_state}.json,
+    /// bytecodes.json, block_hashes.json) or a .tar.zst of one. Default: the bundled sample.
+    #[arg(long, value_name = "DIR")]
+    pub data: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum ModeArg {
+    /// The baseline: one transaction after another, building the BAL.
+    Sequential,
+    /// All transactions at once from the BAL (built first by a sequential run).
+    Parallel,
+}
+
+/// How the parallel path uses its worker pool (`run` and `bench`).
+#[derive(Args)]
+pub(crate) struct PoolArgs {
+    /// Parallel mode: blocks whose header states less gas used than this run through the
+    /// sequential executor on the calling thread (their rebuilt BAL must equal the shipped or
+    /// baseline one) instead of waking the worker pool; 0 or `off` runs every block on the pool.
+    /// Default: the threshold measured on the 2-core development VM
+    /// (docs/results/small-block-threshold-2core.md). At most 10G.
+    #[arg(long, value_name = "GAS", default_value_t = gigagas_exec::SMALL_BLOCK_GAS, value_parser = parse_gas_threshold)]
+    pub small_block_gas: u64,
+    /// Parallel mode: how long the worker threads stay awake after a block, spinning for the
+    /// next one before they sleep (`us`, `ms` or `s`; `off` or 0 for none; at most 1s). A
+    /// sleeping worker takes tens of µs to milliseconds to wake on a VM
+    /// (docs/results/warm-workers-2core.md); while spinning it runs any other work queued on
+    /// the pool. Not used by the pipeline (--root/--pipeline), whose stages keep the pool
+    /// busy between blocks.
+    #[arg(long, value_name = "DURATION", default_value = "10ms", value_parser = limits::parse_warm_spin)]
+    pub warm_spin: std::time::Duration,
+}
+
+pub(crate) fn parse_on_off(s: &str) -> Result<bool, String> {
+    match s {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(format!("expected on or off, got {s:?}")),
+    }
+}
+
+/// `println!` through a [`Console`].
+macro_rules! say_ {
+    ($console:expr, $($arg:tt)*) => {
+        $console.line(format_args!($($arg)*))
+    };
+}
+
+/// Human-readable output: stdout, or stderr when stdout carries a result (`--json -`).
+#[derive(Clone, Copy)]
+pub(crate) struct Console {
+    to_stderr: bool,
+}
+
+impl Console {
+    pub(crate) fn for_output(output: Option<&Output>) -> Self {
+        Self {
+            to_stderr: output.is_some_and(Output::is_stdout),
+        }
+    }
+
+    pub(crate) fn line(self, text: impl std::fmt::Display) {
+        if self.to_stderr {
+            eprintln!("{text}");
+        } else {
+            println!("{text}");
+        }
+    }
+}
+
+pub(crate) fn load(data: &DataArg) -> Result<Dataset> {
+    let source = match &data.data {
+        Some(path) => DataSource::open(path)?,
+        None => DataSource::embedded()?,
+    };
+    let t0 = Instant::now();
+    let dataset = gigagas_data::load(&source).context("loading the data set")?;
+    eprintln!(
+        "loaded {} blocks, {} txs, {:.1} Mgas from {} in {:.2} s",
+        dataset.blocks.len(),
+        dataset.total_txs(),
+        dataset.total_gas() as f64 / 1e6,
+        dataset.name,
+        t0.elapsed().as_secs_f64()
+    );
+    Ok(dataset)
+}
+
+pub(crate) fn progress(len: u64, what: &str) -> ProgressBar {
+    let bar = ProgressBar::new(len);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{msg:>12} [{bar:40}] {pos}/{len} {elapsed_precise} (eta {eta})",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    bar.set_message(what.to_owned());
+    bar
+}
+
+/// Every block prepared (senders, sequential baseline, BAL plan), parent links checked;
+/// `small_block_gas` is the parallel path's small-block threshold (0: off).
+pub(crate) fn prepare_all(dataset: &Dataset, small_block_gas: u64) -> Result<Vec<BlockCase<'_>>> {
+    let bar = progress(dataset.blocks.len() as u64, "preparing");
+    let cases = dataset
+        .blocks
+        .iter()
+        .map(|block| {
+            let case = prepare(block).map(|mut case| {
+                case.plan.set_small_block_gas(small_block_gas);
+                case
+            });
+            bar.inc(1);
+            case
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    bar.finish_and_clear();
+    for pair in cases.windows(2) {
+        gigagas_engine::check_parent(&pair[1], &pair[0])?;
+    }
+    Ok(cases)
+}
+
+pub(crate) fn available_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+pub(crate) use say_ as say;
+
+/// Keeps the first occurrence of each item, in order.
+pub(crate) fn unique<T: PartialEq + Clone>(items: &[T]) -> Vec<T> {
+    let mut out: Vec<T> = Vec::with_capacity(items.len());
+    for item in items {
+        if !out.contains(item) {
+            out.push(item.clone());
+        }
+    }
+    out
+}
