@@ -5,9 +5,12 @@
 //! Architecture invariant: a time is recorded only for a run that verified; any verification
 //! failure aborts with an error naming block, transaction and item.
 
-use gigagas_data::{Dataset, PreState};
-pub use gigagas_engine::{prepare, run_block, run_block_with, BlockCase, BlockRun, Mode, Recovery};
-use gigagas_exec::{ExecError, PreparedBlock, Scheduler, WorkerPool};
+use gigagas_data::Dataset;
+pub use gigagas_engine::{
+    mega_plan, mega_pre_state, prepare, run_block, run_block_with, run_mega, BlockCase, BlockRun,
+    MegaUnit, Mode, Recovery,
+};
+use gigagas_exec::{ExecError, Scheduler, WorkerPool};
 use gigagas_lab::{
     cost_model::{BlockSample, CostModel},
     critical_path_bound, mega_units,
@@ -15,8 +18,7 @@ use gigagas_lab::{
     stats::{median, percentile, sum_of_medians},
     BenchReport, BlockReport, BlockTrace, PhaseTotals, RunReport, TxTrace, SCHEMA,
 };
-use gigagas_verify::{check_against_header, compare_receipts};
-use std::{borrow::Cow, collections::BTreeMap, ops::Range, time::Instant};
+use std::collections::BTreeMap;
 
 pub mod floor;
 pub mod pipeline;
@@ -72,7 +74,26 @@ pub struct BenchOptions {
     pub warm_spin: std::time::Duration,
 }
 
+/// Timed passes per configuration when none are asked for (`bench --repeats`).
+pub const DEFAULT_REPEATS: usize = 5;
+
+/// Untimed, verified passes per configuration when none are asked for (`bench --warmup`).
+pub const DEFAULT_WARMUP: usize = 1;
+
 impl BenchOptions {
+    /// The thread counts measured when none are asked for (`bench --threads`): 1, 2, 4, …
+    /// up to `cores`, and `cores` itself.
+    pub fn default_threads(cores: usize) -> Vec<usize> {
+        let cores = cores.max(1);
+        let mut threads: Vec<usize> = std::iter::successors(Some(1usize), |t| Some(t * 2))
+            .take_while(|&t| t <= cores)
+            .collect();
+        if threads.last() != Some(&cores) {
+            threads.push(cores);
+        }
+        threads
+    }
+
     /// Every configuration: per recovery placement, sequential first, then mega sizes ×
     /// threads × schedulers.
     pub fn configs(&self) -> Vec<Config> {
@@ -119,58 +140,6 @@ impl BenchOptions {
         };
         (per_pass * (self.warmup + self.repeats) + floor) as u64 + pipeline::steps(self)
     }
-}
-
-/// Consecutive blocks run as one mega-block: their merged plan and the state before the
-/// first of them, prepared once (outside every timing) and reused by every run.
-#[derive(Debug)]
-pub struct MegaUnit<'a> {
-    /// Indices of the unit's blocks in the case list.
-    pub blocks: Range<usize>,
-    /// Pre-state of the unit (see [`mega_pre_state`]).
-    pub pre_state: Cow<'a, PreState>,
-    /// The blocks' BALs and lifecycle records merged into one index space.
-    pub plan: gigagas_exec::MegaPlan,
-}
-
-impl<'a> MegaUnit<'a> {
-    /// The unit of `cases[blocks]` (consecutive blocks, each the child of the one before).
-    pub fn new(cases: &[BlockCase<'a>], blocks: Range<usize>) -> Result<Self, ExecError> {
-        let unit = &cases[blocks.clone()];
-        let prepared: Vec<&PreparedBlock<'_>> = unit.iter().map(|c| &c.prepared).collect();
-        let accesses: Vec<&gigagas_exec::BlockAccess> =
-            unit.iter().map(|c| &c.baseline.access).collect();
-        let weights = unit
-            .iter()
-            .map(|c| c.baseline.receipts.iter().map(|r| r.gas_used).collect())
-            .collect();
-        Ok(Self {
-            plan: gigagas_exec::MegaPlan::new(&prepared, &accesses, weights)?,
-            pre_state: mega_pre_state(unit),
-            blocks,
-        })
-    }
-}
-
-/// The state before the first of `cases` (consecutive blocks), from their pre-states and
-/// BALs (see [`PreState::for_consecutive`]): the first block's where it holds everything
-/// (generated chains), else merged (mainnet data, whose pre-states hold only what each block
-/// touches).
-pub fn mega_pre_state<'a>(cases: &[BlockCase<'a>]) -> Cow<'a, PreState> {
-    let states: Vec<&'a PreState> = cases.iter().map(|c| &*c.prepared.input.pre_state).collect();
-    let bals: Vec<&alloy_eip7928::BlockAccessList> =
-        cases.iter().map(|c| &c.baseline.access.bal).collect();
-    PreState::for_consecutive(&states, &bals).unwrap_or_default()
-}
-
-/// `cases` grouped into mega-blocks of `k` (runs of consecutive block numbers cut into
-/// chunks of `k`, see [`gigagas_lab::mega_units`]), each with its plan and pre-state.
-pub fn mega_plan<'a>(cases: &[BlockCase<'a>], k: usize) -> Result<Vec<MegaUnit<'a>>, ExecError> {
-    let numbers: Vec<u64> = cases.iter().map(BlockCase::number).collect();
-    mega_units(&numbers, k)
-        .into_iter()
-        .map(|blocks| MegaUnit::new(cases, blocks))
-        .collect()
 }
 
 /// Runs every configuration over all `cases` (warm-up, then interleaved repeats: repeat r of
@@ -559,44 +528,6 @@ fn assemble(
         contention_floor: Vec::new(),
         pipeline: Vec::new(),
     }
-}
-
-/// Runs `unit` (of `cases`, the full case list) as one mega-block on `pool` and verifies
-/// every original block: receipts equal to its sequential run, header gas/bloom/receipts
-/// root. The returned run's `exec_nanos` is the whole unit's worker phase, `commit_nanos` the
-/// summed per-block canonical commits (BAL rebuilt and compared per block), `tx_nanos` every
-/// transaction in block order.
-pub fn run_mega(
-    cases: &[BlockCase<'_>],
-    unit: &MegaUnit<'_>,
-    pool: &WorkerPool,
-    scheduler: Scheduler,
-) -> Result<BlockRun, ExecError> {
-    let cases = &cases[unit.blocks.clone()];
-    let blocks: Vec<&PreparedBlock<'_>> = cases.iter().map(|c| &c.prepared).collect();
-    let (plan, pre_state) = (&unit.plan, &*unit.pre_state);
-    let runs = gigagas_exec::execute_mega(&blocks, pre_state, plan, pool, scheduler)?;
-    let t0 = Instant::now();
-    for (case, run) in cases.iter().zip(&runs) {
-        compare_receipts(case.number(), &case.baseline.receipts, &run.receipts)?;
-        check_against_header(
-            &case.prepared.input.header,
-            &run.receipts,
-            case.prepared.header_rules(),
-        )?;
-    }
-    Ok(BlockRun {
-        exec_nanos: runs.first().map_or(0, |r| r.exec_nanos),
-        head_nanos: runs.first().map_or(0, |r| r.head_nanos),
-        serial_nanos: runs.first().map_or(0, |r| r.serial_nanos),
-        commit_nanos: runs.iter().map(|r| r.commit_nanos).sum(),
-        verify_nanos: t0.elapsed().as_nanos() as u64,
-        tx_nanos: runs
-            .iter()
-            .flat_map(|r| r.tx_nanos.iter().copied())
-            .collect(),
-        tx_allocations: runs.iter().map(|r| r.tx_allocations).sum(),
-    })
 }
 
 #[cfg(test)]

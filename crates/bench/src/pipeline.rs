@@ -81,6 +81,7 @@ pub fn measure(
             root: config.root,
             overlap: config.overlap,
             threads: config.threads,
+            mega: 1,
         };
         let state = match &disk {
             Some(template) => {

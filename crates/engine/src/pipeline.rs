@@ -64,6 +64,25 @@ pub struct PipelineOptions {
     /// The thread budget: the worker pool's size, and the size of the pool that recovers
     /// senders and hashes the parallel root.
     pub threads: usize,
+    /// Blocks per execution unit: 1 runs each block on its own; K > 1 runs K consecutive
+    /// blocks as one mega-block ([`crate::mega`]; parallel mode only), every block still
+    /// verified, written and rooted on its own. Runs of consecutive block numbers are cut
+    /// into chunks of K.
+    pub mega: usize,
+}
+
+impl PipelineOptions {
+    /// The options `gigagas run` starts from: `mode` on `mode.threads()`, no root, stages
+    /// overlapped, one block per unit.
+    pub fn new(mode: Mode) -> Self {
+        Self {
+            mode,
+            root: RootMode::None,
+            overlap: true,
+            threads: mode.threads(),
+            mega: 1,
+        }
+    }
 }
 
 /// Start and end of one stage of one block, ns since the pipeline started.
@@ -93,6 +112,12 @@ pub struct BlockTimeline {
     pub txs: usize,
     /// Span of each stage that ran (keys from [`STAGES`]).
     pub stages: BTreeMap<&'static str, StageSpan>,
+    /// Number of the first block of the execution unit this block ran in (its own number
+    /// unless it ran inside a mega-block). A unit's execute span is recorded on its first
+    /// block; its other blocks carry an empty span at the unit's end.
+    pub unit: u64,
+    /// What this run verified for the block.
+    pub checks: crate::block::Checks,
     /// The state root computed (with a root mode other than `none`).
     pub state_root: Option<B256>,
     /// Whether that root was compared with the header's and matched (complete states only;
@@ -231,54 +256,96 @@ struct EarlyRoot {
     pending: Option<PendingRoot>,
 }
 
-/// Write and root from the block's shipped BAL; `None` for blocks without one or without a
-/// complete state (whose root is computed from execution's changes).
-///
-/// Before anything is written, the state the block executes against is handed to
-/// `to_execute` (one call per block, always): a read snapshot of the store with the block's
-/// BAL prefetched, or `None` when the state is in memory.
-fn early_root_stage(
-    case: &BlockCase<'_>,
+/// The state a unit of blocks executes against, handed to `to_execute` (one call per unit,
+/// always): a read snapshot of the store with every BAL of the unit prefetched, or `None`
+/// when the state is in memory. Then each block's write and root from its shipped BAL where
+/// they can start before execution ([`early_root`]); inside a mega-block an incremental root
+/// needs the block before it written, so only the unit's first block has one.
+#[allow(clippy::too_many_arguments)]
+fn early_unit_stage(
+    unit: &[BlockCase<'_>],
     options: &PipelineOptions,
     clock: &Clock,
     budget: &rayon::ThreadPool,
     io: &rayon::ThreadPool,
     trie: Option<&Trie<'_>>,
     to_execute: impl FnOnce(Result<Option<DiskSnapshot>, ExecError>),
-) -> Option<EarlyRoot> {
-    let input = case.prepared.input;
+) -> Vec<Option<EarlyRoot>> {
+    let nothing = || (0..unit.len()).map(|_| None).collect();
+    let Some(first) = unit.first() else {
+        to_execute(Ok(None));
+        return nothing();
+    };
+    let number = first.number();
     let snapshot = match trie.map(|t| lock(t).snapshot(options.threads * 2 + 2)) {
         Some(Err(e)) => Err(ExecError::Unsupported {
-            block: input.number(),
+            block: number,
             what: format!("state store snapshot: {e}"),
         }),
         Some(Ok(s)) => Ok(s),
         None => Ok(None),
     };
-    if snapshot.is_err() {
-        to_execute(snapshot);
-        return None;
-    }
-    let mut snapshot = snapshot;
-    let prefetch = match (&mut snapshot, &input.access_list) {
-        (Ok(Some(snap)), Some(bal)) => {
-            let (read, span) = clock.on(io, || snap.prefetch(bal));
+    let mut snapshot = match snapshot {
+        Ok(s) => s,
+        Err(e) => {
+            to_execute(Err(e));
+            return nothing();
+        }
+    };
+    let mut prefetch = None;
+    if let Some(snap) = &mut snapshot {
+        let bals: Vec<_> = unit
+            .iter()
+            .filter_map(|c| c.prepared.input.access_list.as_ref())
+            .collect();
+        if !bals.is_empty() {
+            let (read, span) = clock.on(io, || {
+                bals.iter()
+                    .try_for_each(|bal| snap.prefetch(bal).map(|_| ()))
+            });
             if let Err(e) = read {
                 to_execute(Err(ExecError::Unsupported {
-                    block: input.number(),
+                    block: number,
                     what: format!("prefetch: {e}"),
                 }));
+                return nothing();
+            }
+            prefetch = Some(span);
+        }
+    }
+    to_execute(Ok(snapshot));
+    unit.iter()
+        .enumerate()
+        .map(|(j, case)| {
+            if j > 0 && options.root == RootMode::Incremental {
                 return None;
             }
-            Some(span)
-        }
-        _ => None,
-    };
-    to_execute(snapshot);
+            let mut early = early_root(case, options, clock, budget, trie)?;
+            if j == 0 {
+                early.prefetch = prefetch;
+            }
+            Some(early)
+        })
+        .collect()
+}
+
+/// Write and root from the block's shipped BAL; `None` for blocks without one or without a
+/// complete state (whose root is computed from execution's changes).
+fn early_root(
+    case: &BlockCase<'_>,
+    options: &PipelineOptions,
+    clock: &Clock,
+    budget: &rayon::ThreadPool,
+    trie: Option<&Trie<'_>>,
+) -> Option<EarlyRoot> {
+    let input = case.prepared.input;
     let bal = input
         .access_list
         .as_ref()
         .filter(|_| input.complete_state)?;
+    if let (RootMode::Incremental, Some(trie)) = (options.root, trie) {
+        return Some(incremental_root(input, bal, trie, clock, budget));
+    }
     let rebuild = || {
         let mut accounts: alloy_primitives::map::HashMap<_, _> = input
             .pre_state
@@ -288,34 +355,13 @@ fn early_root_stage(
         gigagas_data::chain::apply_bal(&mut accounts, bal);
         PreState::new(accounts, input.pre_state.block_hashes().clone())
     };
-    if let (RootMode::Incremental, Some(trie)) = (options.root, trie) {
-        // The root from the BAL's changes, computed while the block executes; written by the
-        // commit stage only once the block verified.
-        let ((post_state, computed), span) = clock.on(budget, || {
-            let post_state = touched_post_state(&input.pre_state, bal);
-            let changes = change_set(bal, &post_state);
-            let computed = lock(trie).compute(input, &changes);
-            (post_state, computed)
-        });
-        let (root, pending) = match computed {
-            Ok(p) => (Ok(p.root()), Some(p)),
-            Err(e) => (Err(e), None),
-        };
-        return Some(EarlyRoot {
-            prefetch,
-            post_state,
-            write: StageSpan::default(),
-            root: Some((root, span)),
-            pending,
-        });
-    }
     let (post_state, write) = clock.on(budget, rebuild);
     let root = match options.root {
         RootMode::None => None,
         mode => Some(clock.on(budget, || Ok(full_root(mode, &post_state)))),
     };
     Some(EarlyRoot {
-        prefetch,
+        prefetch: None,
         post_state,
         write,
         root,
@@ -323,9 +369,40 @@ fn early_root_stage(
     })
 }
 
+/// The incremental root of `input` from its BAL's changes (computed on the node store as it
+/// is now: after the block before it was written); written by the commit stage only once the
+/// block verified.
+fn incremental_root(
+    input: &gigagas_data::BlockInput,
+    bal: &alloy_eip7928::BlockAccessList,
+    trie: &Trie<'_>,
+    clock: &Clock,
+    budget: &rayon::ThreadPool,
+) -> EarlyRoot {
+    let ((post_state, computed), span) = clock.on(budget, || {
+        let post_state = touched_post_state(&input.pre_state, bal);
+        let changes = change_set(bal, &post_state);
+        let computed = lock(trie).compute(input, &changes);
+        (post_state, computed)
+    });
+    let (root, pending) = match computed {
+        Ok(p) => (Ok(p.root()), Some(p)),
+        Err(e) => (Err(e), None),
+    };
+    EarlyRoot {
+        prefetch: None,
+        post_state,
+        write: StageSpan::default(),
+        root: Some((root, span)),
+        pending,
+    }
+}
+
 /// Stage 2 output: the verified block's changes.
 struct Executed {
     index: usize,
+    /// Number of the first block of its execution unit.
+    unit: u64,
     post: CacheState,
     recover: StageSpan,
     execute: StageSpan,
@@ -402,11 +479,81 @@ fn execute_stage(
     checked?;
     Ok(Executed {
         index: rec.index,
+        unit: case.number(),
         post,
         recover: rec.recover,
         execute,
         verify,
     })
+}
+
+/// Executes one unit: a single block ([`execute_stage`]) or a mega-block of consecutive
+/// blocks (`mega`, prepared before timing) as one parallel run, then verifies each of its
+/// blocks on its own (receipts equal to the sequential baseline's, the header's gas, bloom
+/// and receipts root; each block's writes were checked against its BAL during execution).
+#[allow(clippy::too_many_arguments)]
+fn execute_unit_stage(
+    cases: &[BlockCase<'_>],
+    recs: Vec<Recovered<'_>>,
+    mega: Option<&crate::mega::MegaUnit<'_>>,
+    disk: Option<DiskSnapshot>,
+    options: &PipelineOptions,
+    pool: Option<&WorkerPool>,
+    clock: &Clock,
+    budget: &rayon::ThreadPool,
+) -> Result<Vec<Executed>, ExecError> {
+    let (Some(mega), Mode::Parallel { threads, scheduler }) = (mega, options.mode) else {
+        // A unit without a mega-block plan is one block.
+        let mut disk = disk;
+        return recs
+            .into_iter()
+            .map(|rec| {
+                let case = &cases[rec.index];
+                execute_stage(case, rec, disk.take(), options, pool, clock, budget)
+            })
+            .collect();
+    };
+    let first = cases[mega.blocks.start].number();
+    let pool = pool
+        .filter(|p| p.threads() == threads)
+        .ok_or_else(|| ExecError::Unsupported {
+            block: first,
+            what: format!("no worker pool with {threads} threads"),
+        })?;
+    let blocks: Vec<&PreparedBlock<'_>> = recs.iter().map(|r| &r.prepared).collect();
+    let run = || match &disk {
+        Some(state) => gigagas_exec::execute_mega(&blocks, state, &mega.plan, pool, scheduler),
+        None => gigagas_exec::execute_mega(&blocks, &*mega.pre_state, &mega.plan, pool, scheduler),
+    };
+    let (out, execute) = clock.time(|| budget.install(run));
+    drop(disk);
+    let runs = out?;
+    recs.iter()
+        .zip(runs)
+        .enumerate()
+        .map(|(j, (rec, run))| {
+            let case = &cases[rec.index];
+            let (checked, verify) = clock.on(budget, || {
+                crate::block::verify_run(case, &run.receipts, None)
+            });
+            checked?;
+            Ok(Executed {
+                index: rec.index,
+                unit: first,
+                post: run.post,
+                recover: rec.recover,
+                execute: if j == 0 {
+                    execute
+                } else {
+                    StageSpan {
+                        start_ns: execute.end_ns,
+                        end_ns: execute.end_ns,
+                    }
+                },
+                verify,
+            })
+        })
+        .collect()
 }
 
 /// The write and root stages: the block's changes applied to its pre-state, then (unless
@@ -422,6 +569,14 @@ fn commit_stage(
     budget: &rayon::ThreadPool,
 ) -> Result<BlockTimeline, ExecError> {
     let input = case.prepared.input;
+    // Inside a mega-block, a block after the first gets its incremental root only now, on
+    // the node store the block before it was written to.
+    let early = match (early, trie, &input.access_list) {
+        (None, Some(trie), Some(bal)) if options.root == RootMode::Incremental => {
+            Some(incremental_root(input, bal, trie, clock, budget))
+        }
+        (early, ..) => early,
+    };
     let (post_state, write, early_root, prefetch, pending) = match early {
         Some(e) => (e.post_state, e.write, Some(e.root), e.prefetch, e.pending),
         None => {
@@ -485,6 +640,8 @@ fn commit_stage(
         gas: input.gas_used(),
         txs: input.transactions.len(),
         stages,
+        unit: done.unit,
+        checks: crate::block::Checks::of(case, options.mode, state_root.is_some(), root_checked),
         state_root,
         root_checked,
         read_bytes: None,
@@ -573,6 +730,9 @@ pub fn run_pipeline_with(
     // The prefetch's reads wait on the device, not on a CPU: they run on their own small
     // pool, beside the budget (one thread when the state is in memory: nothing to read).
     let io = build(if trie.is_some() { PREFETCH_THREADS } else { 1 })?;
+    // Execution units (one block each, or mega-blocks) and the mega-blocks' merged plans and
+    // pre-states, built before timing starts (as a node would have them from the BALs).
+    let units = units_of(cases, options)?;
     let trie: Option<Trie<'_>> = trie.map(std::sync::Mutex::new);
     let trie = trie.as_ref();
     let clock = Clock(Instant::now());
@@ -580,23 +740,43 @@ pub fn run_pipeline_with(
     let read0 = crate::disk::io_read_bytes();
     let mut untimed_ns = 0u64;
     let mut blocks = if options.overlap {
-        overlapped(cases, options, pool, &clock, budget, &io, trie)?
+        overlapped(cases, &units, options, pool, &clock, budget, &io, trie)?
     } else {
         let mut blocks = Vec::with_capacity(cases.len());
-        for (i, case) in cases.iter().enumerate() {
-            let rec = recover_stage(case, i, &clock, budget)?;
+        for unit in &units {
+            let recs = recover_unit(cases, unit.blocks.clone(), &clock, budget)?;
             let mut disk = Ok(None);
-            let early = early_root_stage(case, options, &clock, budget, &io, trie, |s| disk = s);
-            let done = execute_stage(case, rec, disk?, options, pool, &clock, budget)?;
-            let mut block = commit_stage(case, done, early, trie, options, &clock, budget)?;
-            block.read_bytes = crate::disk::io_read_bytes();
-            blocks.push(block);
+            let early = early_unit_stage(
+                &cases[unit.blocks.clone()],
+                options,
+                &clock,
+                budget,
+                &io,
+                trie,
+                |s| disk = s,
+            );
+            let done = execute_unit_stage(
+                cases,
+                recs,
+                unit.mega.as_ref(),
+                disk?,
+                options,
+                pool,
+                &clock,
+                budget,
+            )?;
+            for (done, early) in done.into_iter().zip(early) {
+                let case = &cases[done.index];
+                let mut block = commit_stage(case, done, early, trie, options, &clock, budget)?;
+                block.read_bytes = crate::disk::io_read_bytes();
+                blocks.push(block);
+            }
             if let (true, Some(t)) = (between, trie) {
                 let t0 = Instant::now();
                 lock(t)
                     .between_blocks()
                     .map_err(|e| ExecError::Unsupported {
-                        block: case.number(),
+                        block: cases[unit.blocks.start].number(),
                         what: e,
                     })?;
                 untimed_ns += t0.elapsed().as_nanos() as u64;
@@ -625,6 +805,57 @@ pub fn run_pipeline_with(
     })
 }
 
+/// One execution unit of a run: a block, or consecutive blocks run as a mega-block.
+struct Unit<'a> {
+    /// Indices of its blocks in the case list.
+    blocks: std::ops::Range<usize>,
+    /// The mega-block's merged plan and pre-state (`None` for a single block).
+    mega: Option<crate::mega::MegaUnit<'a>>,
+}
+
+/// The run's units: every block on its own, or (`options.mega` > 1, parallel mode only) runs
+/// of consecutive block numbers cut into mega-blocks of `options.mega`.
+fn units_of<'a>(
+    cases: &[BlockCase<'a>],
+    options: &PipelineOptions,
+) -> Result<Vec<Unit<'a>>, ExecError> {
+    if options.mega <= 1 {
+        return Ok((0..cases.len())
+            .map(|i| Unit {
+                blocks: i..i + 1,
+                mega: None,
+            })
+            .collect());
+    }
+    if options.mode == Mode::Sequential {
+        return Err(ExecError::Unsupported {
+            block: cases.first().map_or(0, BlockCase::number),
+            what: "a mega-block is parallel work (its blocks' transactions run at once from their merged BALs); sequential mode runs one transaction after another".into(),
+        });
+    }
+    crate::mega::mega_plan(cases, options.mega).map(|units| {
+        units
+            .into_iter()
+            .map(|u| Unit {
+                blocks: u.blocks.clone(),
+                mega: (u.blocks.len() > 1).then_some(u),
+            })
+            .collect()
+    })
+}
+
+/// Stage 1 for a unit: every block's senders recovered, each block timed on its own.
+fn recover_unit<'a>(
+    cases: &[BlockCase<'a>],
+    blocks: std::ops::Range<usize>,
+    clock: &Clock,
+    budget: &rayon::ThreadPool,
+) -> Result<Vec<Recovered<'a>>, ExecError> {
+    blocks
+        .map(|i| recover_stage(&cases[i], i, clock, budget))
+        .collect()
+}
+
 /// Threads of the prefetch stage's reads from a disk store. They spend their time waiting on
 /// the device, so they run beside the CPU budget, not in it: on this repository's VM a cold
 /// 1M-slot hot-account block prefetched 1.8× faster on 8 threads than on the 2 of the budget,
@@ -635,8 +866,10 @@ pub const PREFETCH_THREADS: usize = 8;
 /// stage never runs more than one block ahead, so memory stays bounded).
 const QUEUE: usize = 1;
 
+#[allow(clippy::too_many_arguments)]
 fn overlapped(
     cases: &[BlockCase<'_>],
+    units: &[Unit<'_>],
     options: &PipelineOptions,
     pool: Option<&WorkerPool>,
     clock: &Clock,
@@ -645,46 +878,62 @@ fn overlapped(
     trie: Option<&Trie<'_>>,
 ) -> Result<Vec<BlockTimeline>, ExecError> {
     std::thread::scope(|scope| {
-        let (to_exec, from_recover): (SyncSender<Recovered<'_>>, Receiver<_>) = sync_channel(QUEUE);
-        let (to_commit, from_exec): (SyncSender<Executed>, Receiver<_>) = sync_channel(QUEUE);
-        let (to_commit_root, from_root): (SyncSender<Option<EarlyRoot>>, Receiver<_>) =
+        // Every queue carries one unit (a block, or a mega-block's blocks) per message.
+        let (to_exec, from_recover): (SyncSender<Vec<Recovered<'_>>>, Receiver<_>) =
+            sync_channel(QUEUE);
+        let (to_commit, from_exec): (SyncSender<Vec<Executed>>, Receiver<_>) = sync_channel(QUEUE);
+        let (to_commit_root, from_root): (SyncSender<Vec<Option<EarlyRoot>>>, Receiver<_>) =
             sync_channel(QUEUE);
         type Snapshot = Result<Option<DiskSnapshot>, ExecError>;
         let (to_exec_state, from_state): (SyncSender<Snapshot>, Receiver<_>) = sync_channel(QUEUE);
-        // With an incremental root, block N's state and root come only after block N-1 was
-        // committed (verified and written): one token per commit.
+        // With an incremental root, unit N's state and roots come only after unit N-1 was
+        // committed (verified and written): one token per committed unit.
         let (committed, wait_commit): (SyncSender<()>, Receiver<()>) = sync_channel(QUEUE);
         // Write and root from shipped BALs, beside execution (`None` for other blocks); first
-        // the state each block executes against (prefetched, when on disk).
+        // the state each unit executes against (prefetched, when on disk).
         scope.spawn(move || {
-            for (i, case) in cases.iter().enumerate() {
-                if i > 0 && trie.is_some() && wait_commit.recv().is_err() {
+            for (u, unit) in units.iter().enumerate() {
+                if u > 0 && trie.is_some() && wait_commit.recv().is_err() {
                     break; // the commit stage stopped
                 }
                 let mut stopped = false;
-                let early = early_root_stage(case, options, clock, budget, io, trie, |s| {
-                    stopped = to_exec_state.send(s).is_err()
-                });
+                let early = early_unit_stage(
+                    &cases[unit.blocks.clone()],
+                    options,
+                    clock,
+                    budget,
+                    io,
+                    trie,
+                    |s| stopped = to_exec_state.send(s).is_err(),
+                );
                 if stopped || to_commit_root.send(early).is_err() {
                     break;
                 }
             }
         });
         let recover = scope.spawn(move || -> Result<(), ExecError> {
-            for (i, case) in cases.iter().enumerate() {
-                let rec = recover_stage(case, i, clock, budget)?;
-                if to_exec.send(rec).is_err() {
+            for unit in units {
+                let recs = recover_unit(cases, unit.blocks.clone(), clock, budget)?;
+                if to_exec.send(recs).is_err() {
                     break; // a later stage stopped
                 }
             }
             Ok(())
         });
         let execute = scope.spawn(move || -> Result<(), ExecError> {
-            for rec in from_recover {
-                // Block order on both queues: the next state belongs to this block.
+            for (unit, recs) in units.iter().zip(from_recover) {
+                // Unit order on both queues: the next state belongs to this unit.
                 let Ok(disk) = from_state.recv() else { break };
-                let done =
-                    execute_stage(&cases[rec.index], rec, disk?, options, pool, clock, budget)?;
+                let done = execute_unit_stage(
+                    cases,
+                    recs,
+                    unit.mega.as_ref(),
+                    disk?,
+                    options,
+                    pool,
+                    clock,
+                    budget,
+                )?;
                 if to_commit.send(done).is_err() {
                     break;
                 }
@@ -693,29 +942,32 @@ fn overlapped(
         });
         let mut blocks = Vec::with_capacity(cases.len());
         let mut commit_error = None;
-        for done in from_exec {
-            // Block order on both queues: the next early root belongs to this block.
-            let early = from_root.recv().ok().flatten();
-            match commit_stage(
-                &cases[done.index],
-                done,
-                early,
-                trie,
-                options,
-                clock,
-                budget,
-            ) {
-                Ok(mut b) => {
-                    b.read_bytes = crate::disk::io_read_bytes();
-                    blocks.push(b);
-                    if trie.is_some() {
-                        let _ = committed.send(());
+        'units: for done in from_exec {
+            // Unit order on both queues: the next early roots belong to this unit.
+            let early = from_root.recv().unwrap_or_default();
+            let mut early = early.into_iter();
+            for done in done {
+                match commit_stage(
+                    &cases[done.index],
+                    done,
+                    early.next().flatten(),
+                    trie,
+                    options,
+                    clock,
+                    budget,
+                ) {
+                    Ok(mut b) => {
+                        b.read_bytes = crate::disk::io_read_bytes();
+                        blocks.push(b);
+                    }
+                    Err(e) => {
+                        commit_error = Some(e);
+                        break 'units;
                     }
                 }
-                Err(e) => {
-                    commit_error = Some(e);
-                    break;
-                }
+            }
+            if trie.is_some() {
+                let _ = committed.send(());
             }
         }
         // Dropping the receivers (and the commit tokens) stops the stages above at their next

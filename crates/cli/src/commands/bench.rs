@@ -56,10 +56,10 @@ pub struct BenchArgs {
     )]
     scheduler: Vec<Scheduler>,
     /// Timed passes over the data set per configuration (interleaved), 1 to 10000.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = gigagas_bench::DEFAULT_REPEATS)]
     repeats: usize,
     /// Untimed, verified passes per configuration before timing, 0 to 1000.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = gigagas_bench::DEFAULT_WARMUP)]
     warmup: usize,
     /// Where senders are recovered, comma-separated: `pre` (in advance, not timed — the
     /// throughput definition) and/or `inline` (by the executing thread, inside the timed run).
@@ -100,17 +100,6 @@ pub struct BenchArgs {
     state: db::StateArg,
     #[command(flatten)]
     pool: PoolArgs,
-}
-
-fn default_threads() -> Vec<usize> {
-    let cores = available_cores().min(limits::MAX_THREADS);
-    let mut threads: Vec<usize> = std::iter::successors(Some(1usize), |t| Some(t * 2))
-        .take_while(|&t| t <= cores)
-        .collect();
-    if threads.last() != Some(&cores) {
-        threads.push(cores);
-    }
-    threads
 }
 
 /// A data set `bench` measures: a path, or a workload to generate first.
@@ -213,7 +202,7 @@ impl BenchPlan {
                 .iter()
                 .map(|&t| limits::threads("--threads", t))
                 .collect::<Result<Vec<_>>>()?,
-            None => default_threads(),
+            None => BenchOptions::default_threads(available_cores().min(limits::MAX_THREADS)),
         };
         if threads.is_empty() {
             bail!("--threads needs at least one thread count");

@@ -1,13 +1,16 @@
-//! `gigagas run`: execute and verify every block of a data set in one configuration.
+//! `gigagas run`: every block of a data set through the engine's pipeline in one
+//! configuration (a unit is one block or a mega-block of K), verified; one line per block.
 
 use crate::commands::db;
-use crate::common::{available_cores, load, parse_on_off, prepare_all, DataArg, ModeArg, PoolArgs};
+use crate::common::{
+    available_cores, load, parse_on_off, prepare_all, say, Console, DataArg, ModeArg, PoolArgs,
+};
 use crate::limits::{self, check_range};
 use crate::output::{Input, Output};
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use gigagas_bench::{prepare, run_block, BlockCase, Mode};
-use gigagas_data::Dataset;
+use gigagas_bench::{BlockCase, Mode};
+use gigagas_engine::{IncrementalState, PipelineOptions, PipelineRun, RootMode, STAGES};
 use gigagas_exec::{Scheduler, WorkerPool};
 use std::path::PathBuf;
 
@@ -18,42 +21,47 @@ pub struct RunArgs {
     /// Execution mode.
     #[arg(long, value_enum, default_value = "parallel")]
     mode: ModeArg,
-    /// Worker threads for parallel mode, 1 to 1024 (default: all cores).
+    /// Worker threads for parallel mode, 1 to 1024 (default: all cores); also the thread
+    /// budget of sender recovery, verification and the parallel root.
     #[arg(long)]
     threads: Option<usize>,
     /// Dispatch order for parallel mode: ordered (default), gas-used or gas-limit.
     #[arg(long)]
     scheduler: Option<Scheduler>,
     /// Execute K consecutive blocks as one mega-block (parallel mode; BALs merged into one
-    /// index space, every block verified on its own). Runs of consecutive block numbers are
-    /// cut into chunks of K; blocks without a consecutive neighbour run alone.
+    /// index space, every block verified, written and rooted on its own), 1 to 100000.
+    /// Runs of consecutive block numbers are cut into chunks of K; blocks without a
+    /// consecutive neighbour run alone.
     #[arg(long, value_name = "K")]
     mega: Option<usize>,
-    /// Run the whole block pipeline (recover → execute → verify → write → root) with this
-    /// state root after each block: none, serial or parallel. Prints each stage's time, the
-    /// end-to-end Mgas/s and the pipeline's bound. On complete states (generated chains) the
-    /// root must equal the header's; on touched-only pre-states (mainnet data) it is the root
-    /// of that partial state and is not compared.
+    /// The state root computed after each block: none (default: the pure-execution
+    /// condition), serial, parallel (storage tries hashed in parallel, then the account trie)
+    /// or incremental (branch nodes kept between blocks, only the paths the block's BAL names
+    /// re-hashed; complete states that ship their BALs, i.e. generated chains; the default
+    /// with --state disk). On complete states the root must equal the header's; on
+    /// touched-only pre-states (mainnet data) it is the root of that partial state and is
+    /// not compared.
     #[arg(long, value_name = "MODE")]
     root: Option<gigagas_engine::RootMode>,
-    /// With the pipeline: overlap stages across blocks (on, the default) or run each block's
-    /// stages back to back (off, for the comparison).
+    /// Overlap the stages of neighbouring blocks (on, the default: the senders of block N+1
+    /// are recovered and block N is written and hashed while the next executes) or run each
+    /// block's stages back to back (off).
     #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
     pipeline: Option<bool>,
-    /// With --root/--pipeline: write the run (gigagas.pipeline/1: every block's stage spans,
-    /// `phases_ns`, `e2e_mgas_per_s`, `mgas_per_s` of execution alone, the bound) to FILE
-    /// (`-` for stdout), after every block verified.
+    /// Write the run (gigagas.pipeline/1: every block's stage spans and checks, `phases_ns`,
+    /// `e2e_mgas_per_s`, `mgas_per_s` of execution alone, the bound) to FILE (`-` for
+    /// stdout, the block lines then go to stderr), after every block verified.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
-    /// Where the state root's state lives: memory, or disk (the store in --db; needs
-    /// --root incremental or parallel; created from the first block's pre-state when absent,
-    /// resumed from its head otherwise; each block written in one transaction).
+    /// Where the state lives: memory, or disk (the MDBX store in --db, read by execution and
+    /// written with the incremental root after each verified block; created from the first
+    /// block's pre-state when absent, resumed from its head otherwise).
     #[arg(long, value_enum, default_value = "memory")]
     state: db::StateArg,
     /// The store directory for --state disk.
     #[arg(long, value_name = "DBDIR")]
     db: Option<PathBuf>,
-    /// With --state disk and --pipeline off: read every block's state cold. Before the first
+    /// With --state disk and --pipeline off: read every unit's state cold. Before the first
     /// block and after each commit the store is closed, the OS page cache of its files
     /// dropped (posix_fadvise, no privileges needed; Linux only) and the store reopened,
     /// outside the timed run. Each block line shows the bytes read from the device
@@ -64,60 +72,71 @@ pub struct RunArgs {
     pool: PoolArgs,
 }
 
-/// What `run` does, from its flags: checked before anything is loaded.
-struct RunOptions {
-    mode: Mode,
-    /// Mega-block size (parallel only).
-    mega: Option<usize>,
-}
-
-impl RunOptions {
-    fn from_args(args: &RunArgs) -> Result<Self> {
-        match args.mode {
-            ModeArg::Sequential => {
-                let given: Vec<&str> = [
-                    ("--threads", args.threads.is_some()),
-                    ("--scheduler", args.scheduler.is_some()),
-                    ("--mega", args.mega.is_some()),
-                ]
-                .into_iter()
-                .filter_map(|(flag, given)| given.then_some(flag))
-                .collect();
-                if !given.is_empty() {
-                    bail!(
-                        "{} only appl{} to --mode parallel (sequential mode runs one transaction after another on one thread)",
-                        given.join(" and "),
-                        if given.len() == 1 { "ies" } else { "y" }
-                    );
-                }
-                Ok(Self {
-                    mode: Mode::Sequential,
-                    mega: None,
-                })
+/// `run`'s flags as the engine's options, checked before anything is loaded.
+fn options(args: &RunArgs) -> Result<PipelineOptions> {
+    let mode = match args.mode {
+        ModeArg::Sequential => {
+            let given: Vec<&str> = [
+                ("--threads", args.threads.is_some()),
+                ("--scheduler", args.scheduler.is_some()),
+                ("--mega", args.mega.is_some()),
+            ]
+            .into_iter()
+            .filter_map(|(flag, given)| given.then_some(flag))
+            .collect();
+            if !given.is_empty() {
+                bail!(
+                    "{} only appl{} to --mode parallel (sequential mode runs one transaction after another on one thread)",
+                    given.join(" and "),
+                    if given.len() == 1 { "ies" } else { "y" }
+                );
             }
-            ModeArg::Parallel => Ok(Self {
-                mode: Mode::Parallel {
-                    threads: match args.threads {
-                        Some(t) => limits::threads("--threads", t)?,
-                        None => available_cores().min(limits::MAX_THREADS),
-                    },
-                    scheduler: args.scheduler.unwrap_or(Scheduler::Ordered),
-                },
-                mega: args
-                    .mega
-                    .map(|k| check_range("--mega", k, 1, limits::MAX_MEGA))
-                    .transpose()?,
-            }),
+            Mode::Sequential
         }
+        ModeArg::Parallel => Mode::Parallel {
+            threads: match args.threads {
+                Some(t) => limits::threads("--threads", t)?,
+                None => available_cores().min(limits::MAX_THREADS),
+            },
+            scheduler: args.scheduler.unwrap_or(Scheduler::Ordered),
+        },
+    };
+    let disk = matches!(args.state, db::StateArg::Disk);
+    if args.cold && !disk {
+        bail!(
+            "--cold needs --state disk --db DBDIR (it drops the page cache of the store's files)"
+        );
     }
+    let overlap = args.pipeline.unwrap_or(true);
+    if args.cold && overlap {
+        bail!("--cold needs --pipeline off: the page cache is dropped between blocks, which overlapped stages of other blocks would straddle");
+    }
+    Ok(PipelineOptions {
+        root: match (disk, args.root) {
+            // The store's root is incremental, split in parallel at every node with two or
+            // more changes: both names mean it there.
+            (true, None | Some(RootMode::Incremental | RootMode::Parallel)) => {
+                RootMode::Incremental
+            }
+            (true, Some(other)) => bail!(
+                "--state disk keeps the state root in the store (incremental); --root {} cannot be combined with it",
+                other.name()
+            ),
+            (false, root) => root.unwrap_or(RootMode::None),
+        },
+        overlap,
+        mega: args
+            .mega
+            .map(|k| check_range("--mega", k, 1, limits::MAX_MEGA))
+            .transpose()?
+            .unwrap_or(1),
+        ..PipelineOptions::new(mode)
+    })
 }
 
 pub fn exec(args: RunArgs) -> Result<()> {
-    let options = RunOptions::from_args(&args)?;
+    let options = options(&args)?;
     let json = match &args.json {
-        Some(_) if args.root.is_none() && args.pipeline.is_none() => {
-            bail!("--json on run needs --root or --pipeline (per-block timings of the pipeline); bench --json measures execution")
-        }
         Some(path) => Some(Output::new(
             "--json",
             path,
@@ -125,22 +144,11 @@ pub fn exec(args: RunArgs) -> Result<()> {
         )?),
         None => None,
     };
-    if (args.root.is_some() || args.pipeline.is_some()) && options.mega.is_some() {
-        bail!("--mega and --root/--pipeline cannot be combined yet (the pipeline runs one block per unit)");
-    }
-    if args.cold && !matches!(args.state, db::StateArg::Disk) {
-        bail!(
-            "--cold needs --state disk --db DBDIR (it drops the page cache of the store's files)"
-        );
-    }
-    if args.cold && args.pipeline != Some(false) {
-        bail!("--cold needs --pipeline off: the page cache is dropped between blocks, which overlapped stages of other blocks would straddle");
-    }
     let mut dataset = load(&args.data)?;
     let disk = match db::open_for_run(
         args.state,
         args.db.as_deref(),
-        args.root,
+        Some(options.root),
         args.data.data.as_deref(),
         &mut dataset,
     )? {
@@ -153,137 +161,89 @@ pub fn exec(args: RunArgs) -> Result<()> {
         ),
         db::ForRun::Disk(d) => Some(d),
     };
-    let mode = options.mode;
-    if args.root == Some(gigagas_engine::RootMode::Incremental) || disk.is_some() {
-        if let Some(b) = dataset
-            .blocks
-            .iter()
-            .find(|b| !b.complete_state || b.access_list.is_none())
-        {
-            bail!(
-                "--root incremental needs complete states that ship their block access lists (generated chains); block {} of {} has {}; use --root serial or parallel",
-                b.number(),
-                dataset.name,
-                if b.complete_state { "no BAL" } else { "a touched-only pre-state" }
-            );
-        }
-    }
-    if args.root.is_some() || args.pipeline.is_some() {
-        let pipeline = gigagas_engine::PipelineOptions {
-            mode,
-            root: match disk {
-                Some(_) => gigagas_engine::RootMode::Incremental,
-                None => args.root.unwrap_or(gigagas_engine::RootMode::None),
-            },
-            overlap: args.pipeline.unwrap_or(true),
-            threads: mode.threads(),
-        };
-        return run_pipeline(
-            &dataset,
-            &pipeline,
-            json.as_ref(),
-            disk,
-            args.pool.small_block_gas,
-        );
-    }
-    if let (Some(k), Mode::Parallel { threads, scheduler }) = (options.mega, mode) {
-        return run_mega_blocks(&dataset, k, threads, scheduler, args.pool.warm_spin);
-    }
-    let pool = match mode {
+    // The pipeline's stages keep the pool busy between blocks: a spinning worker measured
+    // 13-16% slower end to end (docs/results/warm-workers-2core.md), so the spin is used only
+    // with the stages back to back.
+    let pool = match options.mode {
+        Mode::Parallel { threads, .. } if options.overlap => Some(WorkerPool::new(threads)),
         Mode::Parallel { threads, .. } => {
             Some(WorkerPool::with_warm_spin(threads, args.pool.warm_spin))
         }
         Mode::Sequential => None,
     };
-    let (mut gas, mut nanos, mut txs) = (0u64, 0u64, 0usize);
-    let mut parent: Option<BlockCase<'_>> = None;
-    for block in &dataset.blocks {
-        let mut case = prepare(block)?;
-        case.plan.set_small_block_gas(args.pool.small_block_gas);
-        if let Some(parent) = &parent {
-            gigagas_engine::check_parent(&case, parent)?;
-        }
-        let run = run_block(&case, mode, pool.as_ref())?;
-        let checks = match (case.header_check.receipts_root, case.state_root_checked) {
-            (true, true) => "gas, bloom, receipts root, state root",
-            (true, false) => "gas, bloom, receipts root",
-            (false, _) => "gas, bloom (pre-Byzantium: no receipts root)",
-        };
-        let bal = match mode {
-            Mode::Sequential => "",
-            Mode::Parallel { .. } => ", BAL, = sequential",
-        };
-        println!(
-            "block {:>9} {:<10} {:>5} txs {:>7.2} Mgas  verified ({checks}{bal})  {:>8.3} ms {:>7.0} Mgas/s",
-            case.number(),
-            case.fork(),
-            case.prepared.txs.len(),
-            block.gas_used() as f64 / 1e6,
-            run.exec_nanos as f64 / 1e6,
-            block.gas_used() as f64 / run.exec_nanos.max(1) as f64 * 1e3,
-        );
-        gas += block.gas_used();
-        nanos += run.exec_nanos;
-        txs += case.prepared.txs.len();
-        parent = Some(case);
+    // Mega-blocks run every unit on the pool (the small-block threshold is per block).
+    let small_block_gas = if options.mega > 1 {
+        0
+    } else {
+        args.pool.small_block_gas
+    };
+    let cases = prepare_all(&dataset, small_block_gas)?;
+    let disk = disk.map(|d| Box::new(d) as Box<dyn IncrementalState>);
+    let run = gigagas_engine::run_pipeline_with(&cases, &options, pool.as_ref(), disk)?;
+    let console = Console::for_output(json.as_ref());
+    print_run(console, &cases, &run, args.state == db::StateArg::Disk);
+    if let Some(json) = json {
+        let phases = run.phases_ns();
+        let value = serde_json::json!({
+            "schema": "gigagas.pipeline/1",
+            "data": dataset.name,
+            "mega": options.mega,
+            "run": run,
+            "phases_ns": phases,
+            "e2e_mgas_per_s": run.e2e_mgas_per_s(),
+            "mgas_per_s": run.gas() as f64 / phases["execute"].max(1) as f64 * 1e3,
+            "bound_ns": run.bound_ns(),
+            "percent_of_bound": run.percent_of_bound(),
+        });
+        json.write(&serde_json::to_vec_pretty(&value)?)?;
     }
-    println!(
-        "total: {} blocks, {txs} txs, {:.1} Mgas verified ({mode}) in {:.1} ms: {:.0} Mgas/s",
-        dataset.blocks.len(),
-        gas as f64 / 1e6,
-        nanos as f64 / 1e6,
-        gas as f64 / nanos.max(1) as f64 * 1e3
-    );
     Ok(())
 }
 
-/// `run --root/--pipeline`: every block through the engine's pipeline; a per-block timeline
-/// and the per-stage totals.
-fn run_pipeline(
-    dataset: &Dataset,
-    options: &gigagas_engine::PipelineOptions,
-    json: Option<&Output>,
-    disk: Option<gigagas_engine::DiskRoot>,
-    small_block_gas: u64,
-) -> Result<()> {
-    // No warm spin in the pipeline: its stages keep the pool busy between blocks, and a
-    // spinning worker measured 13-16% slower end to end (docs/results/warm-workers-2core.md).
-    let pool = match options.mode {
-        Mode::Parallel { threads, .. } => Some(WorkerPool::new(threads)),
-        Mode::Sequential => None,
-    };
-    let cases = prepare_all(dataset, small_block_gas)?;
-    let disk_run = disk.is_some();
-    let disk = disk.map(|d| Box::new(d) as Box<dyn gigagas_engine::IncrementalState>);
-    let run = gigagas_engine::run_pipeline_with(&cases, options, pool.as_ref(), disk)?;
+/// One line per block (its stages, what it verified), then the per-stage totals and the
+/// end-to-end figure.
+fn print_run(console: Console, cases: &[BlockCase<'_>], run: &PipelineRun, disk: bool) {
     let ms = |ns: u64| ns as f64 / 1e6;
-    for b in &run.blocks {
+    let shown: Vec<&str> = STAGES
+        .iter()
+        .copied()
+        .filter(|s| match *s {
+            "prefetch" => disk,
+            "write" | "root" => run.root != RootMode::None,
+            _ => true,
+        })
+        .collect();
+    for (b, case) in run.blocks.iter().zip(cases) {
         let stage = |s: &str| b.stages.get(s).map_or(0.0, |span| ms(span.nanos()));
-        let root = match (b.state_root, b.root_checked) {
-            (Some(r), true) => format!("root {r} = header"),
-            (Some(r), false) => format!("root {r} (partial pre-state: not compared)"),
-            (None, _) => String::new(),
+        let stages: Vec<String> = shown
+            .iter()
+            .map(|s| match *s {
+                "execute" if b.unit != b.number => format!("execute (mega-block from {})", b.unit),
+                s => format!("{s} {:.3}", stage(s)),
+            })
+            .collect();
+        let root = match b.state_root {
+            Some(r) => format!("  root {r}"),
+            None => String::new(),
         };
-        println!(
-            "block {:>9} {:>5} txs {:>7.2} Mgas  recover {:>7.3}  prefetch {:>7.3}  execute {:>8.3}  verify {:>7.3}  write {:>7.3}  root {:>8.3} ms{read}  {root}",
+        let read = match (disk, b.read_bytes) {
+            (true, Some(bytes)) => format!("  read {:.1} MiB", bytes as f64 / (1 << 20) as f64),
+            _ => String::new(),
+        };
+        say!(
+            console,
+            "block {:>9} {:<10} {:>5} txs {:>7.2} Mgas  {} ms{read}  verified ({}){root}",
             b.number,
+            case.fork(),
             b.txs,
             b.gas as f64 / 1e6,
-            stage("recover"),
-            stage("prefetch"),
-            stage("execute"),
-            stage("verify"),
-            stage("write"),
-            stage("root"),
-            read = match (disk_run, b.read_bytes) {
-                (true, Some(bytes)) => format!("  read {:.1} MiB", bytes as f64 / (1 << 20) as f64),
-                _ => String::new(),
-            },
+            stages.join("  "),
+            b.checks,
         );
     }
     let phases = run.phases_ns();
     let total: u64 = phases.values().sum();
-    let shares: Vec<String> = gigagas_engine::STAGES
+    let shares: Vec<String> = shown
         .iter()
         .map(|s| {
             let ns = phases[s];
@@ -294,16 +254,22 @@ fn run_pipeline(
             )
         })
         .collect();
-    println!("stages (busy, summed over blocks): {}", shares.join(", "));
+    say!(
+        console,
+        "stages (busy, summed over blocks): {}",
+        shares.join(", ")
+    );
     if run.untimed_ns > 0 {
-        println!(
+        say!(
+            console,
             "left out of the wall time: {:.1} ms between blocks (dropping the store's page cache)",
             ms(run.untimed_ns)
         );
     }
     let exec_ns = phases["execute"];
-    println!(
-        "total: {} blocks, {:.1} Mgas verified ({}, root {}, pipeline {}) in {:.1} ms: end-to-end {:.0} Mgas/s (execution alone {:.0} Mgas/s); {:.0}% of the pipeline bound ({:.1} ms)",
+    say!(
+        console,
+        "total: {} blocks, {:.1} Mgas verified ({}, root {}, pipeline {}) in {:.1} ms: end-to-end {:.0} Mgas/s (execute stage alone {:.0} Mgas/s); {:.0}% of the pipeline bound ({:.1} ms)",
         run.blocks.len(),
         run.gas() as f64 / 1e6,
         run.mode,
@@ -315,58 +281,4 @@ fn run_pipeline(
         run.percent_of_bound(),
         ms(run.bound_ns()),
     );
-    if let Some(json) = json {
-        let value = serde_json::json!({
-            "schema": "gigagas.pipeline/1",
-            "data": dataset.name,
-            "run": run,
-            "phases_ns": phases,
-            "e2e_mgas_per_s": run.e2e_mgas_per_s(),
-            "mgas_per_s": run.gas() as f64 / exec_ns.max(1) as f64 * 1e3,
-            "bound_ns": run.bound_ns(),
-            "percent_of_bound": run.percent_of_bound(),
-        });
-        json.write(&serde_json::to_vec_pretty(&value)?)?;
-    }
-    Ok(())
-}
-
-fn run_mega_blocks(
-    dataset: &Dataset,
-    k: usize,
-    threads: usize,
-    scheduler: Scheduler,
-    warm_spin: std::time::Duration,
-) -> Result<()> {
-    let pool = WorkerPool::with_warm_spin(threads, warm_spin);
-    // Mega-blocks run every unit on the pool (the threshold is per block).
-    let cases = prepare_all(dataset, 0)?;
-    let (mut gas, mut nanos) = (0u64, 0u64);
-    for unit in gigagas_bench::mega_plan(&cases, k)? {
-        let chunk = &cases[unit.blocks.clone()];
-        let run = gigagas_bench::run_mega(&cases, &unit, &pool, scheduler)?;
-        let chunk_gas: u64 = chunk.iter().map(|c| c.prepared.input.gas_used()).sum();
-        let txs: usize = chunk.iter().map(|c| c.prepared.txs.len()).sum();
-        println!(
-            "mega-block {:>6}..{:<6} {} blocks {:>7} txs {:>9.2} Mgas  verified per block (gas, bloom, receipts root, BAL, = sequential)  {:>9.3} ms {:>7.0} Mgas/s",
-            chunk[0].number(),
-            chunk[chunk.len() - 1].number(),
-            chunk.len(),
-            txs,
-            chunk_gas as f64 / 1e6,
-            run.exec_nanos as f64 / 1e6,
-            chunk_gas as f64 / run.exec_nanos.max(1) as f64 * 1e3,
-        );
-        gas += chunk_gas;
-        nanos += run.exec_nanos;
-    }
-    println!(
-        "total: {} blocks in mega-blocks of {k}, {:.1} Mgas verified (parallel/{threads}t/{}) in {:.1} ms: {:.0} Mgas/s",
-        cases.len(),
-        gas as f64 / 1e6,
-        scheduler,
-        nanos as f64 / 1e6,
-        gas as f64 / nanos.max(1) as f64 * 1e3
-    );
-    Ok(())
 }

@@ -32,13 +32,19 @@ fn genesis_store(path: &Path) {
         .unwrap();
 }
 
-fn run(path: &Path, mode: Mode, overlap: bool) -> Result<gigagas_engine::PipelineRun, String> {
+fn run(
+    path: &Path,
+    mode: Mode,
+    overlap: bool,
+    mega: usize,
+) -> Result<gigagas_engine::PipelineRun, String> {
     let cases: Vec<BlockCase<'_>> = chain().blocks.iter().map(|b| prepare(b).unwrap()).collect();
     let options = PipelineOptions {
         mode,
         root: RootMode::Incremental,
         overlap,
         threads: mode.threads(),
+        mega,
     };
     let pool = WorkerPool::new(mode.threads());
     let disk = DiskRoot::new(Store::open(path).unwrap());
@@ -48,14 +54,22 @@ fn run(path: &Path, mode: Mode, overlap: bool) -> Result<gigagas_engine::Pipelin
 
 #[test]
 fn blocks_execute_against_the_store() {
-    for (mode, overlap) in [
-        (Mode::Sequential, false),
+    let mega_2t = Mode::Parallel {
+        threads: 2,
+        scheduler: Scheduler::GasUsed,
+    };
+    for (mode, overlap, mega) in [
+        (Mode::Sequential, false, 1),
+        // Mega-blocks on the store: one snapshot per unit, every block rooted and written.
+        (mega_2t, false, 2),
+        (mega_2t, true, 3),
         (
             Mode::Parallel {
                 threads: 1,
                 scheduler: Scheduler::GasUsed,
             },
             true,
+            1,
         ),
         (
             Mode::Parallel {
@@ -63,6 +77,7 @@ fn blocks_execute_against_the_store() {
                 scheduler: Scheduler::GasUsed,
             },
             false,
+            1,
         ),
         (
             Mode::Parallel {
@@ -70,22 +85,24 @@ fn blocks_execute_against_the_store() {
                 scheduler: Scheduler::Ordered,
             },
             true,
+            1,
         ),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("db");
         genesis_store(&path);
-        let run =
-            run(&path, mode, overlap).unwrap_or_else(|e| panic!("{mode} overlap {overlap}: {e}"));
+        let run = run(&path, mode, overlap, mega)
+            .unwrap_or_else(|e| panic!("{mode} overlap {overlap} mega {mega}: {e}"));
         let last = chain().blocks.last().unwrap();
         assert_eq!(run.blocks.len(), chain().blocks.len());
         for (b, input) in run.blocks.iter().zip(&chain().blocks) {
             assert!(b.root_checked, "block {}", b.number);
             assert_eq!(b.state_root, Some(input.header.state_root));
-            // Prefetch read the BAL's accounts and slots from the store: a real span.
+            // Prefetch read the unit's BALs' accounts and slots from the store: a real span
+            // (on the unit's first block).
             let prefetch = b.stages["prefetch"];
             assert!(
-                prefetch.end_ns > prefetch.start_ns,
+                b.unit != b.number || prefetch.end_ns > prefetch.start_ns,
                 "block {}: {prefetch:?}",
                 b.number
             );
@@ -130,7 +147,7 @@ fn a_store_that_differs_is_caught_by_execution() {
             .unwrap();
             txn.commit().unwrap();
         }
-        let e = run(&path, mode, true).unwrap_err();
+        let e = run(&path, mode, true, 1).unwrap_err();
         eprintln!("{mode}: {e}");
         assert!(
             e.contains(&format!("block {}", first.number())),

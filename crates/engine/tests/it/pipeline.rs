@@ -20,20 +20,22 @@ fn options(mode: Mode, root: RootMode, overlap: bool) -> PipelineOptions {
         root,
         overlap,
         threads: mode.threads(),
+        mega: 1,
     }
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
 
-    /// Any mode, root mode and overlap: every block verified, each root the header's, every
-    /// stage timed inside the run.
+    /// Any mode, root mode, overlap and mega-block size: every block verified, each root the
+    /// header's, every stage timed inside the run, each block in the unit it belongs to.
     #[test]
     fn every_configuration_gives_the_header_roots(
         threads in 1usize..=4,
         parallel in any::<bool>(),
         root in prop::sample::select(vec![RootMode::None, RootMode::Serial, RootMode::Parallel, RootMode::Incremental]),
         overlap in any::<bool>(),
+        mega in 1usize..=4,
     ) {
         let data = chain();
         let cases: Vec<BlockCase<'_>> = data.blocks.iter().map(|b| prepare(b).unwrap()).collect();
@@ -43,15 +45,33 @@ proptest! {
             Mode::Sequential
         };
         let pool = parallel.then(|| WorkerPool::new(threads));
-        let run = run_pipeline(&cases, &options(mode, root, overlap), pool.as_ref()).unwrap();
+        let options = PipelineOptions { mega, ..options(mode, root, overlap) };
+        let run = match run_pipeline(&cases, &options, pool.as_ref()) {
+            Err(e) if !parallel && mega > 1 => {
+                // A mega-block is parallel work: refused in sequential mode, saying why.
+                prop_assert!(e.to_string().contains("mega-block"), "{}", e);
+                return Ok(());
+            }
+            run => run.unwrap(),
+        };
         prop_assert_eq!(run.blocks.len(), data.blocks.len());
+        let first = data.blocks[0].number();
         for (b, input) in run.blocks.iter().zip(&data.blocks) {
             prop_assert_eq!(b.number, input.number());
+            // Generated chains are consecutive: units are chunks of `mega` blocks.
+            let unit = if parallel { mega as u64 } else { 1 };
+            prop_assert_eq!(b.unit, first + (b.number - first) / unit * unit);
+            prop_assert!(b.checks.gas_used && b.checks.logs_bloom && b.checks.receipts_root);
+            prop_assert_eq!(b.checks.equals_sequential, parallel);
             match root {
-                RootMode::None => prop_assert!(b.state_root.is_none()),
+                RootMode::None => {
+                    prop_assert!(b.state_root.is_none());
+                    prop_assert_eq!(b.checks.state_root, gigagas_engine::RootCheck::Baseline);
+                }
                 _ => {
                     prop_assert_eq!(b.state_root, Some(input.header.state_root));
                     prop_assert!(b.root_checked);
+                    prop_assert_eq!(b.checks.state_root, gigagas_engine::RootCheck::Header);
                 }
             }
             for span in b.stages.values() {
