@@ -2,6 +2,9 @@
 //! its own file under `commands/`, which turns its flags into the library's options value,
 //! calls the library and prints the result (cargo's and ripgrep's layout).
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+use crate::common::note;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 use commands::*;
@@ -12,9 +15,13 @@ mod limits;
 mod output;
 
 /// Ethereum block execution engine and benchmark lab built on EIP-7928 block-level access
-/// lists.
+/// lists: execute blocks sequentially and in parallel from their BAL, verify both, measure.
+///
+/// Execute and measure: run, bench, simulate, compare, report. Verify against others:
+/// conformance, differential, peers. Data: gen, fetch, inject, pack, export, db. Shell:
+/// completions.
 #[derive(Parser)]
-#[command(name = "gigagas", version, about, propagate_version = true)]
+#[command(name = "gigagas", version = VERSION, propagate_version = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -65,7 +72,20 @@ enum Command {
     /// The same blocks through other engines (geth evm blocktest, geth import, revme), timed
     /// in the same run as gigagas sequential and parallel; each must reach the same head.
     Peers(peers::PeersArgs),
+    /// Print a shell completion script for gigagas to stdout, e.g.
+    /// `gigagas completions bash > ~/.local/share/bash-completion/completions/gigagas`.
+    Completions(completions::CompletionsArgs),
 }
+
+/// `--version`: the package version, the commit it was built from and the build profile.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("GIGAGAS_COMMIT"),
+    ", ",
+    env!("GIGAGAS_PROFILE"),
+    " build)"
+);
 
 /// The counting allocator of diagnostics builds (`--features count-alloc`): `bench` then
 /// reports allocations per transaction.
@@ -79,7 +99,7 @@ fn main() {
         .with_writer(std::io::stderr)
         .init();
     if let Err(err) = real_main() {
-        eprintln!("error: {}", error_chain(&err));
+        note!("error: {}", error_chain(&err));
         std::process::exit(1);
     }
 }
@@ -118,5 +138,6 @@ fn real_main() -> Result<()> {
         Command::Db(args) => db::exec(args),
         Command::Export(args) => peers::exec_export(args),
         Command::Peers(args) => peers::exec(args),
+        Command::Completions(args) => completions::exec::<Cli>(args),
     }
 }

@@ -17,6 +17,7 @@
 //! - Files are written to a uniquely named temporary file in the target's directory and
 //!   renamed into place; the temporary file is removed on every failure path.
 
+use crate::common::note;
 use anyhow::{bail, Context, Result};
 use std::{
     fs,
@@ -334,7 +335,7 @@ impl Output {
         tmp.persist(resolved)
             .map_err(|e| e.error)
             .with_context(context)?;
-        eprintln!("wrote {}", self.shown.display());
+        note!("wrote {}", self.shown.display());
         Ok(())
     }
 }

@@ -1,6 +1,7 @@
 //! `gigagas compare`: B against A, per configuration, with a bootstrap 95% interval.
 
 use crate::commands::report::read_reports;
+use crate::common::{note, out, out_raw};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::path::PathBuf;
@@ -10,10 +11,10 @@ pub struct CompareArgs {
     /// Baseline result (`gigagas bench --json`); several, comma-separated, are pooled (their
     /// repeats joined per configuration) — e.g. the A runs of an A-B-B-A sequence
     /// (scripts/abba.sh), so drift between runs hits both sides alike.
-    #[arg(value_delimiter = ',', required = true)]
+    #[arg(value_delimiter = ',', required = true, num_args = 1)]
     a: Vec<PathBuf>,
     /// Candidate result(s), as for A.
-    #[arg(value_delimiter = ',', required = true)]
+    #[arg(value_delimiter = ',', required = true, num_args = 1)]
     b: Vec<PathBuf>,
     /// Smallest change that counts, e.g. `2%` or `0.02`.
     #[arg(long, default_value = "2%", value_parser = parse_floor)]
@@ -107,12 +108,12 @@ pub fn exec(args: CompareArgs) -> Result<()> {
         bail!("the two results share no configuration");
     }
     if args.markdown {
-        print!(
+        out_raw!(
             "{}",
             gigagas_lab::table::comparison_markdown(&comparisons, args.floor)
         );
     } else {
-        println!(
+        out!(
             "B = {} vs A = {} ({} repeats vs {}); floor {:.1}%",
             show(&args.b),
             show(&args.a),
@@ -120,11 +121,11 @@ pub fn exec(args: CompareArgs) -> Result<()> {
             pairs[0].0.settings.repeats,
             args.floor * 100.0
         );
-        println!("{}", gigagas_lab::table::comparison_table(&comparisons));
+        out!("{}", gigagas_lab::table::comparison_table(&comparisons));
     }
     for (ra, rb) in &pairs {
         if let Some(warning) = gigagas_lab::report::load_mismatch(ra, rb) {
-            eprintln!("warning: {}: {warning}", ra.data);
+            note!("warning: {}: {warning}", ra.data);
         }
     }
     Ok(())

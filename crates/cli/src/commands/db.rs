@@ -1,5 +1,6 @@
 //! `gigagas db init|verify` and `run --state disk`: the on-disk state store (`gigagas-store`).
 
+use crate::common::{note, out};
 use crate::output::{Input, OutputDir};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
@@ -45,14 +46,15 @@ struct VerifyArgs {
     db: PathBuf,
 }
 
-/// Where `run` keeps the state for its root.
+/// Where a command keeps the state (`--state`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub enum StateArg {
     /// In memory (the node store is built from the first pre-state before timing).
     #[default]
     Memory,
-    /// On disk: the store in --db (created from the first block's pre-state when absent,
-    /// resumed from its head otherwise); each block is written in one transaction.
+    /// On disk, in an MDBX store: for `run` the one in --db (created from the first block's
+    /// pre-state when absent, resumed from its head otherwise), for `bench` and
+    /// `conformance` a temporary one; each block is written in one transaction.
     Disk,
 }
 
@@ -131,7 +133,7 @@ fn cmd_init(args: &InitArgs) -> Result<()> {
     let dataset = load(&args.data)?;
     let first = first_complete(&dataset, &args.data)?;
     let summary = init_store("--out", &args.out, &args.data, first)?;
-    println!("{}: store created at {summary}", args.out.display());
+    out!("{}: store created at {summary}", args.out.display());
     Ok(())
 }
 
@@ -158,7 +160,7 @@ fn cmd_verify(db: &Path) -> Result<()> {
             v.head.state_root
         );
     }
-    println!(
+    out!(
         "{}: block {} ({}), state root {} = from scratch; {} accounts, {} slots, {} branch nodes = from scratch, {} codes; {:.2} s",
         db.display(),
         v.head.number,
@@ -210,7 +212,7 @@ pub fn open_for_run(
         };
         let first = first_complete(dataset, data)?;
         let summary = init_store("--db", db, data, first)?;
-        eprintln!("{}: store created at {summary}", db.display());
+        note!("{}: store created at {summary}", db.display());
     }
     let store: Store = Store::open(db)?;
     let head = store
@@ -235,7 +237,7 @@ pub fn open_for_run(
     }
     dataset.blocks.drain(..done);
     let Some(next) = dataset.blocks.first() else {
-        println!(
+        out!(
             "{}: the store already holds block {} (state root {}): nothing to run",
             db.display(),
             head.number,
@@ -254,7 +256,7 @@ pub fn open_for_run(
         );
     }
     if done > 0 {
-        eprintln!(
+        note!(
             "{}: resuming after block {} (state root {}); {} blocks already in the store",
             db.display(),
             head.number,

@@ -1,6 +1,7 @@
 //! `gigagas differential`: the same blocks through gigagas and geth's `evm t8n`.
 
 use crate::common::{available_cores, Console};
+use crate::common::{note, out};
 use crate::output::Output;
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -46,7 +47,7 @@ fn cmd_differential_suite(args: &DifferentialArgs, suite: &str) -> Result<()> {
         None
     } else {
         let evm = geth::evm_binary(args.install)?;
-        eprintln!("geth: {}", evm.display());
+        note!("geth: {}", evm.display());
         Some(evm)
     };
     let report = s::run(
@@ -75,7 +76,7 @@ pub fn exec(args: DifferentialArgs) -> Result<()> {
         return cmd_differential_suite(&args, suite);
     }
     let evm = geth::evm_binary(args.install)?;
-    eprintln!("geth: {}", evm.display());
+    note!("geth: {}", evm.display());
     let mut disagreements = 0;
     for name in &args.fork {
         let spec = match name.to_ascii_lowercase().as_str() {
@@ -93,7 +94,7 @@ pub fn exec(args: DifferentialArgs) -> Result<()> {
             Vec::new()
         };
         let diff = differences(&ours, &theirs, &s.labels, &ignored);
-        println!(
+        out!(
             "{name}: {} txs, state root {}, gas {} (geth {}) — {}",
             s.transactions.len(),
             ours.state_root,
@@ -106,10 +107,10 @@ pub fn exec(args: DifferentialArgs) -> Result<()> {
             }
         );
         for line in &diff {
-            println!("  {line}");
+            out!("  {line}");
         }
         if !ignored.is_empty() {
-            println!(
+            out!(
                 "  (BAL accounts of EIP-8282 contracts {} not compared: geth 1.17.10 calls them after the transactions, revm 43 does not)",
                 ignored.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
             );

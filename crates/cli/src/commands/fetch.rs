@@ -1,5 +1,6 @@
 //! `gigagas fetch`: blocks and their pre-state from a JSON-RPC node.
 
+use crate::common::out;
 use crate::common::progress;
 use crate::output::{Input, OutputDir};
 use anyhow::{Context, Result};
@@ -72,7 +73,7 @@ pub fn exec(args: FetchArgs) -> Result<()> {
     });
     bar.finish_and_clear();
     let report = report?;
-    println!(
+    out!(
         "fetched {} blocks ({} already complete), {} ancestor hashes, {} new codes ({} in all), {} block hashes, chain {} from {} — {} requests, {} retries, {:.1} s → {}",
         report.fetched.len(),
         report.skipped.len(),
@@ -114,7 +115,7 @@ fn cmd_fetch_chain(
     let t_write = std::time::Instant::now();
     out.write_with(|dir| chain.write(dir).map_err(Into::into))?;
     let write_seconds = t_write.elapsed().as_secs_f64();
-    println!(
+    out!(
         "fetched {} blocks ({} txs, {:.1} Mgas) of chain {} from {} into the chain format, fork {}, genesis {} from {} (its state root checked against the node's block 0; every block executed, its state root checked) — genesis {:.2} s, fetch {:.2} s ({} requests, {} retries), load {:.2} s, execute + derive + check every state root {:.2} s, temporary directory removed {:.2} s, write {:.2} s, {:.2} s in all → {}",
         chain.blocks.len(),
         chain.txs,

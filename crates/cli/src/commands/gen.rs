@@ -1,5 +1,6 @@
 //! `gigagas gen`: a generated, verified chain for a workload.
 
+use crate::common::out;
 use crate::common::{available_cores, progress};
 use crate::limits::{self, check_range, parse_block_gas, parse_tx_gas_cap, TxGasCap};
 use crate::output::OutputDir;
@@ -100,7 +101,7 @@ pub fn exec(args: GenArgs) -> Result<()> {
     bar.finish_and_clear();
     out.write_with(|dir| chain.write(dir).map_err(Into::into))?;
     let failed: usize = chain.failed_txs.iter().sum();
-    println!(
+    out!(
         "{}: {} blocks, {} txs ({failed} failed by design or revert), {:.1} Mgas, fork {}, seed {} — every block verified (sequential, parallel × 3 schedulers, state root) — generated in {:.1} s → {}",
         chain.meta.workload,
         chain.blocks.len(),

@@ -1,6 +1,7 @@
 //! `gigagas inject`: a generated workload sent to a live node (`gigagas_gen::live` signs it,
 //! `gigagas_fetch::inject` sends it and measures inclusion).
 
+use crate::common::{note, out};
 use crate::limits::check_range;
 use crate::output::Output;
 use anyhow::{bail, Context, Result};
@@ -141,9 +142,9 @@ pub fn exec(args: InjectArgs) -> Result<()> {
         .transpose()?;
     let say = |text: String| {
         if json.as_ref().is_some_and(Output::is_stdout) {
-            eprintln!("{text}");
+            note!("{text}");
         } else {
-            println!("{text}");
+            out!("{text}");
         }
     };
     let node = Node::connect(&InjectOptions {

@@ -4,6 +4,7 @@
 
 pub mod bench;
 pub mod compare;
+pub mod completions;
 pub mod conformance;
 pub mod db;
 pub mod differential;

@@ -1,5 +1,6 @@
 //! `gigagas pack`: a compressed data set with a SHA-256 manifest.
 
+use crate::common::note;
 use crate::output::{Input, Output};
 use anyhow::Result;
 use clap::Args;
@@ -37,7 +38,7 @@ pub fn exec(args: PackArgs) -> Result<()> {
         size = gigagas_data::pack_sample(&args.data, &blocks, path, args.level)?;
         Ok(())
     })?;
-    eprintln!(
+    note!(
         "packed {} blocks into {} ({:.2} MB)",
         blocks.len(),
         args.out.display(),

@@ -1,6 +1,7 @@
 //! `gigagas export` and `gigagas peers`: flags → library calls (`gigagas_peers`,
 //! `gigagas_bench`), tables and the `gigagas.peers/1` JSON.
 
+use crate::common::out;
 use crate::output::{Input, Output, OutputDir};
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -110,7 +111,7 @@ pub fn exec_export(args: ExportArgs) -> Result<()> {
         }
         Ok(())
     })?;
-    println!(
+    out!(
         "{}: {} blocks, {} txs, {:.1} Mgas, network {}, head {} (state root {}) → {} ({})",
         export.name,
         export.blocks.len(),

@@ -2,6 +2,7 @@
 //! 1-thread traces.
 
 use crate::commands::report::read_reports;
+use crate::common::out;
 use crate::common::unique;
 use crate::limits::{self, check_range};
 use anyhow::Result;
@@ -56,14 +57,14 @@ pub fn exec(args: SimulateArgs) -> Result<()> {
     for report in &reports {
         let predictions =
             gigagas_lab::simulate::predict(report, &names, &threads, &megas, &scheduler_order);
-        println!(
+        out!(
             "{}: {}: {} blocks, {} txs; 1-thread traces calibrated on the measured 1-thread runs",
             args.file.display(),
             report.data,
             report.blocks.len(),
             report.phases.txs
         );
-        println!(
+        out!(
             "{}",
             gigagas_lab::table::simulation_table(report, &predictions)
         );
