@@ -160,6 +160,27 @@ fn memory() -> String {
     "memory".into()
 }
 
+impl RunReport {
+    /// The configuration as one label, the same in `compare` and in the warnings:
+    /// `parallel/2t/gas-used`, `parallel/2t/ordered/mega10`, `sequential+recovery`.
+    pub fn label(&self) -> String {
+        let recovery = if self.recover_senders == "inline" {
+            "+recovery"
+        } else {
+            ""
+        };
+        let mega = if self.mega > 1 {
+            format!("/mega{}", self.mega)
+        } else {
+            String::new()
+        };
+        match &self.scheduler {
+            Some(s) => format!("{}/{}t/{s}{mega}{recovery}", self.mode, self.threads),
+            None => format!("{}{recovery}", self.mode),
+        }
+    }
+}
+
 impl PipelineReport {
     /// The configuration as one label: `2t root parallel, pipeline on`.
     pub fn label(&self) -> String {
@@ -357,10 +378,8 @@ pub fn noise_warnings(report: &crate::BenchReport) -> Vec<String> {
         if let Some(cv) = coefficient_of_variation(&run.repeat_ns) {
             if cv > NOISY_CV {
                 warnings.push(format!(
-                    "{} {}t {}: repeats vary by {:.1}% (coefficient of variation above {:.0}%)",
-                    run.mode,
-                    run.threads,
-                    run.scheduler.as_deref().unwrap_or("-"),
+                    "{}: repeats vary by {:.1}% (coefficient of variation above {:.0}%)",
+                    run.label(),
                     cv * 100.0,
                     NOISY_CV * 100.0
                 ));
@@ -676,6 +695,41 @@ mod noise_tests {
         let m = load_mismatch(&a, &b).unwrap();
         assert!(m.contains("50%") && m.contains("1%"), "{m}");
         assert_eq!(load_mismatch(&a, &a), None);
+    }
+
+    #[test]
+    fn noisy_configurations_are_named_with_mega_and_recovery() {
+        let mut r: crate::BenchReport =
+            crate::read_reports(include_bytes!("../tests/fixtures/tiny-report.json"))
+                .unwrap()
+                .remove(0);
+        let template = r.runs[0].clone();
+        let noisy = |mega: usize, recovery: &str| {
+            let mut run = template.clone();
+            run.mode = "parallel".into();
+            run.threads = 2;
+            run.scheduler = Some("gas-used".into());
+            run.mega = mega;
+            run.recover_senders = recovery.into();
+            run.repeat_ns = vec![100, 150, 200];
+            run
+        };
+        r.runs = vec![noisy(1, "pre"), noisy(10, "pre"), noisy(1, "inline")];
+        let warnings = noise_warnings(&r);
+        let named: Vec<&str> = warnings
+            .iter()
+            .filter(|w| w.contains(": repeats vary"))
+            .filter_map(|w| w.split(": repeats vary").next())
+            .collect();
+        assert_eq!(
+            named,
+            [
+                "parallel/2t/gas-used",
+                "parallel/2t/gas-used/mega10",
+                "parallel/2t/gas-used+recovery"
+            ],
+            "{warnings:?}"
+        );
     }
 
     #[test]
