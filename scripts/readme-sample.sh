@@ -41,7 +41,7 @@ version="$("$bin" --version)"
   echo "\`cargo run --release --bin gigagas -- bench\` (the README's main command: the bundled 50"
   echo "mainnet blocks, default settings), run on $start, taking $seconds s."
   echo
-  echo "- binary: $version, commit $commit"
+  echo "- binary: $version (\`--version\`); source tree at commit $commit"
   echo "- machine: ${cpu:-unknown CPU}, $(nproc) cores, ${mem:-unknown memory}, $(uname -sr)"
   echo "- load average (1, 5, 15 min): $load_before before, $load_after after"
   if grep -q "not idle" "$tmp"; then

@@ -30,6 +30,7 @@ contention-floor-generated-2core.txt	`gigagas bench --workload mainnet-mix,erc20
 contention-floor-mainnet-2core.txt	`gigagas bench --threads 1,2 --scheduler ordered,gas-used --mega 1,10 --repeats 10 --contention-floor --json floor-bundled.json` (raw output behind `contention-floor-2core.md`)
 contention-floor-medians-2core.txt	`gigagas bench --threads 1,2 --scheduler ordered,gas-used --mega 1,10 --repeats 10 --contention-floor`
 contention-floor-warm-2core.txt	the runs of `contention-floor-2core.md`, section "After warm workers" (commands in that file)
+dev-node-loop-2core.md	`crates/cli/tests/dev_node.rs` 50 times with `yes > /dev/null` holding a core (loop in the file)
 dev-node-2core.md	`scripts/geth-dev.sh /tmp/devnode 8545 &`, then `gigagas inject --rpc http://127.0.0.1:8545 --workload mainnet-mix --txs 1000 --seed 1 --fund-from-node --json inject.json`, `gigagas fetch --from A --to B --fork Osaka …`, `gigagas run --data DIR --mode sequential\|parallel` (inject → fetch → verify on geth 1.17.10 --dev)
 differential-geth-1.17.10.txt	`scripts/install-geth-evm.sh && gigagas differential`
 eip7928-scenarios.md	`gigagas differential --suite eip7928 --json out.json` (304 execution-specs scenarios, both paths and geth t8n)
