@@ -156,6 +156,9 @@ pub fn bench(
     validate(options)?;
     pipeline::check(&dataset.blocks, options)?;
     let load_avg_start = gigagas_lab::report::load_average();
+    // Other processes' CPU time over the whole measurement (warm-up, timed repeats, the
+    // contention floor and the pipeline runs): `machine.cpu_during_run`.
+    let load_meter = gigagas_lab::machine_load::LoadMeter::start();
     let modes = options.configs();
     if modes.is_empty() {
         return Err(ExecError::Unsupported {
@@ -252,6 +255,7 @@ pub fn bench(
     let mut report = assemble(dataset, cases, options, &modes, &runs, load_avg_start);
     report.contention_floor = contention_floor;
     report.pipeline = pipeline;
+    report.machine.cpu_during_run = load_meter.finish();
     Ok(report)
 }
 
@@ -508,6 +512,7 @@ fn assemble(
             arch: std::env::consts::ARCH.into(),
             load_avg_start,
             load_avg_end: gigagas_lab::report::load_average(),
+            cpu_during_run: None,
         },
         settings: Settings {
             warmup: options.warmup,

@@ -1,5 +1,5 @@
 //! A real node: go-ethereum v1.17.10 in `--dev` mode on 127.0.0.1 (started by
-//! `scripts/geth-dev.sh`: Osaka from block 0, a temporary data directory, a free port).
+//! `scripts/geth-dev.sh`: Osaka from block 0, a temporary data directory, a port geth picks).
 //! `gigagas inject` sends a workload, `gigagas fetch` pulls the blocks that hold it, and
 //! `gigagas run --data` verifies them sequentially and in parallel; a fetch from a node
 //! killed mid-way fails cleanly; and `gigagas fetch --genesis` makes a node's chain (chain id
@@ -12,7 +12,7 @@
 
 use std::{
     io::{Read, Write},
-    net::{TcpListener, TcpStream},
+    net::TcpStream,
     path::{Path, PathBuf},
     process::{Child, Command, Output, Stdio},
     time::{Duration, Instant},
@@ -38,21 +38,29 @@ struct DevNode {
     _dir: tempfile::TempDir,
 }
 
+/// Longest wait for geth to start answering. A cold start on a loaded 2-core machine takes a
+/// few seconds; this bounds a node that never comes up.
+const START_DEADLINE: Duration = Duration::from_secs(120);
+
+/// `--wait` of every `inject`: how long a phase's transactions may take to be included after
+/// the last send. geth --dev mines on arrival (well under a second here); generous for a
+/// loaded machine, bounded for a node that stopped mining.
+const INCLUSION_WAIT: &str = "300";
+
 impl DevNode {
-    /// Starts geth on a free loopback port with a fresh data directory and waits (at most
-    /// 60 s) until it answers `eth_blockNumber`.
+    /// Starts geth with a fresh data directory and waits (at most [`START_DEADLINE`]) until it
+    /// answers `eth_blockNumber`.
     fn start() -> Self {
         Self::start_with_chain_id(None)
     }
 
     /// As [`Self::start`], with `GETH_DEV_CHAIN_ID` (the script's default is 1337).
+    ///
+    /// geth picks its own HTTP port (`--http.port 0`) and the test reads it from geth's log
+    /// ("HTTP server started endpoint=127.0.0.1:PORT"): a port chosen by the test and handed
+    /// to geth could be taken by another test's node in between.
     fn start_with_chain_id(chain_id: Option<u64>) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
         let log = dir.path().join("geth.log");
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/geth-dev.sh");
         let log_file = std::fs::File::create(&log).unwrap();
@@ -63,7 +71,7 @@ impl DevNode {
         let child = command
             .arg(script)
             .arg(dir.path().join("data"))
-            .arg(port.to_string())
+            .arg("0")
             .env("GETH", geth_path())
             .stdin(Stdio::null())
             .stdout(log_file.try_clone().unwrap())
@@ -72,13 +80,18 @@ impl DevNode {
             .expect("start scripts/geth-dev.sh");
         let mut node = Self {
             child: Some(child),
-            url: format!("http://127.0.0.1:{port}/"),
+            url: String::new(),
             log,
             _dir: dir,
         };
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = Instant::now() + START_DEADLINE;
         loop {
-            if node.rpc("eth_blockNumber", "[]").is_some() {
+            if node.url.is_empty() {
+                if let Some(endpoint) = node.http_endpoint() {
+                    node.url = format!("http://{endpoint}/");
+                }
+            }
+            if !node.url.is_empty() && node.rpc("eth_blockNumber", "[]").is_some() {
                 return node;
             }
             if let Some(status) = node.child.as_mut().unwrap().try_wait().unwrap() {
@@ -89,11 +102,22 @@ impl DevNode {
             }
             assert!(
                 Instant::now() < deadline,
-                "geth did not answer within 60 s:\n{}",
+                "geth did not answer within {} s:\n{}",
+                START_DEADLINE.as_secs(),
                 node.log_tail()
             );
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+
+    /// `127.0.0.1:PORT` from geth's "HTTP server started" log line, once it is there.
+    fn http_endpoint(&self) -> Option<String> {
+        let text = std::fs::read_to_string(&self.log).ok()?;
+        let line = text.lines().find(|l| l.contains("HTTP server started"))?;
+        let endpoint = line.split("endpoint=").nth(1)?.split_whitespace().next()?;
+        endpoint
+            .starts_with("127.0.0.1:")
+            .then(|| endpoint.to_owned())
     }
 
     /// The genesis file `scripts/geth-dev.sh` initialised the node with.
@@ -111,11 +135,13 @@ impl DevNode {
             .unwrap()
     }
 
-    /// One JSON-RPC call over a plain HTTP/1.0 connection (2 s timeout); the `result` text.
+    /// One JSON-RPC call over a plain HTTP/1.0 connection (30 s timeout: a loaded machine
+    /// can be slow, a hung node must not hang the test); the `result` text.
     fn rpc(&self, method: &str, params: &str) -> Option<String> {
         let body = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{params}}}"#);
         let mut s = TcpStream::connect(("127.0.0.1", self.port())).ok()?;
-        s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+        s.set_read_timeout(Some(Duration::from_secs(30))).ok()?;
+        s.set_write_timeout(Some(Duration::from_secs(30))).ok()?;
         write!(
             s,
             "POST / HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
@@ -133,6 +159,14 @@ impl DevNode {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();
         let lines: Vec<&str> = text.lines().collect();
         lines[lines.len().saturating_sub(30)..].join("\n")
+    }
+
+    /// The chain head (`eth_blockNumber`).
+    fn head(&self) -> u64 {
+        let head = self
+            .rpc("eth_blockNumber", "[]")
+            .unwrap_or_else(|| panic!("eth_blockNumber failed:\n{}", self.log_tail()));
+        u64::from_str_radix(head.trim_matches('"').trim_start_matches("0x"), 16).unwrap()
     }
 
     /// Kills geth now (SIGKILL) and reaps it.
@@ -192,7 +226,7 @@ fn inject_fetch_and_verify_on_a_geth_dev_node() {
         "8",
         "--fund-from-node",
         "--wait",
-        "60",
+        INCLUSION_WAIT,
         "--json",
         report.to_str().unwrap(),
     ]);
@@ -278,15 +312,16 @@ fn fetch_from_a_node_killed_midway_fails_cleanly() {
         "--senders",
         "4",
         "--fund-from-node",
+        "--wait",
+        INCLUSION_WAIT,
     ]);
     ok("gigagas inject", &out);
-    let head = node.rpc("eth_blockNumber", "[]").unwrap();
-    let head = u64::from_str_radix(head.trim_matches('"').trim_start_matches("0x"), 16).unwrap();
+    let head = node.head();
     assert!(head >= 20, "only {head} blocks");
 
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("fetched");
-    let fetch = Command::new(env!("CARGO_BIN_EXE_gigagas"))
+    let mut fetch = Command::new(env!("CARGO_BIN_EXE_gigagas"))
         .args([
             "fetch",
             "--rpc",
@@ -310,14 +345,32 @@ fn fetch_from_a_node_killed_midway_fails_cleanly() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Kill the node as soon as the first block is written (bounded wait).
+    // Kill the node as soon as the first block is written (bounded wait; polled every
+    // millisecond, not spun: on a loaded machine a spinning test takes the CPU the fetch and
+    // the node need).
     let first = data.join("blocks/1");
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + START_DEADLINE;
+    let t = Instant::now();
     while !first.exists() {
-        assert!(Instant::now() < deadline, "no block written within 30 s");
-        std::thread::yield_now();
+        if let Some(status) = fetch.try_wait().unwrap() {
+            let out = fetch.wait_with_output().unwrap();
+            panic!(
+                "fetch ended ({status}) before writing block 1:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no block written within {} s",
+            START_DEADLINE.as_secs()
+        );
+        std::thread::sleep(Duration::from_millis(1));
     }
     node.kill();
+    eprintln!(
+        "node killed {:.3} s after the fetch started, {head} blocks",
+        t.elapsed().as_secs_f64()
+    );
     let out = fetch.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "fetch must fail: {stderr}");
@@ -381,11 +434,10 @@ fn fetch_with_the_genesis_makes_a_chain_the_peers_run() {
         "4",
         "--fund-from-node",
         "--wait",
-        "60",
+        INCLUSION_WAIT,
     ]);
     ok("gigagas inject", &out);
-    let head = node.rpc("eth_blockNumber", "[]").unwrap();
-    let head = u64::from_str_radix(head.trim_matches('"').trim_start_matches("0x"), 16).unwrap();
+    let head = node.head();
     let head = head.to_string();
     let genesis = node.genesis();
     let genesis = genesis.to_str().unwrap();

@@ -1,6 +1,7 @@
 //! `gigagas inject`: send signed transactions to a node with `eth_sendRawTransaction`
-//! (optionally after funding their senders from the node's unlocked account with
-//! `eth_sendTransaction`), wait for their inclusion, and measure it.
+//! (optionally after funding their senders from the node's unlocked account: transfers with
+//! explicit nonces that the node signs with `eth_signTransaction`), wait for their inclusion,
+//! and measure it.
 //!
 //! This module knows nothing of workloads: it takes raw signed transactions with their hashes
 //! (`gigagas_gen::live` signs them). Inclusion is observed by a poller that runs while the
@@ -33,7 +34,18 @@ pub const MAX_WAIT_SECS: u64 = 3600;
 pub const POLL: Duration = Duration::from_millis(10);
 
 const SEND_RAW: &str = "eth_sendRawTransaction";
-const SEND: &str = "eth_sendTransaction";
+const SIGN: &str = "eth_signTransaction";
+/// Gas of a plain value transfer.
+const TRANSFER_GAS: u64 = 21_000;
+
+/// Fees of the funding transfers (wei per gas).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fees {
+    /// maxFeePerGas.
+    pub max_fee_per_gas: u128,
+    /// maxPriorityFeePerGas.
+    pub max_priority_fee_per_gas: u128,
+}
 const RECEIPT: &str = "eth_getTransactionReceipt";
 
 /// How to talk to the node.
@@ -301,9 +313,14 @@ impl Node {
 
     /// `eth_getTransactionCount(address, "pending")`: the next nonce.
     pub fn nonce(&self, address: Address) -> Result<u64, InjectError> {
+        self.nonce_at(address, "pending")
+    }
+
+    /// `eth_getTransactionCount(address, tag)`.
+    fn nonce_at(&self, address: Address, tag: &str) -> Result<u64, InjectError> {
         const M: &str = "eth_getTransactionCount";
-        let what = || format!("the nonce of {address}");
-        let raw = self.call(what, M, serde_json::json!([address, "pending"]))?;
+        let what = || format!("the nonce of {address} ({tag})");
+        let raw = self.call(what, M, serde_json::json!([address, tag]))?;
         quantity(raw.get()).ok_or_else(|| self.nonsense(what(), M, raw.get()))
     }
 
@@ -328,24 +345,80 @@ impl Node {
         self.code(address).map(alloy_primitives::keccak256)
     }
 
-    /// Sends `value` wei from the node's account `from` to each address with
-    /// `eth_sendTransaction` and waits for every transfer's inclusion.
-    pub fn fund(&self, from: Address, to: &[(Address, U256)]) -> Result<Phase, InjectError> {
-        let send = |i: usize| -> Result<B256, InjectError> {
-            let (address, value) = to[i];
-            let what = || format!("funding {address} with {value} wei from {from}");
-            let raw = self.call(
-                what,
-                SEND,
-                serde_json::json!([{"from": from, "to": address, "value": format!("0x{value:x}")}]),
-            )?;
-            serde_json::from_str(raw.get()).map_err(|_| self.nonsense(what(), SEND, raw.get()))
+    /// Sends `value` wei from the node's account `from` to each address and waits for every
+    /// transfer's inclusion.
+    ///
+    /// Each transfer gets an explicit nonce, counted up from `from`'s next nonce (the larger
+    /// of its `"pending"` and `"latest"` transaction counts, read once), and is signed by the
+    /// node (`eth_signTransaction`: 21,000 gas, `fees`), then sent as raw bytes like every
+    /// other phase. Letting the node pick each nonce (`eth_sendTransaction` without one)
+    /// raced: a dev node that mines on arrival could hand out a nonce still held by the
+    /// previous transfer ("replacement transaction underpriced"). Raw sends also make a
+    /// retried request harmless: the node answers "already known" for the same bytes.
+    pub fn fund(
+        &self,
+        from: Address,
+        to: &[(Address, U256)],
+        fees: Fees,
+    ) -> Result<Phase, InjectError> {
+        let first = self.nonce(from)?.max(self.nonce_at(from, "latest")?);
+        let mut txs = Vec::with_capacity(to.len());
+        for (i, (address, value)) in to.iter().enumerate() {
+            let nonce = first + i as u64;
+            let label = format!(
+                "funding {} of {} ({address}, {value} wei from {from}, nonce {nonce})",
+                i + 1,
+                to.len()
+            );
+            let raw = self.sign_transfer(from, *address, *value, nonce, fees, &label)?;
+            txs.push(Outgoing {
+                hash: alloy_primitives::keccak256(&raw),
+                raw,
+                label,
+            });
+        }
+        self.send_raw("funding", &txs)
+    }
+
+    /// `eth_signTransaction` of an EIP-1559 transfer from the node's unlocked `from`: the
+    /// signed EIP-2718 bytes.
+    fn sign_transfer(
+        &self,
+        from: Address,
+        to: Address,
+        value: U256,
+        nonce: u64,
+        fees: Fees,
+        label: &str,
+    ) -> Result<Bytes, InjectError> {
+        #[derive(Deserialize)]
+        struct Signed {
+            raw: Bytes,
+        }
+        let what = || {
+            format!(
+                "signing the {label} (eth_signTransaction: does the node hold {from} unlocked?)"
+            )
         };
-        let labels: Vec<String> = to
-            .iter()
-            .map(|(a, v)| format!("funding of {a} ({v} wei)"))
-            .collect();
-        self.send_and_wait("funding", to.len(), &labels, None, &send)
+        let raw = self.call(
+            what,
+            SIGN,
+            serde_json::json!([{
+                "from": from,
+                "to": to,
+                "value": format!("0x{value:x}"),
+                "nonce": hex(nonce),
+                "gas": hex(TRANSFER_GAS),
+                "maxFeePerGas": format!("0x{:x}", fees.max_fee_per_gas),
+                "maxPriorityFeePerGas": format!("0x{:x}", fees.max_priority_fee_per_gas),
+            }]),
+        )?;
+        let signed: Signed =
+            serde_json::from_str(raw.get()).map_err(|_| self.nonsense(what(), SIGN, raw.get()))?;
+        if signed.raw.is_empty() {
+            return Err(self.nonsense(what(), SIGN, raw.get()));
+        }
+        Ok(signed.raw)
     }
 
     /// Sends `txs` in order with `eth_sendRawTransaction` while a poller watches new blocks,

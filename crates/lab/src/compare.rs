@@ -83,20 +83,7 @@ pub fn verdict((lo, hi): (f64, f64), floor: f64) -> Verdict {
 }
 
 fn config(run: &RunReport) -> String {
-    let recovery = if run.recover_senders == "inline" {
-        "+recovery"
-    } else {
-        ""
-    };
-    let mega = if run.mega > 1 {
-        format!("/mega{}", run.mega)
-    } else {
-        String::new()
-    };
-    match &run.scheduler {
-        Some(s) => format!("{}/{}t/{s}{mega}{recovery}", run.mode, run.threads),
-        None => format!("{}{recovery}", run.mode),
-    }
+    run.label()
 }
 
 /// Checks that `a` and `b` (called `names.0` and `names.1` in the error) measured the same

@@ -8,6 +8,7 @@ pub mod compare;
 pub mod cost_model;
 pub mod critical_path;
 pub mod html;
+pub mod machine_load;
 pub mod report;
 pub mod simulate;
 pub mod stats;

@@ -160,6 +160,27 @@ fn memory() -> String {
     "memory".into()
 }
 
+impl RunReport {
+    /// The configuration as one label, the same in `compare` and in the warnings:
+    /// `parallel/2t/gas-used`, `parallel/2t/ordered/mega10`, `sequential+recovery`.
+    pub fn label(&self) -> String {
+        let recovery = if self.recover_senders == "inline" {
+            "+recovery"
+        } else {
+            ""
+        };
+        let mega = if self.mega > 1 {
+            format!("/mega{}", self.mega)
+        } else {
+            String::new()
+        };
+        match &self.scheduler {
+            Some(s) => format!("{}/{}t/{s}{mega}{recovery}", self.mode, self.threads),
+            None => format!("{}{recovery}", self.mode),
+        }
+    }
+}
+
 impl PipelineReport {
     /// The configuration as one label: `2t root parallel, pipeline on`.
     pub fn label(&self) -> String {
@@ -303,6 +324,12 @@ pub struct Machine {
     /// 1-minute load average when the measurement ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_avg_end: Option<f64>,
+    /// The CPU time other processes used during the timed runs, counted from `/proc/stat`
+    /// (absent where unreadable or in results written before it was recorded): the verdict
+    /// the warnings use, as the load average misses a competitor that holds fewer cores
+    /// than the machine has.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_during_run: Option<crate::machine_load::CpuLoad>,
 }
 
 /// The 1-minute load average (`/proc/loadavg`), where readable.
@@ -318,11 +345,24 @@ pub fn load_average() -> Option<f64> {
 /// Coefficient of variation above which a configuration's repeats count as noisy.
 pub const NOISY_CV: f64 = 0.05;
 
-/// Warnings about the conditions of a measurement: configurations whose repeats vary by more
-/// than [`NOISY_CV`] (coefficient of variation, with at least 3 repeats), and a load average
-/// above the core count at the start or the end (other processes competed for the cores).
+/// The warning that the machine was not idle during the timed runs (other processes' CPU
+/// time at or above the threshold, [`crate::machine_load::CpuLoad::busy`]); `None` when it
+/// was idle or the result does not record it. For commands that read a result (`report`,
+/// `simulate`, `compare`) to repeat.
+pub fn busy_warning(report: &crate::BenchReport) -> Option<String> {
+    report
+        .machine
+        .cpu_during_run
+        .as_ref()?
+        .warning(report.machine.cores)
+}
+
+/// Warnings about the conditions of a measurement: the machine not idle during the timed runs
+/// ([`busy_warning`]), configurations whose repeats vary by more than [`NOISY_CV`]
+/// (coefficient of variation, with at least 3 repeats), and a load average above the core
+/// count at the start or the end (other processes competed for the cores).
 pub fn noise_warnings(report: &crate::BenchReport) -> Vec<String> {
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<String> = busy_warning(report).into_iter().collect();
     let cores = report.machine.cores as f64;
     for (when, load) in [
         ("start", report.machine.load_avg_start),
@@ -338,10 +378,8 @@ pub fn noise_warnings(report: &crate::BenchReport) -> Vec<String> {
         if let Some(cv) = coefficient_of_variation(&run.repeat_ns) {
             if cv > NOISY_CV {
                 warnings.push(format!(
-                    "{} {}t {}: repeats vary by {:.1}% (coefficient of variation above {:.0}%)",
-                    run.mode,
-                    run.threads,
-                    run.scheduler.as_deref().unwrap_or("-"),
+                    "{}: repeats vary by {:.1}% (coefficient of variation above {:.0}%)",
+                    run.label(),
                     cv * 100.0,
                     NOISY_CV * 100.0
                 ));
@@ -351,11 +389,22 @@ pub fn noise_warnings(report: &crate::BenchReport) -> Vec<String> {
     warnings
 }
 
-/// A warning when two results were measured under different load (load average at the start
-/// or end above the core count on one side only, or differing by more than 1): then a
-/// difference between them may be the machine's, not the code's. Results without recorded
-/// load give no warning.
+/// A warning when two results were measured under different load (the machine busy during
+/// the timed runs on one side only, [`busy_warning`]; or the load average at the start or end
+/// above the core count on one side only, or differing by more than 1): then a difference
+/// between them may be the machine's, not the code's. Results without recorded load give no
+/// warning.
 pub fn load_mismatch(a: &crate::BenchReport, b: &crate::BenchReport) -> Option<String> {
+    if let (Some(ca), Some(cb)) = (&a.machine.cpu_during_run, &b.machine.cpu_during_run) {
+        if ca.busy != cb.busy {
+            return Some(format!(
+                "the two sides ran under different load (other processes used {:.0}% of the CPU time during A's timed runs, {:.0}% during B's; busy from {:.0}%): part of any difference may be the machine's",
+                ca.other_share * 100.0,
+                cb.other_share * 100.0,
+                ca.busy_threshold * 100.0
+            ));
+        }
+    }
     let worst = |r: &crate::BenchReport| {
         [r.machine.load_avg_start, r.machine.load_avg_end]
             .into_iter()
@@ -592,6 +641,95 @@ mod noise_tests {
         assert!(load_mismatch(&a, &b).unwrap().contains("different load"));
         b.machine.load_avg_start = Some(0.5);
         assert_eq!(load_mismatch(&a, &b), None);
+    }
+
+    /// A load between synthetic samples: `other` and `own` ticks out of `total`.
+    fn cpu(total: u64, other: u64, own: u64) -> crate::machine_load::CpuLoad {
+        use crate::machine_load::{CpuLoad, CpuSample};
+        let zero = CpuSample {
+            total: 0,
+            busy: 0,
+            own: 0,
+        };
+        let end = CpuSample {
+            total,
+            busy: other + own,
+            own,
+        };
+        CpuLoad::between(&zero, &end).unwrap()
+    }
+
+    #[test]
+    fn a_busy_machine_is_warned_about_and_round_trips() {
+        let mut a: crate::BenchReport =
+            crate::read_reports(include_bytes!("../tests/fixtures/tiny-report.json"))
+                .unwrap()
+                .remove(0);
+        // The fixture predates the field: it loads without it, and writes no key for it.
+        assert_eq!(a.machine.cpu_during_run, None);
+        assert_eq!(busy_warning(&a), None);
+        let json = serde_json::to_string(&a).unwrap();
+        assert!(!json.contains("cpu_during_run"));
+
+        a.machine.cores = 2;
+        a.machine.load_avg_start = Some(1.8);
+        a.machine.load_avg_end = Some(1.8);
+        // One other process holding one of the two cores: load 1.8 < 2 cores, yet busy.
+        a.machine.cpu_during_run = Some(cpu(2000, 1000, 1000));
+        let warnings = noise_warnings(&a);
+        assert!(
+            warnings[0].contains("not idle") && warnings[0].contains("50%"),
+            "{warnings:?}"
+        );
+        assert!(!warnings.iter().any(|w| w.contains("load average")));
+        let back: crate::BenchReport =
+            crate::read_reports(serde_json::to_string(&a).unwrap().as_bytes())
+                .unwrap()
+                .remove(0);
+        assert_eq!(back.machine.cpu_during_run, a.machine.cpu_during_run);
+
+        // Idle: no warning; compared with the busy one: a mismatch named by its shares.
+        let mut b = a.clone();
+        b.machine.cpu_during_run = Some(cpu(2000, 20, 1900));
+        assert_eq!(busy_warning(&b), None);
+        let m = load_mismatch(&a, &b).unwrap();
+        assert!(m.contains("50%") && m.contains("1%"), "{m}");
+        assert_eq!(load_mismatch(&a, &a), None);
+    }
+
+    #[test]
+    fn noisy_configurations_are_named_with_mega_and_recovery() {
+        let mut r: crate::BenchReport =
+            crate::read_reports(include_bytes!("../tests/fixtures/tiny-report.json"))
+                .unwrap()
+                .remove(0);
+        let template = r.runs[0].clone();
+        let noisy = |mega: usize, recovery: &str| {
+            let mut run = template.clone();
+            run.mode = "parallel".into();
+            run.threads = 2;
+            run.scheduler = Some("gas-used".into());
+            run.mega = mega;
+            run.recover_senders = recovery.into();
+            run.repeat_ns = vec![100, 150, 200];
+            run
+        };
+        r.runs = vec![noisy(1, "pre"), noisy(10, "pre"), noisy(1, "inline")];
+        let warnings = noise_warnings(&r);
+        let named: Vec<&str> = warnings
+            .iter()
+            .filter(|w| w.contains(": repeats vary"))
+            .filter_map(|w| w.split(": repeats vary").next())
+            .collect();
+        assert_eq!(
+            named,
+            [
+                "parallel/2t/gas-used",
+                "parallel/2t/gas-used/mega10",
+                "parallel/2t/gas-used+recovery"
+            ],
+            "{warnings:?}"
+        );
     }
 
     #[test]

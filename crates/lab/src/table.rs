@@ -261,7 +261,11 @@ pub fn comparison_markdown(rows: &[crate::compare::Comparison], floor: f64) -> S
     out
 }
 
-/// The cost model and, per fork, nanoseconds per gas of the sequential run.
+/// The cost model and, per fork, the mean nanoseconds per gas of the sequential run. Two
+/// different "ns per gas", labelled apart (docs/glossary.md): the model's marginal cost of one
+/// more gas spent ("model: ns per gas spent") and a fork's blocks' sequential time ÷ their gas
+/// spent ("mean ns per gas spent, FORK blocks"), which also carries the per-transaction and
+/// per-block costs. Gas spent = before refunds.
 pub fn cost_model_table(report: &BenchReport) -> Option<Table> {
     let m = report.cost_model.as_ref()?;
     let mut table = Table::new();
@@ -271,7 +275,7 @@ pub fn cost_model_table(report: &BenchReport) -> Option<Table> {
         "95% CI (bootstrap over blocks)",
     ]);
     let rows = [
-        ("ns per gas (before refunds)", m.ns_per_gas, m.ci95[0], 1.0),
+        ("model: ns per gas spent", m.ns_per_gas, m.ci95[0], 1.0),
         ("µs per changed slot", m.ns_per_slot, m.ci95[1], 1e3),
         ("µs per transaction", m.ns_per_tx, m.ci95[2], 1e3),
         ("µs per block", m.ns_per_block, m.ci95[3], 1e3),
@@ -305,7 +309,7 @@ pub fn cost_model_table(report: &BenchReport) -> Option<Table> {
     }
     for (fork, ns, gas) in forks.into_iter().filter(|(_, _, gas)| *gas > 0.0) {
         table.add_row(vec![
-            Cell::new(format!("ns per gas, {fork} blocks")),
+            Cell::new(format!("mean ns per gas spent, {fork} blocks")),
             Cell::new(format!("{:.3}", ns / gas)).set_alignment(CellAlignment::Right),
             Cell::new(""),
         ]);
@@ -498,8 +502,10 @@ pub fn contention_floor_table(report: &BenchReport) -> Option<Table> {
 }
 
 /// The whole block pipeline (`bench --root/--pipeline`), one row per configuration: the
-/// end-to-end figure beside execution alone, each stage's share of the busy time, the
-/// pipeline's bound, and what overlap gained. `None` when the pipeline was not measured.
+/// end-to-end figure beside the execute stage's own (gas ÷ its busy time, which with the
+/// pipeline on includes waiting for a busy thread: not the pure-execution Mgas/s of the runs
+/// table), each stage's share of the busy time, the pipeline's bound, and what overlap
+/// gained. `None` when the pipeline was not measured.
 pub fn pipeline_table(report: &BenchReport) -> Option<Table> {
     if report.pipeline.is_empty() {
         return None;
@@ -512,11 +518,11 @@ pub fn pipeline_table(report: &BenchReport) -> Option<Table> {
         "pipeline",
         "wall ms (median)",
         "end-to-end Mgas/s",
-        "execution alone Mgas/s",
+        "execute-stage Mgas/s",
         "vs pure time",
     ];
     header.extend(stages);
-    header.extend(["% of bound", "on vs off"]);
+    header.extend(["% of pipeline bound", "on vs off"]);
     table.load_preset(UTF8_FULL_CONDENSED).set_header(header);
     let right = |text: String| Cell::new(text).set_alignment(CellAlignment::Right);
     for p in &report.pipeline {

@@ -5,9 +5,14 @@ use serde::{Deserialize, Serialize};
 /// Schema identifier of a peers result.
 pub const PEERS_SCHEMA: &str = "gigagas.peers/1";
 
-/// How the ratio column is defined.
-pub const RATIO_DEFINITION: &str = "time of this row / time of the gigagas row named in \
-`compared_with` (above 1: slower than gigagas). Process rows (a peer binary run on the exported \
+/// How the ratio columns are defined, and which one to read (printed under the table, kept in
+/// the JSON as `ratio_definition`). The two answer different questions and can point opposite
+/// ways (a peer at `ratio` 0.25x and `net_ratio` 3.13x finishes the whole command 4x sooner
+/// than gigagas as a process, yet executes 3x slower than gigagas), so the text says which is
+/// which first.
+pub const RATIO_DEFINITION: &str = "to compare execution read net ratio; ratio compares whole \
+commands, process start included. Both: above 1 = slower than gigagas. ratio = time of this row \
+/ time of the gigagas row named in `compared_with`. Process rows (a peer binary run on the exported \
 file) are compared with gigagas run as a process on the same file (`gigagas conformance FILE \
 --mode sequential`: start, JSON parse, RLP decode, sender recovery, sequential execution, a full \
 state root per block). gigagas's in-process rows are compared with gigagas sequential execution. \

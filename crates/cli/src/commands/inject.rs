@@ -6,7 +6,7 @@ use crate::limits::check_range;
 use crate::output::Output;
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use gigagas_fetch::inject::{InjectOptions, Node, Outgoing, Phase};
+use gigagas_fetch::inject::{Fees, InjectOptions, Node, Outgoing, Phase};
 use gigagas_gen::{live::LiveTx, Precompile, Workload};
 use std::{path::PathBuf, time::Duration};
 
@@ -43,8 +43,8 @@ pub struct InjectArgs {
     #[arg(long, default_value_t = 16)]
     senders: usize,
     /// Fund the deployer and the senders first from the node's unlocked account
-    /// (`eth_accounts[0]`, `eth_sendTransaction`: a dev node's); without it they must already
-    /// hold enough.
+    /// (`eth_accounts[0]`, transfers it signs with `eth_signTransaction`: a dev node's); without
+    /// it they must already hold enough.
     #[arg(long)]
     fund_from_node: bool,
     /// maxFeePerGas of every transaction in gwei, 1 to 10000.
@@ -193,7 +193,11 @@ pub fn exec(args: InjectArgs) -> Result<()> {
         let from = *node.accounts()?.first().context(
             "--fund-from-node: the node offers no account (eth_accounts is empty); start it with an unlocked account (geth --dev) or fund the senders yourself",
         )?;
-        let phase = node.fund(from, &need)?;
+        let fees = Fees {
+            max_fee_per_gas: args.max_fee_gwei as u128 * GWEI,
+            max_priority_fee_per_gas: args.tip_gwei as u128 * GWEI,
+        };
+        let phase = node.fund(from, &need, fees)?;
         say(format!(
             "funded {} accounts from the node's {from} in {} ({:.2} s)",
             need.len(),

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Writes docs/results/README.md, the index of the measured results: one table row per file in
+# docs/results/ (every file: a new one gets a row without anyone editing the index), with what
+# it shows (an .md's first heading; a .txt's first comment line that is not a command, else its
+# first line; a .json/.png: the file of the same name it belongs to) and the command that
+# produced it (the list below; a file missing from it gets "see the file" and a warning).
+#
+#   scripts/results-index.sh           rewrite docs/results/README.md
+#   scripts/results-index.sh --check   exit 1 when docs/results/README.md is not what it would write
+set -euo pipefail
+export LC_ALL=C.UTF-8
+root="$(cd "$(dirname "$0")/.." && pwd)"
+dir="$root/docs/results"
+index="$dir/README.md"
+
+# file<TAB>command (Markdown; `|` written `\|` so table cells do not split).
+commands() {
+  cat <<'EOF'
+bench-inline-recovery-2core.txt	`gigagas bench --recover-senders pre,inline --repeats 5`
+bench-mainnet-2core.json	`gigagas bench --repeats 10 --json docs/results/bench-mainnet-2core.json` (the JSON of `bench-mainnet-2core.txt`)
+bench-mainnet-2core.txt	`gigagas bench --repeats 10 --json docs/results/bench-mainnet-2core.json`
+bench-mainnet-mix-2core.txt	`gigagas bench --data target/workloads/mix50 --threads 1,2 --repeats 3` (cost model on mainnet-mix: R² 0.04 — 50 near-identical blocks leave nothing for the model to explain)
+compare-aa-2core.txt	a second identical bench minutes later (`--json docs/results/bench-mainnet-2core-rerun.json`), then `gigagas compare docs/results/bench-mainnet-2core.json docs/results/bench-mainnet-2core-rerun.json` — an A/A test. It reports two false "faster" verdicts (sequential +27.6 %, 2t/ordered +15.1 %): on this VM the drift *between* runs is larger than the noise *within* a run that the bootstrap sees, so comparisons of separately taken runs should pool A-B-B-A runs: `scripts/abba.sh BIN_A BIN_B ROUNDS [bench args]` runs `bench` in that order and calls `gigagas compare A1,A2 B1,B2`, which joins each side's repeats so drift widens both intervals instead of biasing one side
+compare-abba-aa-2core.txt	`OUT=/tmp/abba-aa scripts/abba.sh target/release/gigagas target/release/gigagas 1 --threads 1,2 --scheduler ordered,gas-used --repeats 5` — the A/A test with A-B-B-A pooling: all five configurations "no change"
+conformance-disk-2core.md	`gigagas conformance ../shared/data/ethereum-tests/BlockchainTests --state disk --json conformance-disk.json`
+conformance-full-2core.txt	`gigagas conformance ../shared/data/ethereum-tests/BlockchainTests --json conformance.json` (and `--mode sequential`, `--mode parallel`; summary lines at the end)
+conformance-mutations-2core.txt	`gigagas conformance ../shared/data/ethereum-tests/BlockchainTests --mutations 1` (one BAL mutant of each kind per valid block)
+contention-floor-2core.md	`gigagas bench --threads 1,2 --scheduler ordered,gas-used --mega 1,10 --repeats 10 --contention-floor --json floor-bundled.json` on a quiet machine (and the generated-chain and perf commands in the file)
+contention-floor-generated-2core.txt	`gigagas bench --workload mainnet-mix,erc20 --blocks 10 --block-gas 100M --threads 1,2 --scheduler ordered,gas-used --mega 1,10 --repeats 5 --contention-floor`
+contention-floor-mainnet-2core.txt	`gigagas bench --threads 1,2 --scheduler ordered,gas-used --mega 1,10 --repeats 10 --contention-floor --json floor-bundled.json` (raw output behind `contention-floor-2core.md`)
+contention-floor-medians-2core.txt	`gigagas bench --threads 1,2 --scheduler ordered,gas-used --mega 1,10 --repeats 10 --contention-floor`
+contention-floor-warm-2core.txt	the runs of `contention-floor-2core.md`, section "After warm workers" (commands in that file)
+dev-node-loop-2core.md	`crates/cli/tests/dev_node.rs` 50 times with `yes > /dev/null` holding a core (loop in the file)
+dev-node-2core.md	`scripts/geth-dev.sh /tmp/devnode 8545 &`, then `gigagas inject --rpc http://127.0.0.1:8545 --workload mainnet-mix --txs 1000 --seed 1 --fund-from-node --json inject.json`, `gigagas fetch --from A --to B --fork Osaka …`, `gigagas run --data DIR --mode sequential\|parallel` (inject → fetch → verify on geth 1.17.10 --dev)
+differential-geth-1.17.10.txt	`scripts/install-geth-evm.sh && gigagas differential`
+eip7928-scenarios.md	`gigagas differential --suite eip7928 --json out.json` (304 execution-specs scenarios, both paths and geth t8n)
+hostile-inputs-cli.md	every hostile CLI input tried, before and after (release binary)
+hostile-inputs-data.md	every hostile data input tried (block files, pre-states, archives, generated chains, fixtures), before and after; the fuzz properties in `crates/{data,conformance,lab}/tests/fuzz.rs`, `scripts/fuzz.sh`
+hot-account-2core.md	`gigagas gen sstore-bloated --slots 1000000 [--spread] --blocks 3 --block-gas 30M --fork cancun --seed 1 --out DIR`, then `scripts/measure-hot.sh 3 /tmp/hot1m /tmp/spread1m` (root, prefetch, write, bytes read; 1/2 threads, warm/cold)
+incremental-root.md	`cargo run --release -p gigagas-trie --example incremental_root -- 1000000 4200 21`
+mega-mainnet-mix-2core.txt	`gigagas bench --workload mainnet-mix --block-gas 30M --blocks 50 --mega 1,10,50 --threads 1,2 --scheduler ordered,gas-used --repeats 3 --json mega-mix.json --markdown`
+mega-mainnet-sample-2core.txt	`gigagas bench --mega 1,2 --threads 1,2 --repeats 5 --json mega-mainnet.json --markdown` (the bundled sample's three runs of consecutive blocks, each crossing a fork)
+newcomer.md	a fresh clone without `../shared`, then the README's two commands under `/usr/bin/time -v` (the first with `--timings`)
+one-thread-2core.md	`scripts/abba.sh /tmp/gigagas-base /tmp/gigagas-new 2 --threads 1,2 --scheduler ordered,gas-used --mega 1,10 --repeats 5` and the others in the file
+padding-abba-2core.txt	issue-15 experiment: cache-padded cursor/abort/result slots, `scripts/abba.sh UNPADDED PADDED 3 --threads 1,2 --scheduler ordered,gas-used --repeats 5` (not kept: no change)
+peers-2core.md	`gigagas gen mainnet-mix --fork Prague --blocks 5 --block-gas 30M --out /tmp/mix`, then `gigagas peers --data /tmp/mix --repeats 7 --warmup 1 --json peers-mix.json` (geth `evm` and `geth` 1.17.10, `revme` 43.0.3 installed by the scripts; docs/peers.md)
+peers-dev-node-2core.json	the `--json` of `peers-dev-node-2core.md` (10 KB)
+peers-dev-node-2core.md	`GETH_DEV_CHAIN_ID=1 scripts/geth-dev.sh /tmp/dpr/node 18645 &`, `gigagas inject --rpc http://127.0.0.1:18645 --workload mainnet-mix --txs 1000 --seed 1 --fund-from-node --json inject.json`, `gigagas fetch --rpc http://127.0.0.1:18645 --from 1 --to 305 --genesis /tmp/dpr/node/genesis-osaka.json --out chain`, `gigagas peers --data chain --repeats 7 --warmup 1 --require-all --json peers.json` (inject → fetch → verify → peers on a dev node's chain)
+pipeline-2core.md	`gigagas run --data CHAIN --threads 2 --scheduler gas-used --root none\|serial\|parallel\|incremental --pipeline on\|off`, A-B-B-A; the third run `gigagas bench --root … --pipeline …` (in the file)
+provider-abba-2core.txt	`scripts/abba.sh /tmp/gigagas-before target/release/gigagas 2 --threads 1 --repeats 5` (then 3 rounds): the state-provider generics and the one worker loop against the build before them, quiet machine
+report-mainnet-2core.png	`gigagas report docs/results/bench-mainnet-2core.json --out /tmp/report.html`, then `chromium --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking --disable-component-update --disable-sync --user-data-dir=/tmp/chr --hide-scrollbars --window-size=1000,3400 --screenshot=docs/results/report-mainnet-2core.png file:///tmp/report.html` (Debian `chromium`)
+report-sweep-2core.png	`gigagas report sweep.json --out /tmp/sweep.html` (sweep.json from `sweep-workloads-2core.txt`) and the chromium command of `report-mainnet-2core.png` with `--window-size=1000,1000` (top of the page: sweep summary and throughput vs block gas per workload)
+simulate-mainnet-2core.txt	`gigagas simulate docs/results/bench-mainnet-2core.json`
+simulate-mega-2core.txt	`gigagas simulate mega-mix.json --threads 1,2,16 --mega 1,10,50` and `gigagas simulate mega-mainnet.json --threads 1,2,16 --mega 1,2` (the JSON of `mega-mainnet-mix-2core.txt` and `mega-mainnet-sample-2core.txt`)
+small-block-threshold-2core.md	`gigagas bench --workload transfers --block-gas 21000,…,2688000 …` and the A-B-B-A runs (in the file)
+sstore-bloated-gen-2core.md	`/usr/bin/time -v gigagas gen sstore-bloated --slots 1000000\|10000000 [--spread] --blocks 2 --block-gas 30M --fork cancun --out DIR`, then `/usr/bin/time -v gigagas db init --data DIR --out DIR.db`
+state-disk-2core.md	`gigagas gen mainnet-mix --blocks 10 --block-gas 300M --seed 1 --out /tmp/p-mainnet-mix`, then `scripts/measure-state.sh /tmp/p-mainnet-mix 3 2` (pure vs end to end: roots, state in memory or on disk, cold, pipeline on/off)
+store-2core.md	`gigagas gen mainnet-mix --blocks 40 --block-gas 30M --seed 1 --out mix40`, `gigagas gen sstore-bloated --blocks 5 --block-gas 30M --senders 100000 --out bloat`, `gigagas db init …`, `gigagas db verify …` (in the file)
+sweep-workloads-2core.txt	`gigagas bench --workload erc20,uniswap,keccak --block-gas 10M,30M,100M --blocks 2 --threads 1,2 --scheduler ordered,gas-used --mega 1,2 --repeats 2 --json sweep.json`
+warm-workers-2core.md	`scripts/abba.sh A B 2 --threads 1,2 --scheduler ordered,gas-used --mega 1,10 --repeats 10` and the others in the file
+workloads-2core.md	`scripts/measure-workloads.sh 3 30M,300M 1,2`; `scripts/measure-workloads.sh 1 1G 1,2`; `WORKLOADS="precompile:ecrecover precompile:modexp precompile:point-evaluation" scripts/measure-workloads.sh 1 300M 1,2`; `gigagas gen transfers --blocks 2 --block-gas 1G --out target/workloads/transfers-1G`
+EOF
+}
+
+# What a file shows: one line, `|` escaped, at most 200 characters.
+summary() {
+  local f="$1" name stem line=""
+  name="$(basename "$f")"
+  stem="${name%.*}"
+  case "$name" in
+    *.md) line="$(grep -m1 '^# ' "$f" | sed 's/^# //')" ;;
+    *.txt)
+      # The first comment line (within the first 12) that is not the command (those are in the
+      # command column), else the first output line that is not part of a drawn table, else
+      # the first comment line after all.
+      line="$(awk '
+        NR > 12 && fb != "" { exit }
+        /^# / {
+          l = substr($0, 3)
+          if (first == "") first = l
+          if (l ~ /^command:/ || (l ~ /^(gigagas |scripts\/|OUT=)/ && l ~ / --/)) next
+          found = l; exit
+        }
+        /^#/ || /^[[:space:]]*$/ { next }
+        /^(┌|│|╞|├|└|╘|╒|═)/ { next }
+        fb == "" { fb = $0 }
+        END { print (found != "" ? found : fb != "" ? fb : first) }
+      ' "$f")" ;;
+    *.json) line="the JSON result behind \`$(ls "$dir" | grep -m1 -x -e "$stem.md" -e "$stem.txt" || echo "$stem")\`" ;;
+    *.png) line="screenshot of the HTML report (\`gigagas report\`)" ;;
+    *) line="" ;;
+  esac
+  if [ "${#line}" -gt 200 ]; then line="${line:0:197}…"; fi
+  line="${line//|/\\|}"
+  line="${line//</\&lt;}"
+  line="${line//>/\&gt;}"
+  printf '%s' "$line"
+}
+
+render() {
+  local table f name cmd missing=()
+  table="$(commands)"
+  cat <<'EOF'
+# Measured results
+
+<!-- Generated by scripts/results-index.sh: edit that script (its command list), not this file. -->
+
+Each file records its own machine, date and load; most were taken on the development machine
+(a shared 2-core AMD EPYC VM). Absolute times belong to that machine and moment only: compare
+ratios within one run. Most JSON results are not committed (about 2 MB each); the commands
+regenerate them. `gigagas` = `cargo run --release --bin gigagas --`. Table labels are defined
+in [docs/glossary.md](../glossary.md).
+
+| file | what it shows | command |
+|---|---|---|
+EOF
+  for f in "$dir"/*; do
+    name="$(basename "$f")"
+    [ "$name" = README.md ] && continue
+    cmd="$(printf '%s\n' "$table" | awk -F'\t' -v n="$name" '$1 == n { print $2; exit }')"
+    if [ -z "$cmd" ]; then
+      cmd="see the file"
+      missing+=("$name")
+    fi
+    printf '| [`%s`](%s) | %s | %s |\n' "$name" "$name" "$(summary "$f")" "$cmd"
+  done
+  for name in "${missing[@]}"; do
+    echo "results-index: no command listed for $name: add it to scripts/results-index.sh" >&2
+  done
+}
+
+if [ "${1:-}" = --check ]; then
+  if ! diff -u "$index" <(render) >&2; then
+    echo "results-index: $index is stale: run scripts/results-index.sh" >&2
+    exit 1
+  fi
+  exit 0
+fi
+tmp="$(mktemp)"
+render > "$tmp"
+cat "$tmp" > "$index"
+rm -f "$tmp"
+echo "wrote $index ($(grep -c '^| \[' "$index") files)"
