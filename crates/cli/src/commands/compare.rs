@@ -46,6 +46,14 @@ fn read_side(files: &[PathBuf]) -> Result<Vec<gigagas_lab::BenchReport>> {
         .iter()
         .map(|f| read_reports(f))
         .collect::<Result<Vec<_>>>()?;
+    // A busy machine during a run is said before its repeats are pooled away.
+    for (file, reports) in files.iter().zip(&sets) {
+        for report in reports {
+            if let Some(warning) = gigagas_lab::report::busy_warning(report) {
+                note!("warning: {}: {}: {warning}", file.display(), report.data);
+            }
+        }
+    }
     let pool = |reports: Vec<&gigagas_lab::BenchReport>| {
         gigagas_lab::compare::pool(&reports).map_err(anyhow::Error::msg)
     };

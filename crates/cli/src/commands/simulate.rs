@@ -2,7 +2,7 @@
 //! 1-thread traces.
 
 use crate::commands::report::read_reports;
-use crate::common::out;
+use crate::common::{note, out};
 use crate::common::unique;
 use crate::limits::{self, check_range};
 use anyhow::Result;
@@ -68,6 +68,10 @@ pub fn exec(args: SimulateArgs) -> Result<()> {
             "{}",
             gigagas_lab::table::simulation_table(report, &predictions)
         );
+        // The traces were measured under these conditions: the prediction inherits them.
+        for warning in gigagas_lab::report::noise_warnings(report) {
+            note!("warning: {}: {warning}", report.data);
+        }
     }
     Ok(())
 }
