@@ -179,9 +179,11 @@ struct BenchArgs {
     #[arg(long, value_name = "DIR", value_delimiter = ',')]
     data: Vec<PathBuf>,
     /// Workloads to generate and measure, comma-separated (as `gigagas gen`; each at every
-    /// --block-gas, with --blocks and --seed).
+    /// --block-gas, with --blocks and --seed), or `eest-bal`: the five EIP-7928 shapes of
+    /// execution-specs with every parameter set of their source (those that do not fit a
+    /// block size are skipped, as the source skips them).
     #[arg(long, value_delimiter = ',')]
-    workload: Vec<gigagas_gen::Workload>,
+    workload: Vec<gigagas_gen::WorkloadSet>,
     /// Block gas sizes for --workload, comma-separated (30M, 300M, 1G, …; at most 10G;
     /// default 30M). Only with --workload.
     #[arg(long, value_delimiter = ',', value_parser = parse_block_gas)]
@@ -365,9 +367,18 @@ struct ConformanceArgs {
 
 #[derive(Args)]
 struct DifferentialArgs {
-    /// Forks to compare, comma-separated (prague, osaka, amsterdam).
-    #[arg(long, value_delimiter = ',', default_value = "prague,osaka,amsterdam")]
-    fork: Vec<String>,
+    /// Forks to compare, comma-separated (prague, osaka, amsterdam; default all three, with
+    /// --workload amsterdam).
+    #[arg(long, value_delimiter = ',')]
+    fork: Option<Vec<String>>,
+    /// Instead of the per-fork block: the first generated block of each workload,
+    /// comma-separated (as `gigagas gen`, or `eest-bal`), through gigagas and geth; exits
+    /// non-zero on any difference (docs/workloads.md).
+    #[arg(long, value_delimiter = ',', conflicts_with = "suite")]
+    workload: Vec<gigagas_gen::WorkloadSet>,
+    /// With --workload: block gas (default 30M; at most 10G).
+    #[arg(long, value_parser = parse_block_gas, requires = "workload")]
+    block_gas: Option<u64>,
     /// Install geth's evm v1.17.10 into the tool cache with `go install` if it is absent.
     #[arg(long)]
     install: bool,
@@ -391,7 +402,10 @@ struct DifferentialArgs {
 #[derive(Args)]
 struct GenArgs {
     /// transfers, erc20, uniswap, nft-mint, mainnet-mix, serial-chain, long-tx,
-    /// sstore-bloated, keccak, precompile or 7702.
+    /// sstore-bloated, keccak, precompile, 7702, or an EIP-7928 benchmark shape of
+    /// execution-specs: bal-serial-chain, bal-state-root, bal-prefetch-cold,
+    /// bal-deploy-interact, bal-mixed-graph (docs/workloads.md; parameters also as
+    /// `bal-state-root:per-tx:max`).
     workload: gigagas_gen::Workload,
     /// Blocks to generate, 1 to 10000.
     #[arg(long, default_value_t = 10)]
@@ -432,6 +446,18 @@ struct GenArgs {
     /// (1,000 accounts of 1,000 slots at the default) instead of one.
     #[arg(long)]
     spread: bool,
+    /// For bal-state-root, bal-deploy-interact, bal-mixed-graph: transactions per block
+    /// (greedy: at the transaction gas cap; half; max: each at the least viable gas).
+    #[arg(long)]
+    density: Option<gigagas_gen::eest::Density>,
+    /// For bal-mixed-graph: transactions per serial group, 1 to 1024 (the source: 1, 2, 5).
+    #[arg(long)]
+    group: Option<u16>,
+    /// For bal-state-root (one contract or one per transaction) and bal-deploy-interact
+    /// (one deployment then serial calls, or independent deploy + call pairs): single or
+    /// per-tx.
+    #[arg(long)]
+    contracts: Option<gigagas_gen::eest::Contracts>,
 }
 
 #[derive(Args)]
@@ -693,9 +719,12 @@ fn cmd_gen(args: GenArgs) -> Result<()> {
     if args.spread && !bloated {
         bail!("--spread applies to the sstore-bloated workload only");
     }
+    let workload =
+        gigagas_gen::eest::with_flags(args.workload, args.contracts, args.density, args.group)
+            .map_err(anyhow::Error::msg)?;
     let out = OutputDir::new("--out", &args.out, args.force, &[])?;
     let options = gigagas_gen::GenOptions {
-        workload: args.workload,
+        workload,
         blocks: args.blocks,
         block_gas: args.block_gas,
         seed: args.seed,
@@ -769,16 +798,37 @@ fn cmd_differential(args: DifferentialArgs) -> Result<()> {
     if let Some(suite) = &args.suite {
         return cmd_differential_suite(&args, suite);
     }
-    let evm = geth::evm_binary(args.install)?;
-    eprintln!("geth: {}", evm.display());
-    let mut disagreements = 0;
-    for name in &args.fork {
-        let spec = match name.to_ascii_lowercase().as_str() {
+    let default_forks = if args.workload.is_empty() {
+        vec![
+            "prague".to_owned(),
+            "osaka".to_owned(),
+            "amsterdam".to_owned(),
+        ]
+    } else {
+        vec!["amsterdam".to_owned()]
+    };
+    let mut specs = Vec::new();
+    for name in args.fork.as_ref().unwrap_or(&default_forks) {
+        specs.push(match name.to_ascii_lowercase().as_str() {
             "prague" => SpecId::PRAGUE,
             "osaka" => SpecId::OSAKA,
             "amsterdam" => SpecId::AMSTERDAM,
-            other => bail!("unknown fork {other:?} (prague, osaka, amsterdam)"),
-        };
+            other => bail!("--fork {other:?}: unknown fork (prague, osaka, amsterdam)"),
+        });
+    }
+    let evm = geth::evm_binary(args.install)?;
+    eprintln!("geth: {}", evm.display());
+    if !args.workload.is_empty() {
+        return cmd_differential_workloads(&args, &specs, &evm);
+    }
+    let mut disagreements = 0;
+    for (name, spec) in args
+        .fork
+        .as_ref()
+        .unwrap_or(&default_forks)
+        .iter()
+        .zip(specs)
+    {
         let s = scenario::build(spec);
         let ours = engine::run(&s, available_cores()).context("gigagas")?;
         let theirs = geth::run_t8n(&evm, &s)?;
@@ -817,6 +867,60 @@ fn cmd_differential(args: DifferentialArgs) -> Result<()> {
     }
     if disagreements > 0 {
         bail!("gigagas and geth disagree on {disagreements} fork(s)");
+    }
+    Ok(())
+}
+
+fn cmd_differential_workloads(
+    args: &DifferentialArgs,
+    specs: &[revm::primitives::hardfork::SpecId],
+    evm: &std::path::Path,
+) -> Result<()> {
+    use gigagas_differential::workloads;
+    let block_gas = args.block_gas.unwrap_or(30_000_000);
+    let (pairs, skipped) = gigagas_gen::expand_sets(
+        &args.workload,
+        &[block_gas],
+        Some(gigagas_gen::builder::EIP7825_TX_GAS_CAP),
+    )
+    .map_err(anyhow::Error::msg)?;
+    for reason in &skipped {
+        eprintln!("skipped: {reason}");
+    }
+    let mut disagreements = 0;
+    for &spec in specs {
+        for &(workload, gas) in &pairs {
+            let row = workloads::run_workload(evm, workload, spec, gas, 1, available_cores())?;
+            println!(
+                "{} {:?} {}: {} txs, state root {}, gas {} (geth {}) — {}",
+                row.workload,
+                spec,
+                gas_label(gas),
+                row.txs,
+                row.gigagas.state_root,
+                row.gigagas.gas_used,
+                row.geth.gas_used,
+                if row.differences.is_empty() {
+                    "identical".to_owned()
+                } else {
+                    format!("{} difference(s)", row.differences.len())
+                }
+            );
+            for line in &row.differences {
+                println!("  {line}");
+            }
+            if !row.differences.is_empty() {
+                disagreements += 1;
+            }
+        }
+    }
+    if specs.contains(&revm::primitives::hardfork::SpecId::AMSTERDAM) {
+        println!(
+            "(Amsterdam: the BAL accounts of the EIP-8282 contracts are not compared and the BAL hash is geth's without them: geth 1.17.10 calls them after the transactions, revm 43 does not)"
+        );
+    }
+    if disagreements > 0 {
+        bail!("gigagas and geth disagree on {disagreements} workload block(s)");
     }
     Ok(())
 }
@@ -1486,15 +1590,22 @@ impl BenchPlan {
             }
         }
         let mut data: Vec<BenchData> = args.data.iter().cloned().map(BenchData::Path).collect();
-        for &workload in &args.workload {
-            for &block_gas in &block_gas {
-                data.push(BenchData::Generated {
-                    workload,
-                    block_gas,
-                    blocks,
-                    seed,
-                });
-            }
+        let (generated, skipped) = gigagas_gen::expand_sets(
+            &args.workload,
+            &block_gas,
+            Some(gigagas_gen::builder::EIP7825_TX_GAS_CAP),
+        )
+        .map_err(anyhow::Error::msg)?;
+        for reason in &skipped {
+            eprintln!("skipped: {reason}");
+        }
+        for (workload, block_gas) in generated {
+            data.push(BenchData::Generated {
+                workload,
+                block_gas,
+                blocks,
+                seed,
+            });
         }
         if data.is_empty() {
             data.push(BenchData::Bundled);
