@@ -878,7 +878,7 @@ fn cmd_differential_workloads(
 ) -> Result<()> {
     use gigagas_differential::workloads;
     let block_gas = args.block_gas.unwrap_or(30_000_000);
-    let (pairs, skipped) = gigagas_gen::expand_sets(
+    let gigagas_gen::Expanded { pairs, skipped } = gigagas_gen::expand_sets(
         &args.workload,
         &[block_gas],
         Some(gigagas_gen::builder::EIP7825_TX_GAS_CAP),
@@ -1590,7 +1590,10 @@ impl BenchPlan {
             }
         }
         let mut data: Vec<BenchData> = args.data.iter().cloned().map(BenchData::Path).collect();
-        let (generated, skipped) = gigagas_gen::expand_sets(
+        let gigagas_gen::Expanded {
+            pairs: generated,
+            skipped,
+        } = gigagas_gen::expand_sets(
             &args.workload,
             &block_gas,
             Some(gigagas_gen::builder::EIP7825_TX_GAS_CAP),

@@ -1081,7 +1081,7 @@ mod tests {
         gas
     }
 
-    fn account<'a>(bal: &'a [AccountChanges], address: Address) -> &'a AccountChanges {
+    fn account(bal: &[AccountChanges], address: Address) -> &AccountChanges {
         bal.iter()
             .find(|a| a.address == address)
             .unwrap_or_else(|| panic!("{address} not in the BAL"))
@@ -1234,7 +1234,7 @@ mod tests {
         // The set at 30M: group 5 at greedy density (2 transactions) is skipped as the
         // source skips it; named alone it is an error.
         let sets = ["eest-bal".parse::<crate::WorkloadSet>().unwrap()];
-        let (pairs, skipped) =
+        let crate::Expanded { pairs, skipped } =
             crate::expand_sets(&sets, &[30_000_000], Some(EIP7825_TX_GAS_CAP)).unwrap();
         assert_eq!(pairs.len() + skipped.len(), 23);
         assert!(
@@ -1244,7 +1244,7 @@ mod tests {
         assert!(skipped.iter().all(|s| s.contains("group")), "{skipped:?}");
         let alone = ["bal-mixed-graph:group-5:greedy".parse().unwrap()];
         assert!(crate::expand_sets(&alone, &[30_000_000], Some(EIP7825_TX_GAS_CAP)).is_err());
-        let (pairs, skipped) =
+        let crate::Expanded { pairs, skipped } =
             crate::expand_sets(&sets, &[300_000_000], Some(EIP7825_TX_GAS_CAP)).unwrap();
         assert_eq!((pairs.len(), skipped.len()), (23, 0));
     }

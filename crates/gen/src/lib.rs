@@ -25,4 +25,4 @@ pub mod workload;
 pub use builder::{generate, GenError, GenOptions, GeneratedChain};
 pub use eest::{eest_bal_set, BalShape};
 pub use live::{live_workload, LiveOptions, LiveWorkload};
-pub use workload::{expand_sets, Layout, Precompile, Workload, WorkloadSet};
+pub use workload::{expand_sets, Expanded, Layout, Precompile, Workload, WorkloadSet};

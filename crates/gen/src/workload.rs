@@ -166,6 +166,15 @@ impl std::str::FromStr for WorkloadSet {
     }
 }
 
+/// What [`expand_sets`] makes of workload sets and block sizes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Expanded {
+    /// Workload × block gas, in order, each once.
+    pub pairs: Vec<(Workload, u64)>,
+    /// Members of named sets skipped because they do not fit a size, each with the reason.
+    pub skipped: Vec<String>,
+}
+
 /// Workload × block gas pairs of `sets` at each of `block_gas`, and the members of named sets
 /// that were skipped because they do not fit a size (as the source skips them), each with
 /// the reason. A workload named on its own that does not fit is an error. `tx_cap`: the
@@ -174,7 +183,7 @@ pub fn expand_sets(
     sets: &[WorkloadSet],
     block_gas: &[u64],
     tx_cap: Option<u64>,
-) -> Result<(Vec<(Workload, u64)>, Vec<String>), String> {
+) -> Result<Expanded, String> {
     let mut pairs = Vec::new();
     let mut skipped = Vec::new();
     for set in sets {
@@ -198,7 +207,7 @@ pub fn expand_sets(
             }
         }
     }
-    Ok((pairs, skipped))
+    Ok(Expanded { pairs, skipped })
 }
 
 /// A precompile the `precompile` workload calls.
