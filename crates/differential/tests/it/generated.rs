@@ -101,6 +101,10 @@ fn every_eest_bal_shape_agrees_with_geth() {
             row.workload,
             row.differences
         );
-        assert!(row.gigagas.tx_success.iter().all(|s| *s), "{}", row.workload);
+        assert!(
+            row.gigagas.tx_success.iter().all(|s| *s),
+            "{}",
+            row.workload
+        );
     }
 }
