@@ -1175,6 +1175,78 @@ fn gen_sstore_bloated_slots_and_spread_chains_run() {
     assert!(help.contains("--spread"), "{help}");
 }
 
+/// `gen bal-*`: the EIP-7928 shapes take their source's parameters as flags (and refuse
+/// flags that do not apply, naming them); the chain records the parameters and `run` verifies
+/// it; `bench --workload` takes the named set `eest-bal` beside workload names (its expansion
+/// and skips are tested in gigagas-gen).
+#[test]
+fn gen_bal_shapes_take_their_parameters_and_bench_expands_eest_bal() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("state-root");
+    let out_s = out.to_str().unwrap();
+    let (ok, stdout, stderr) = gigagas(&[
+        "gen",
+        "bal-state-root",
+        "--contracts",
+        "per-tx",
+        "--density",
+        "max",
+        "--blocks",
+        "2",
+        "--block-gas",
+        "3M",
+        "--out",
+        out_s,
+    ]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("bal-state-root:per-tx:max"), "{stdout}");
+    assert!(stdout.contains("(0 failed"), "{stdout}");
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("chain.json")).unwrap()).unwrap();
+    assert_eq!(meta["workload"], "bal-state-root:per-tx:max");
+    for mode in ["sequential", "parallel"] {
+        let (ok, _, stderr) = gigagas(&["run", "--data", out_s, "--mode", mode]);
+        assert!(ok, "{mode}: {stderr}");
+    }
+    for (args, needle) in [
+        (&["gen", "erc20", "--density", "max"][..], "--density"),
+        (&["gen", "bal-serial-chain", "--group", "2"][..], "--group"),
+        (
+            &["gen", "bal-mixed-graph", "--group", "0"][..],
+            "group size 0",
+        ),
+        (
+            &["gen", "bal-state-root", "--density", "dense"][..],
+            "dense",
+        ),
+        (
+            &["gen", "bal-mixed-graph:group-5", "--block-gas", "30M"][..],
+            "group-5",
+        ),
+    ] {
+        let mut args = args.to_vec();
+        let out = dir.path().join("refused");
+        args.extend(["--out", out.to_str().unwrap()]);
+        let (ok, _, stderr) = gigagas(&args);
+        assert!(!ok, "{args:?} succeeded");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+        assert!(!out.exists(), "{args:?} wrote {}", out.display());
+    }
+    // A bad name beside the set is refused before anything runs, naming both.
+    let (ok, _, stderr) = gigagas(&[
+        "bench",
+        "--workload",
+        "eest-bal,bal-nope",
+        "--block-gas",
+        "30M",
+    ]);
+    assert!(!ok);
+    assert!(
+        stderr.contains("bal-nope") && stderr.contains("eest-bal"),
+        "{stderr}"
+    );
+}
+
 fn gen_small(out: &Path, extra: &[&str]) -> (bool, String, String) {
     let mut args = vec![
         "gen",

@@ -12,6 +12,8 @@
 //!   blocks with the BAL entries they state; invalid-BAL blocks with the lie and the defect).
 //! - [`suite`]: runs those cases through both gigagas paths and geth (`gigagas differential
 //!   --suite eip7928`).
+//! - [`workloads`]: the first generated block of a `gen` workload through both (`gigagas
+//!   differential --workload W`).
 //!
 //! Architecture invariant: the scenario is built once and handed to both engines unchanged;
 //! nothing here decides a result by itself — it reports what differs.
@@ -22,6 +24,7 @@ pub mod engine;
 pub mod geth;
 pub mod scenario;
 pub mod suite;
+pub mod workloads;
 
 use alloy_eip7928::BlockAccessList;
 use alloy_primitives::B256;

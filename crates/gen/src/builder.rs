@@ -268,9 +268,31 @@ pub fn generate(opts: &GenOptions, progress: &dyn Fn(usize)) -> Result<Generated
     }
     let fills = storage_fills(opts.workload, &bloat);
     let start = Instant::now();
-    let keys: Vec<PrivateKeySigner> = (0..opts.senders).map(|i| key(opts.seed, i)).collect();
+    // An EIP-7928 shape is sized for the block gas first: its contracts join the genesis and
+    // every transaction of a block gets its own sender.
+    let shape = opts
+        .workload
+        .bal_shape()
+        .map(|shape| {
+            crate::eest::ShapePlan::new(
+                shape,
+                opts.spec,
+                opts.block_gas,
+                opts.tx_gas_cap,
+                opts.blocks as u64,
+            )
+        })
+        .transpose()
+        .map_err(GenError::Options)?;
+    let senders = shape
+        .as_ref()
+        .map_or(opts.senders, |p| p.senders.max(opts.senders));
+    let keys: Vec<PrivateKeySigner> = (0..senders).map(|i| key(opts.seed, i)).collect();
     let addresses: Vec<Address> = keys.iter().map(|k| k.address()).collect();
     let mut alloc: BTreeMap<Address, AllocAccount> = genesis(opts.workload, &addresses);
+    if let Some(plan) = &shape {
+        alloc.extend(plan.contracts.clone());
+    }
     let funds = U256::from(10u64).pow(U256::from(27)); // 10^9 ETH each
     for a in &addresses {
         alloc.insert(
@@ -300,9 +322,12 @@ pub fn generate(opts: &GenOptions, progress: &dyn Fn(usize)) -> Result<Generated
     let mut hashes: HashMap<u64, B256> = HashMap::default();
     hashes.insert(0, genesis_hash);
     let mut rng = StdRng::seed_from_u64(opts.seed);
-    let mut stream = TxStream::new(opts.workload, opts.senders, &opts.precompiles)
+    let mut stream = TxStream::new(opts.workload, senders, &opts.precompiles)
         .with_storage_fills(&fills, opts.spec);
-    let mut nonces = vec![0u64; opts.senders];
+    if let Some(plan) = shape {
+        stream = stream.with_shape(plan);
+    }
+    let mut nonces = vec![0u64; senders];
     let pool = WorkerPool::new(opts.verify_threads);
     let mut blocks = Vec::with_capacity(opts.blocks);
     let mut failed_txs = Vec::with_capacity(opts.blocks);
@@ -312,6 +337,7 @@ pub fn generate(opts: &GenOptions, progress: &dyn Fn(usize)) -> Result<Generated
         let template = header_template(opts, k, &parent, parent_hash);
         let long_tx_gas = (opts.block_gas as f64 * 0.8) as u64;
         stream.start_block(opts.tx_gas_cap.map_or(long_tx_gas, |c| c.min(long_tx_gas)));
+        stream.plan_block(k, &addresses, &nonces);
         let (built, failed) = build_block(
             opts,
             template,
@@ -322,6 +348,15 @@ pub fn generate(opts: &GenOptions, progress: &dyn Fn(usize)) -> Result<Generated
             &mut rng,
             &mut nonces,
         )?;
+        if stream.is_planned() && failed > 0 {
+            return Err(GenError::Check {
+                block: k,
+                what: format!(
+                    "{failed} transaction(s) of {} failed: its gas plan does not hold under {:?}",
+                    opts.workload, opts.spec
+                ),
+            });
+        }
         failed_txs.push(failed);
         verify_block(opts, &built, &pre, &pool)?;
         apply_bal(&mut state, &built.bal);
@@ -365,7 +400,7 @@ pub fn generate(opts: &GenOptions, progress: &dyn Fn(usize)) -> Result<Generated
 /// The workload as recorded in `chain.json`: its name, and for `precompile` restricted to
 /// some precompiles, which (`precompile:modexp`).
 fn workload_label(opts: &GenOptions) -> String {
-    let mut label = opts.workload.name().to_owned();
+    let mut label = opts.workload.to_string();
     let mut chosen = opts.precompiles.clone();
     chosen.sort_unstable();
     chosen.dedup();
@@ -412,10 +447,21 @@ fn build_block(
             .build_mainnet();
         loop {
             let remaining = opts.block_gas - cumulative;
-            let plan = stream.next(rng, addresses);
+            let Some(plan) = stream.next(rng, addresses) else {
+                break;
+            };
             let cap = opts.tx_gas_cap.unwrap_or(u64::MAX);
             let limit = gas_limit(&plan, cap);
             if limit > remaining {
+                if stream.is_planned() {
+                    return Err(GenError::Check {
+                        block: number,
+                        what: format!(
+                            "planned transaction {} ({limit} gas) does not fit the {remaining} gas left",
+                            txs.len()
+                        ),
+                    });
+                }
                 break;
             }
             let s = plan.sender;
@@ -427,7 +473,7 @@ fn build_block(
                         gas_limit: limit,
                         max_fee_per_gas: MAX_FEE,
                         max_priority_fee_per_gas: TIP,
-                        to: TxKind::Call(plan.to),
+                        to: plan.to,
                         value: plan.value,
                         access_list: Default::default(),
                         input: plan.input.clone(),
@@ -441,6 +487,11 @@ fn build_block(
                         address: target,
                         nonce: nonces[partner],
                     };
+                    let TxKind::Call(to) = plan.to else {
+                        return Err(GenError::Options(
+                            "an EIP-7702 transaction cannot create a contract".into(),
+                        ));
+                    };
                     let auth_sig = keys[partner]
                         .sign_hash_sync(&auth.signature_hash())
                         .expect("signing");
@@ -451,7 +502,7 @@ fn build_block(
                             gas_limit: limit,
                             max_fee_per_gas: MAX_FEE,
                             max_priority_fee_per_gas: TIP,
-                            to: plan.to,
+                            to,
                             value: plan.value,
                             access_list: Default::default(),
                             authorization_list: vec![auth.into_signed(auth_sig)],

@@ -3,6 +3,8 @@
 //! - [`contracts`]: the compiled workload contracts (`contracts/bytecode.json`, built from
 //!   Solidity by solc-js) at fixed addresses.
 //! - [`workload`]: the genesis allocation of each workload and its stream of transactions.
+//! - [`eest`]: the EIP-7928 benchmark shapes of ethereum/execution-specs (`bal-*`), ported
+//!   from the source at a pinned commit, and the named set `eest-bal`.
 //! - [`live`]: the same streams signed for a live node's chain id and nonces, with the
 //!   transactions that deploy the contracts (`gigagas inject`).
 //! - [`builder`]: fills blocks by executing candidate transactions on revm (each transaction
@@ -16,9 +18,11 @@
 
 pub mod builder;
 pub mod contracts;
+pub mod eest;
 pub mod live;
 pub mod workload;
 
 pub use builder::{generate, GenError, GenOptions, GeneratedChain};
+pub use eest::{eest_bal_set, BalShape};
 pub use live::{live_workload, LiveOptions, LiveWorkload};
-pub use workload::{Layout, Precompile, Workload};
+pub use workload::{expand_sets, Expanded, Layout, Precompile, Workload, WorkloadSet};

@@ -189,6 +189,12 @@ pub fn live_workload(
     deployer_nonce: u64,
     sender_nonces: &[u64],
 ) -> Result<LiveWorkload, GenError> {
+    if let Some(shape) = opts.workload.bal_shape() {
+        return Err(GenError::Options(format!(
+            "workload {}: the EIP-7928 shapes are generated chains only (their contracts start with planned storage and every block is sized for one gas limit)",
+            shape.label()
+        )));
+    }
     if opts.workload == Workload::SstoreBloated {
         return Err(GenError::Options(format!(
             "workload {}: its contract starts with {} storage slots (or more with --slots), too many to deploy by transaction",
@@ -287,7 +293,10 @@ pub fn live_workload(
     let mut nonces = sender_nonces.to_vec();
     let mut txs = Vec::with_capacity(opts.txs);
     for _ in 0..opts.txs {
-        let plan = stream.next(&mut rng, &addresses);
+        // Only an EIP-7928 shape's stream ends (refused above).
+        let Some(plan) = stream.next(&mut rng, &addresses) else {
+            break;
+        };
         let limit = gas_limit(&plan, opts.tx_gas_cap);
         let s = plan.sender;
         let envelope: TxEnvelope = match plan.delegate {
@@ -298,7 +307,7 @@ pub fn live_workload(
                     gas_limit: limit,
                     max_fee_per_gas: opts.max_fee_per_gas,
                     max_priority_fee_per_gas: opts.max_priority_fee_per_gas,
-                    to: TxKind::Call(plan.to),
+                    to: plan.to,
                     value: plan.value,
                     access_list: Default::default(),
                     input: plan.input.clone(),
@@ -312,6 +321,11 @@ pub fn live_workload(
                     address: target,
                     nonce: nonces[partner],
                 };
+                let TxKind::Call(to) = plan.to else {
+                    return Err(GenError::Options(
+                        "an EIP-7702 transaction cannot create a contract".into(),
+                    ));
+                };
                 let auth_sig = keys[partner]
                     .sign_hash_sync(&auth.signature_hash())
                     .expect("signing");
@@ -322,7 +336,7 @@ pub fn live_workload(
                         gas_limit: limit,
                         max_fee_per_gas: opts.max_fee_per_gas,
                         max_priority_fee_per_gas: opts.max_priority_fee_per_gas,
-                        to: plan.to,
+                        to,
                         value: plan.value,
                         access_list: Default::default(),
                         authorization_list: vec![auth.into_signed(auth_sig)],

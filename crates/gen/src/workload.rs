@@ -1,7 +1,8 @@
 //! Workloads: a genesis allocation and a deterministic stream of transactions each.
 
 use crate::contracts::{self, call, mapping_slot, nested_mapping_slot, word, Storage};
-use alloy_primitives::{keccak256, Address, Bytes, U256};
+pub use crate::eest::BalShape;
+use alloy_primitives::{keccak256, Address, Bytes, TxKind, U256};
 use gigagas_data::chain::{AllocAccount, StorageFill};
 use rand::{rngs::StdRng, Rng};
 use revm::primitives::hardfork::SpecId;
@@ -34,11 +35,14 @@ pub enum Workload {
     Precompile,
     /// EIP-7702 transactions: each delegates an EOA and calls into it.
     Eip7702,
+    /// One of the EIP-7928 benchmark shapes of ethereum/execution-specs, with its
+    /// parameters ([`crate::eest`]).
+    Bal(BalShape),
 }
 
 impl Workload {
-    /// Every workload, in CLI order.
-    pub const ALL: [Workload; 11] = [
+    /// Every workload, in CLI order (the EIP-7928 shapes with their default parameters).
+    pub const ALL: [Workload; 16] = [
         Self::Transfers,
         Self::Erc20,
         Self::Uniswap,
@@ -50,11 +54,17 @@ impl Workload {
         Self::Keccak,
         Self::Precompile,
         Self::Eip7702,
+        Self::Bal(BalShape::DEFAULTS[0]),
+        Self::Bal(BalShape::DEFAULTS[1]),
+        Self::Bal(BalShape::DEFAULTS[2]),
+        Self::Bal(BalShape::DEFAULTS[3]),
+        Self::Bal(BalShape::DEFAULTS[4]),
     ];
 
-    /// CLI name.
+    /// CLI name (without parameters; [`std::fmt::Display`] adds an EIP-7928 shape's).
     pub fn name(self) -> &'static str {
         match self {
+            Self::Bal(shape) => shape.name(),
             Self::Transfers => "transfers",
             Self::Erc20 => "erc20",
             Self::Uniswap => "uniswap",
@@ -70,23 +80,134 @@ impl Workload {
     }
 }
 
-impl std::str::FromStr for Workload {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Self::ALL
-            .into_iter()
-            .find(|w| w.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Self::ALL.iter().map(|w| w.name()).collect();
-                format!("unknown workload {s:?} (one of: {})", names.join(", "))
-            })
+impl Workload {
+    /// The EIP-7928 shape, if this is one.
+    pub fn bal_shape(self) -> Option<BalShape> {
+        match self {
+            Self::Bal(shape) => Some(shape),
+            _ => None,
+        }
     }
 }
 
+/// Parses a workload name; an EIP-7928 shape may carry its parameters after colons
+/// (`bal-state-root:per-tx:max`, `bal-mixed-graph:group-5:half`).
+impl std::str::FromStr for Workload {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let mut parts = s.split(':');
+        let name = parts.next().unwrap_or_default();
+        let workload = Self::ALL
+            .into_iter()
+            .find(|w| w.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|w| w.name()).collect();
+                format!("unknown workload {s:?} (one of: {})", names.join(", "))
+            })?;
+        match workload {
+            Self::Bal(shape) => Ok(Self::Bal(shape.parse_params(parts)?)),
+            _ if s.contains(':') => Err(format!(
+                "workload {name} takes no parameters after ':' (only the bal-* shapes do)"
+            )),
+            _ => Ok(workload),
+        }
+    }
+}
+
+/// The CLI name; an EIP-7928 shape with its parameters ([`BalShape::label`]).
 impl std::fmt::Display for Workload {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+        match self {
+            Self::Bal(shape) => f.write_str(&shape.label()),
+            _ => f.write_str(self.name()),
+        }
     }
+}
+
+/// What `--workload` of `bench` and `differential` takes: a workload, or the named set
+/// [`crate::eest::EEST_BAL_SET`] (`eest-bal`: the five EIP-7928 shapes with every parameter
+/// set of their source).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WorkloadSet {
+    /// One workload.
+    One(Workload),
+    /// `eest-bal`.
+    EestBal,
+}
+
+impl WorkloadSet {
+    /// The workloads, in order.
+    pub fn workloads(&self) -> Vec<Workload> {
+        match self {
+            Self::One(w) => vec![*w],
+            Self::EestBal => crate::eest::eest_bal_set()
+                .into_iter()
+                .map(Workload::Bal)
+                .collect(),
+        }
+    }
+
+    /// Whether this names a set (whose members that do not fit a block size are skipped, as
+    /// the source skips them) rather than one workload (which must fit).
+    pub fn is_set(&self) -> bool {
+        matches!(self, Self::EestBal)
+    }
+}
+
+impl std::str::FromStr for WorkloadSet {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == crate::eest::EEST_BAL_SET {
+            return Ok(Self::EestBal);
+        }
+        s.parse::<Workload>()
+            .map(Self::One)
+            .map_err(|e| format!("{e}, or the set {}", crate::eest::EEST_BAL_SET))
+    }
+}
+
+/// What [`expand_sets`] makes of workload sets and block sizes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Expanded {
+    /// Workload × block gas, in order, each once.
+    pub pairs: Vec<(Workload, u64)>,
+    /// Members of named sets skipped because they do not fit a size, each with the reason.
+    pub skipped: Vec<String>,
+}
+
+/// Workload × block gas pairs of `sets` at each of `block_gas`, and the members of named sets
+/// that were skipped because they do not fit a size (as the source skips them), each with
+/// the reason. A workload named on its own that does not fit is an error. `tx_cap`: the
+/// transaction gas cap the chains are generated with.
+pub fn expand_sets(
+    sets: &[WorkloadSet],
+    block_gas: &[u64],
+    tx_cap: Option<u64>,
+) -> Result<Expanded, String> {
+    let mut pairs = Vec::new();
+    let mut skipped = Vec::new();
+    for set in sets {
+        for workload in set.workloads() {
+            for &gas in block_gas {
+                if let Some(shape) = workload.bal_shape() {
+                    // Sized for one block: whether it fits does not depend on the count.
+                    if let Err(e) =
+                        crate::eest::ShapePlan::new(shape, SpecId::AMSTERDAM, gas, tx_cap, 1)
+                    {
+                        if set.is_set() {
+                            skipped.push(e);
+                            continue;
+                        }
+                        return Err(e);
+                    }
+                }
+                if !pairs.contains(&(workload, gas)) {
+                    pairs.push((workload, gas));
+                }
+            }
+        }
+    }
+    Ok(Expanded { pairs, skipped })
 }
 
 /// A precompile the `precompile` workload calls.
@@ -141,8 +262,8 @@ impl std::str::FromStr for Precompile {
 pub struct TxPlan {
     /// Index of the sending key.
     pub sender: usize,
-    /// Recipient.
-    pub to: Address,
+    /// Recipient, or a contract creation.
+    pub to: TxKind,
     /// Value in wei.
     pub value: U256,
     /// Call data.
@@ -472,6 +593,10 @@ pub struct TxStream {
     new_slot_gas: u64,
     /// Gas budget of one SSTORE into an existing slot under the chain's fork.
     existing_slot_gas: u64,
+    /// An EIP-7928 shape's plan: its blocks hold exactly the planned transactions.
+    shape: Option<crate::eest::ShapePlan>,
+    /// The rest of the current block's planned transactions (EIP-7928 shapes).
+    queue: std::collections::VecDeque<TxPlan>,
 }
 
 /// An `sstore-bloated` target.
@@ -503,7 +628,43 @@ impl TxStream {
             bloated: Vec::new(),
             new_slot_gas: 0,
             existing_slot_gas: 0,
+            shape: None,
+            queue: Default::default(),
         }
+    }
+
+    /// The stream of an EIP-7928 shape sized by `plan`: each block holds exactly the
+    /// plan's transactions ([`TxStream::plan_block`], then [`TxStream::next`] until `None`).
+    pub fn with_shape(mut self, plan: crate::eest::ShapePlan) -> Self {
+        self.shape = Some(plan);
+        self
+    }
+
+    /// Queues block `number`'s planned transactions (EIP-7928 shapes; nothing for the other
+    /// workloads). `addresses` are the senders' addresses and `nonces` their nonces before the
+    /// block (a created contract's address follows from its deployer's).
+    pub fn plan_block(&mut self, number: u64, addresses: &[Address], nonces: &[u64]) {
+        let Some(plan) = &self.shape else {
+            return;
+        };
+        self.queue = plan
+            .block(number)
+            .into_iter()
+            .map(|tx| TxPlan {
+                sender: tx.sender,
+                to: crate::eest::resolve(tx.to, addresses, nonces),
+                value: U256::ZERO,
+                input: tx.input,
+                delegate: None,
+                gas_cap: Some(tx.gas_limit),
+            })
+            .collect();
+    }
+
+    /// Whether blocks hold a fixed plan of transactions (an EIP-7928 shape) rather than
+    /// being filled until the next transaction does not fit.
+    pub fn is_planned(&self) -> bool {
+        self.shape.is_some()
     }
 
     /// The stream writing into the accounts of `fills` (`sstore-bloated`; see
@@ -606,16 +767,24 @@ impl TxStream {
         self.long_tx_sent = false;
     }
 
-    /// The next transaction; `addresses` are the senders' addresses.
-    pub fn next(&mut self, rng: &mut StdRng, addresses: &[Address]) -> TxPlan {
+    /// The next transaction; `addresses` are the senders' addresses. `None` only for an
+    /// EIP-7928 shape, when the current block's planned transactions are all out.
+    pub fn next(&mut self, rng: &mut StdRng, addresses: &[Address]) -> Option<TxPlan> {
+        if self.shape.is_some() {
+            return self.queue.pop_front();
+        }
+        Some(self.next_unplanned(rng, addresses))
+    }
+
+    fn next_unplanned(&mut self, rng: &mut StdRng, addresses: &[Address]) -> TxPlan {
         self.count += 1;
         let sender = rng.random_range(0..self.senders);
         let other = |rng: &mut StdRng| {
             addresses[(sender + 1 + rng.random_range(0..self.senders - 1)) % self.senders]
         };
-        let plan = |to, input: Bytes| TxPlan {
+        let plan = |to: Address, input: Bytes| TxPlan {
             sender,
-            to,
+            to: TxKind::Call(to),
             value: U256::ZERO,
             input,
             delegate: None,
@@ -712,6 +881,12 @@ impl TxStream {
                     )
                 }
             }
+            // Planned by `plan_block` (`next` never gets here for a shape); an unplanned
+            // stream of a shape sends nothing but transfers.
+            Workload::Bal(_) => TxPlan {
+                value: n(1),
+                ..plan(other(rng), Bytes::new())
+            },
             Workload::MainnetMix => {
                 let kinds = [
                     (40, Workload::Transfers),
@@ -753,8 +928,10 @@ impl TxStream {
                     bloated: Vec::new(),
                     new_slot_gas: 0,
                     existing_slot_gas: 0,
+                    shape: None,
+                    queue: Default::default(),
                 };
-                inner.next(rng, addresses)
+                inner.next_unplanned(rng, addresses)
             }
         }
     }

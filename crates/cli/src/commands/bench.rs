@@ -2,7 +2,7 @@
 //! with warm-up and interleaved repeats.
 
 use crate::commands::db;
-use crate::common::say;
+use crate::common::{note, say};
 use crate::common::unique;
 use crate::common::{
     available_cores, load, parse_on_off, prepare_all, progress, Console, DataArg, PoolArgs,
@@ -25,9 +25,11 @@ pub struct BenchArgs {
     #[arg(long, value_name = "DIR", value_delimiter = ',')]
     data: Vec<PathBuf>,
     /// Workloads to generate and measure, comma-separated (as `gigagas gen`; each at every
-    /// --block-gas, with --blocks and --seed).
+    /// --block-gas, with --blocks and --seed), or `eest-bal`: the five EIP-7928 shapes of
+    /// execution-specs with every parameter set of their source (those that do not fit a
+    /// block size are skipped, as the source skips them).
     #[arg(long, value_delimiter = ',')]
-    workload: Vec<gigagas_gen::Workload>,
+    workload: Vec<gigagas_gen::WorkloadSet>,
     /// Block gas sizes for --workload, comma-separated (30M, 300M, 1G, …; at most 10G;
     /// default 30M). Only with --workload.
     #[arg(long, value_delimiter = ',', value_parser = parse_block_gas)]
@@ -161,7 +163,7 @@ fn load_bench_data(data: &BenchData) -> Result<(Dataset, Option<tempfile::TempDi
 }
 
 /// 30000000 → "30M", 1000000000 → "1G".
-fn gas_label(gas: u64) -> String {
+pub(crate) fn gas_label(gas: u64) -> String {
     match gas {
         g if g % 1_000_000_000 == 0 => format!("{}G", g / 1_000_000_000),
         g if g % 1_000_000 == 0 => format!("{}M", g / 1_000_000),
@@ -254,15 +256,25 @@ impl BenchPlan {
             }
         }
         let mut data: Vec<BenchData> = args.data.iter().cloned().map(BenchData::Path).collect();
-        for &workload in &args.workload {
-            for &block_gas in &block_gas {
-                data.push(BenchData::Generated {
-                    workload,
-                    block_gas,
-                    blocks,
-                    seed,
-                });
-            }
+        let gigagas_gen::Expanded {
+            pairs: generated,
+            skipped,
+        } = gigagas_gen::expand_sets(
+            &args.workload,
+            &block_gas,
+            Some(gigagas_gen::builder::EIP7825_TX_GAS_CAP),
+        )
+        .map_err(anyhow::Error::msg)?;
+        for reason in &skipped {
+            note!("skipped: {reason}");
+        }
+        for (workload, block_gas) in generated {
+            data.push(BenchData::Generated {
+                workload,
+                block_gas,
+                blocks,
+                seed,
+            });
         }
         if data.is_empty() {
             data.push(BenchData::Bundled);

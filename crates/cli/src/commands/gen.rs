@@ -11,7 +11,10 @@ use std::path::PathBuf;
 #[derive(Args)]
 pub struct GenArgs {
     /// transfers, erc20, uniswap, nft-mint, mainnet-mix, serial-chain, long-tx,
-    /// sstore-bloated, keccak, precompile or 7702.
+    /// sstore-bloated, keccak, precompile, 7702, or an EIP-7928 benchmark shape of
+    /// execution-specs: bal-serial-chain, bal-state-root, bal-prefetch-cold,
+    /// bal-deploy-interact, bal-mixed-graph (docs/workloads.md; parameters also as
+    /// `bal-state-root:per-tx:max`).
     workload: gigagas_gen::Workload,
     /// Blocks to generate, 1 to 10000.
     #[arg(long, default_value_t = 10)]
@@ -52,6 +55,18 @@ pub struct GenArgs {
     /// (1,000 accounts of 1,000 slots at the default) instead of one.
     #[arg(long)]
     spread: bool,
+    /// For bal-state-root, bal-deploy-interact, bal-mixed-graph: transactions per block
+    /// (greedy: at the transaction gas cap; half; max: each at the least viable gas).
+    #[arg(long)]
+    density: Option<gigagas_gen::eest::Density>,
+    /// For bal-mixed-graph: transactions per serial group, 1 to 1024 (the source: 1, 2, 5).
+    #[arg(long)]
+    group: Option<u16>,
+    /// For bal-state-root (one contract or one per transaction) and bal-deploy-interact
+    /// (one deployment then serial calls, or independent deploy + call pairs): single or
+    /// per-tx.
+    #[arg(long)]
+    contracts: Option<gigagas_gen::eest::Contracts>,
 }
 
 pub fn exec(args: GenArgs) -> Result<()> {
@@ -82,9 +97,12 @@ pub fn exec(args: GenArgs) -> Result<()> {
     if args.spread && !bloated {
         bail!("--spread applies to the sstore-bloated workload only");
     }
+    let workload =
+        gigagas_gen::eest::with_flags(args.workload, args.contracts, args.density, args.group)
+            .map_err(anyhow::Error::msg)?;
     let out = OutputDir::new("--out", &args.out, args.force, &[])?;
     let options = gigagas_gen::GenOptions {
-        workload: args.workload,
+        workload,
         blocks: args.blocks,
         block_gas: args.block_gas,
         seed: args.seed,

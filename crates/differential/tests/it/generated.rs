@@ -66,3 +66,45 @@ fn every_block_of_every_workload_agrees_with_geth() {
         }
     }
 }
+
+/// `gigagas differential --workload eest-bal`'s library path: the first block of every
+/// EIP-7928 shape (every parameter set of its source that fits 3M gas) agrees with geth on
+/// everything compared, and gigagas's result equals the generated header.
+#[test]
+#[cfg_attr(
+    not(gigagas_geth_evm),
+    ignore = "needs geth evm v1.17.10 (scripts/install-geth-evm.sh)"
+)]
+fn every_eest_bal_shape_agrees_with_geth() {
+    let evm = geth::evm_binary(false).unwrap_or_else(|e| panic!("{e}"));
+    let sets = [gigagas_gen::WorkloadSet::EestBal];
+    let expanded = gigagas_gen::expand_sets(
+        &sets,
+        &[3_000_000],
+        Some(gigagas_gen::builder::EIP7825_TX_GAS_CAP),
+    )
+    .unwrap();
+    assert!(expanded.pairs.len() >= 17, "{:?}", expanded.skipped);
+    for (workload, gas) in expanded.pairs {
+        let row = gigagas_differential::workloads::run_workload(
+            &evm,
+            workload,
+            SpecId::AMSTERDAM,
+            gas,
+            1,
+            2,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            row.differences.is_empty(),
+            "{}: {:?}",
+            row.workload,
+            row.differences
+        );
+        assert!(
+            row.gigagas.tx_success.iter().all(|s| *s),
+            "{}",
+            row.workload
+        );
+    }
+}
