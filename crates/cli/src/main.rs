@@ -11,6 +11,7 @@ use limits::{check_range, parse_block_gas, parse_gas_threshold, parse_tx_gas_cap
 use output::{Input, Output, OutputDir};
 use std::{path::PathBuf, time::Instant};
 
+mod bal;
 mod db;
 mod inject;
 mod limits;
@@ -71,6 +72,8 @@ enum Command {
     /// The same blocks through other engines (geth evm blocktest, geth import, revme), timed
     /// in the same run as gigagas sequential and parallel; each must reach the same head.
     Peers(peers::PeersArgs),
+    /// Block access lists: `bal stats` (size and composition per block, fork and data set).
+    Bal(bal::BalArgs),
 }
 
 #[derive(Args)]
@@ -252,6 +255,12 @@ struct BenchArgs {
     /// it for every pass (needs --root incremental and a generated chain).
     #[arg(long, value_enum, default_value = "memory")]
     state: db::StateArg,
+    /// Also measure the sequential baseline on a plain revm State that builds no BAL (row
+    /// `sequential-nobal`, verified against the header like the baseline): the BAL builder's
+    /// cost is its difference from the `sequential` row (JSON `phases.sequential_nobal_ns`
+    /// per block).
+    #[arg(long)]
+    sequential_without_bal: bool,
     #[command(flatten)]
     pool: PoolArgs,
 }
@@ -540,6 +549,7 @@ fn real_main() -> Result<()> {
         Command::Db(args) => db::cmd_db(args),
         Command::Export(args) => peers::cmd_export(args),
         Command::Peers(args) => peers::cmd_peers(args),
+        Command::Bal(args) => bal::cmd_bal(args),
     }
 }
 
@@ -1134,7 +1144,7 @@ fn cmd_run(args: RunArgs) -> Result<()> {
         Mode::Parallel { threads, .. } => {
             Some(WorkerPool::with_warm_spin(threads, args.pool.warm_spin))
         }
-        Mode::Sequential => None,
+        Mode::Sequential | Mode::SequentialNoBal => None,
     };
     let (mut gas, mut nanos, mut txs) = (0u64, 0u64, 0usize);
     let mut parent: Option<BlockCase<'_>> = None;
@@ -1151,7 +1161,7 @@ fn cmd_run(args: RunArgs) -> Result<()> {
             (false, _) => "gas, bloom (pre-Byzantium: no receipts root)",
         };
         let bal = match mode {
-            Mode::Sequential => "",
+            Mode::Sequential | Mode::SequentialNoBal => "",
             Mode::Parallel { .. } => ", BAL, = sequential",
         };
         println!(
@@ -1191,7 +1201,7 @@ fn run_pipeline(
     // spinning worker measured 13-16% slower end to end (docs/results/warm-workers-2core.md).
     let pool = match options.mode {
         Mode::Parallel { threads, .. } => Some(WorkerPool::new(threads)),
-        Mode::Sequential => None,
+        Mode::Sequential | Mode::SequentialNoBal => None,
     };
     let cases = prepare_all(dataset, small_block_gas)?;
     let disk_run = disk.is_some();
@@ -1468,6 +1478,7 @@ impl BenchPlan {
             },
             disk: matches!(args.state, db::StateArg::Disk),
             warm_spin: args.pool.warm_spin,
+            sequential_without_bal: args.sequential_without_bal,
         };
         if options.disk && options.roots.is_empty() {
             bail!("--state disk measures the pipeline: give --root incremental");

@@ -205,6 +205,7 @@ pub fn cmd_peers(args: PeersArgs) -> Result<()> {
         overlap: Vec::new(),
         disk: false,
         warm_spin: gigagas_exec::WARM_SPIN,
+        sequential_without_bal: false,
     };
     let numbers: Vec<u64> = cases.iter().map(|c| c.number()).collect();
     let bar = crate::progress(options.steps(&numbers), "gigagas");

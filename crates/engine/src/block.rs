@@ -5,7 +5,8 @@
 use alloy_primitives::B256;
 use gigagas_data::{BlockInput, PreState};
 use gigagas_exec::{
-    execute_parallel, execute_sequential, recover_senders, spec, BlockAccess, ExecError,
+    execute_parallel, execute_sequential, execute_sequential_without_bal, recover_senders, spec,
+    BlockAccess, ExecError,
     ParallelPlan, ParallelRun, PreparedBlock, Scheduler, SequentialRun, WorkerPool,
 };
 use gigagas_receipt::TxReceipt;
@@ -269,8 +270,12 @@ pub fn verify_run(
 /// One execution mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Mode {
-    /// The sequential baseline.
+    /// The sequential baseline (builds the BAL).
     Sequential,
+    /// Sequential on a plain revm `State`, building no BAL (a node without EIP-7928); verified
+    /// like the baseline (receipts, header), so that the BAL builder's cost is measurable as
+    /// the difference.
+    SequentialNoBal,
     /// BAL-parallel on `threads` workers with `scheduler`.
     Parallel {
         /// Worker threads.
@@ -284,7 +289,7 @@ impl Mode {
     /// Worker threads (1 for sequential).
     pub fn threads(&self) -> usize {
         match self {
-            Self::Sequential => 1,
+            Self::Sequential | Self::SequentialNoBal => 1,
             Self::Parallel { threads, .. } => *threads,
         }
     }
@@ -294,6 +299,7 @@ impl std::fmt::Display for Mode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Sequential => f.write_str("sequential"),
+            Self::SequentialNoBal => f.write_str("sequential-nobal"),
             Self::Parallel { threads, scheduler } => write!(f, "parallel/{threads}t/{scheduler}"),
         }
     }
@@ -389,6 +395,19 @@ pub fn run_block_with(
         Mode::Sequential => {
             let run = execute_sequential(prepared, &*input.pre_state)?;
             let verify_nanos = verify(&run.receipts, Some(&run.access))?;
+            Ok(BlockRun {
+                exec_nanos: run.exec_nanos,
+                head_nanos: 0,
+                serial_nanos: 0,
+                commit_nanos: 0,
+                verify_nanos,
+                tx_nanos: run.tx_nanos,
+                tx_allocations: run.tx_allocations,
+            })
+        }
+        Mode::SequentialNoBal => {
+            let run = execute_sequential_without_bal(prepared, &*input.pre_state)?;
+            let verify_nanos = verify(&run.receipts, None)?;
             Ok(BlockRun {
                 exec_nanos: run.exec_nanos,
                 head_nanos: 0,

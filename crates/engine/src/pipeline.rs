@@ -575,6 +575,10 @@ fn execute_on<S: StateProvider>(
             let run = execute_sequential(prepared, state)?;
             (run.receipts, run.post, Some(run.access))
         }
+        Mode::SequentialNoBal => {
+            let run = gigagas_exec::execute_sequential_without_bal(prepared, state)?;
+            (run.receipts, run.post, None)
+        }
         Mode::Parallel { threads, scheduler } => {
             let pool =
                 pool.filter(|p| p.threads() == threads)
