@@ -78,14 +78,15 @@ impl Size {
     /// The sizes of `rlp` (an encoding) as is and compressed; `block` and `variant` name it
     /// in an error.
     pub fn of(rlp: &[u8], block: u64, variant: &'static str) -> Result<Self, StatsError> {
-        let snappy = snap::raw::Encoder::new()
-            .compress_vec(rlp)
-            .map_err(|e| StatsError::Compress {
-                block,
-                codec: "snappy",
-                variant,
-                detail: e.to_string(),
-            })?;
+        let snappy =
+            snap::raw::Encoder::new()
+                .compress_vec(rlp)
+                .map_err(|e| StatsError::Compress {
+                    block,
+                    codec: "snappy",
+                    variant,
+                    detail: e.to_string(),
+                })?;
         let zstd = zstd::bulk::compress(rlp, ZSTD_LEVEL).map_err(|e| StatsError::Compress {
             block,
             codec: "zstd",
@@ -138,7 +139,10 @@ impl Counts {
         let mut c = Self::default();
         for account in bal {
             c.accounts += 1;
-            let changed = account.storage_changes.iter().any(|s| !s.changes.is_empty())
+            let changed = account
+                .storage_changes
+                .iter()
+                .any(|s| !s.changes.is_empty())
                 || !account.balance_changes.is_empty()
                 || !account.nonce_changes.is_empty()
                 || !account.code_changes.is_empty();
@@ -729,7 +733,10 @@ pub fn tables(report: &BalStatsReport) -> Vec<Table> {
                     c.accounts.to_string(),
                     c.storage_writes.to_string(),
                     c.storage_reads.to_string(),
-                    format!("{}/{}/{}", c.balance_changes, c.nonce_changes, c.code_changes),
+                    format!(
+                        "{}/{}/{}",
+                        c.balance_changes, c.nonce_changes, c.code_changes
+                    ),
                     b.top_accounts.first().map_or_else(
                         || "-".into(),
                         |a| format!("{} ({})", short(&a.address), a.rlp_bytes),

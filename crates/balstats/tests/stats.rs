@@ -146,7 +146,10 @@ fn sizes_of_a_small_list_are_the_hand_computed_ones() {
             .iter()
             .map(|s| (s.slot, s.value))
             .collect::<Vec<_>>(),
-        [(U256::from(1), U256::from(0x42)), (U256::from(2), U256::ZERO)]
+        [
+            (U256::from(1), U256::from(0x42)),
+            (U256::from(2), U256::ZERO)
+        ]
     );
     assert_eq!((a.pre_balance, a.pre_nonce), (U256::from(1000), 7));
     assert!(a.pre_code_hash.is_empty(), "no code: empty code hash");
@@ -172,7 +175,10 @@ fn sizes_compress_and_count_what_they_are_given() {
     assert!(size.snappy_bytes > 0 && size.zstd_bytes > 0);
     // 4 KiB of zeros compress to a small fraction with both codecs.
     let zeros = Size::of(&[0u8; 4096], 1, "keys").unwrap();
-    assert!(zeros.snappy_bytes < 400 && zeros.zstd_bytes < 100, "{zeros:?}");
+    assert!(
+        zeros.snappy_bytes < 400 && zeros.zstd_bytes < 100,
+        "{zeros:?}"
+    );
 }
 
 fn embedded() -> (DataSource, gigagas_data::Dataset) {
@@ -215,11 +221,7 @@ fn block_rlp_length_equals_the_nodes_size_field() {
 #[test]
 fn first_mainnet_transfer_has_the_hand_counted_bal() {
     let (_, dataset) = embedded();
-    let block = dataset
-        .blocks
-        .iter()
-        .find(|b| b.number() == 46147)
-        .unwrap();
+    let block = dataset.blocks.iter().find(|b| b.number() == 46147).unwrap();
     let case = gigagas_engine::prepare(block).unwrap();
     let bal = &case.baseline.access.bal;
     let stats = block_stats(block, bal, BalSource::Built, case.fork()).unwrap();
@@ -280,7 +282,10 @@ fn bundled_sample_sizes_add_up_and_keep_their_order() {
     let sum = |f: fn(&gigagas_balstats::BlockStats) -> u64| stats.blocks.iter().map(f).sum::<u64>();
     assert_eq!(stats.total.keys.rlp_bytes, sum(|b| b.keys.rlp_bytes));
     assert_eq!(stats.total.full.zstd_bytes, sum(|b| b.full.zstd_bytes));
-    assert_eq!(stats.total.counts.storage_reads, sum(|b| b.counts.storage_reads));
+    assert_eq!(
+        stats.total.counts.storage_reads,
+        sum(|b| b.counts.storage_reads)
+    );
     assert_eq!(
         stats.by_fork.iter().map(|f| f.blocks).sum::<usize>(),
         50,
@@ -310,10 +315,7 @@ fn account() -> impl Strategy<Value = AccountChanges> {
     (
         any::<[u8; 20]>(),
         prop::collection::vec(
-            (
-                u256(),
-                prop::collection::vec((0u64..300, u256()), 0..3),
-            ),
+            (u256(), prop::collection::vec((0u64..300, u256()), 0..3)),
             0..4,
         ),
         prop::collection::vec(u256(), 0..5),
@@ -321,33 +323,35 @@ fn account() -> impl Strategy<Value = AccountChanges> {
         prop::collection::vec((0u64..300, any::<u64>()), 0..2),
         prop::collection::vec((0u64..300, prop::collection::vec(any::<u8>(), 0..40)), 0..2),
     )
-        .prop_map(|(a, writes, reads, balances, nonces, codes)| AccountChanges {
-            address: Address::from(a),
-            storage_changes: writes
-                .into_iter()
-                .map(|(slot, ch)| {
-                    SlotChanges::new(
-                        slot,
-                        ch.into_iter()
-                            .map(|(i, v)| StorageChange::new(idx(i), v))
-                            .collect(),
-                    )
-                })
-                .collect(),
-            storage_reads: reads,
-            balance_changes: balances
-                .into_iter()
-                .map(|(i, v)| BalanceChange::new(idx(i), v))
-                .collect(),
-            nonce_changes: nonces
-                .into_iter()
-                .map(|(i, v)| NonceChange::new(idx(i), v))
-                .collect(),
-            code_changes: codes
-                .into_iter()
-                .map(|(i, c)| CodeChange::new(idx(i), Bytes::from(c)))
-                .collect(),
-        })
+        .prop_map(
+            |(a, writes, reads, balances, nonces, codes)| AccountChanges {
+                address: Address::from(a),
+                storage_changes: writes
+                    .into_iter()
+                    .map(|(slot, ch)| {
+                        SlotChanges::new(
+                            slot,
+                            ch.into_iter()
+                                .map(|(i, v)| StorageChange::new(idx(i), v))
+                                .collect(),
+                        )
+                    })
+                    .collect(),
+                storage_reads: reads,
+                balance_changes: balances
+                    .into_iter()
+                    .map(|(i, v)| BalanceChange::new(idx(i), v))
+                    .collect(),
+                nonce_changes: nonces
+                    .into_iter()
+                    .map(|(i, v)| NonceChange::new(idx(i), v))
+                    .collect(),
+                code_changes: codes
+                    .into_iter()
+                    .map(|(i, c)| CodeChange::new(idx(i), Bytes::from(c)))
+                    .collect(),
+            },
+        )
 }
 
 proptest! {

@@ -423,10 +423,9 @@ fn assemble(
             let unit_traces = traces_for(config.mega);
             let longest_sum: u64 = unit_traces.iter().map(BlockTrace::longest).sum();
             let bound = critical_path_bound(&unit_traces, threads);
-            let parallelism_score =
-                (is_parallel(*mode) && seq_median > longest_sum).then(|| {
-                    (seq_median as f64 - median_ns as f64) / (seq_median - longest_sum) as f64
-                });
+            let parallelism_score = (is_parallel(*mode) && seq_median > longest_sum).then(|| {
+                (seq_median as f64 - median_ns as f64) / (seq_median - longest_sum) as f64
+            });
             let (mode_name, scheduler, bound_fraction) = match mode {
                 Mode::Sequential => ("sequential", None, None),
                 Mode::SequentialNoBal => ("sequential-nobal", None, None),

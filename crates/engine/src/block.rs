@@ -6,8 +6,8 @@ use alloy_primitives::B256;
 use gigagas_data::{BlockInput, PreState};
 use gigagas_exec::{
     execute_parallel, execute_sequential, execute_sequential_without_bal, recover_senders, spec,
-    BlockAccess, ExecError,
-    ParallelPlan, ParallelRun, PreparedBlock, Scheduler, SequentialRun, WorkerPool,
+    BlockAccess, ExecError, ParallelPlan, ParallelRun, PreparedBlock, Scheduler, SequentialRun,
+    WorkerPool,
 };
 use gigagas_receipt::TxReceipt;
 use gigagas_verify::{

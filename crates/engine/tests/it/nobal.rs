@@ -17,7 +17,12 @@ fn plain_sequential_run_equals_the_bal_building_one_on_every_bundled_block() {
         let pre = &*block.pre_state;
         let with_bal = execute_sequential(&case.prepared, pre).unwrap();
         let plain = execute_sequential_without_bal(&case.prepared, pre).unwrap();
-        assert_eq!(plain.receipts, with_bal.receipts, "block {}", block.number());
+        assert_eq!(
+            plain.receipts,
+            with_bal.receipts,
+            "block {}",
+            block.number()
+        );
         assert_eq!(plain.tx_nanos.len(), block.transactions.len());
         // Every touched account ends in the same state: the same root over the (touched-only)
         // pre-state with the changes applied.
