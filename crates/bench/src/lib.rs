@@ -72,6 +72,10 @@ pub struct BenchOptions {
     /// How long the parallel modes' worker threads stay awake after each block or unit
     /// ([`WorkerPool::with_warm_spin`]); the whole-pipeline runs never spin.
     pub warm_spin: std::time::Duration,
+    /// Also measure the sequential path on a plain revm `State` that builds no BAL
+    /// ([`Mode::SequentialNoBal`], the row `sequential-nobal`, verified like the baseline):
+    /// the BAL builder's cost per block is the difference from the `sequential` row.
+    pub sequential_without_bal: bool,
 }
 
 /// Timed passes per configuration when none are asked for (`bench --repeats`).
@@ -94,8 +98,8 @@ impl BenchOptions {
         threads
     }
 
-    /// Every configuration: per recovery placement, sequential first, then mega sizes ×
-    /// threads × schedulers.
+    /// Every configuration: per recovery placement, sequential first (then the sequential
+    /// path without the BAL builder, when asked), then mega sizes × threads × schedulers.
     pub fn configs(&self) -> Vec<Config> {
         let mut configs = Vec::new();
         for &recovery in &self.recovery {
@@ -104,6 +108,13 @@ impl BenchOptions {
                 recovery,
                 mega: 1,
             });
+            if self.sequential_without_bal {
+                configs.push(Config {
+                    mode: Mode::SequentialNoBal,
+                    recovery,
+                    mega: 1,
+                });
+            }
             for &mega in &self.mega {
                 for &threads in &self.threads {
                     for &scheduler in &self.schedulers {
@@ -215,7 +226,7 @@ pub fn bench(
     let sequential_pool = WorkerPool::new(1);
     let pass = |config: Config| -> Result<Vec<BlockRun>, ExecError> {
         let pool = match config.mode {
-            Mode::Sequential => Some(&sequential_pool),
+            Mode::Sequential | Mode::SequentialNoBal => Some(&sequential_pool),
             Mode::Parallel { threads, .. } => pools.get(&threads),
         };
         match pool {
@@ -331,7 +342,7 @@ fn assemble(
         .or_else(|| {
             modes
                 .iter()
-                .position(|m| pre(m) && m.mode.threads() == 1 && m.mode != Mode::Sequential)
+                .position(|m| pre(m) && m.mode.threads() == 1 && is_parallel(m.mode))
         })
         .unwrap_or(seq_index);
     let traces: Vec<BlockTrace> = (0..cases.len())
@@ -355,6 +366,9 @@ fn assemble(
         .map(|m| median(&repeat_sum(m, |r| r.exec_nanos)).unwrap_or(0))
         .collect();
     let seq_median = medians[seq_index].max(1);
+    let nobal_index = modes
+        .iter()
+        .position(|m| m.mode == Mode::SequentialNoBal && pre(m));
     // The 1-thread run of a scheduler at a mega size (falling back to per-block).
     let one_thread_median = |scheduler: Scheduler, recovery: Recovery, mega: usize| {
         let at = |k: usize| {
@@ -382,12 +396,12 @@ fn assemble(
             let unit_traces = traces_for(config.mega);
             let longest_sum: u64 = unit_traces.iter().map(BlockTrace::longest).sum();
             let bound = critical_path_bound(&unit_traces, threads);
-            let parallelism_score =
-                (*mode != Mode::Sequential && seq_median > longest_sum).then(|| {
-                    (seq_median as f64 - median_ns as f64) / (seq_median - longest_sum) as f64
-                });
+            let parallelism_score = (is_parallel(*mode) && seq_median > longest_sum).then(|| {
+                (seq_median as f64 - median_ns as f64) / (seq_median - longest_sum) as f64
+            });
             let (mode_name, scheduler, bound_fraction) = match mode {
                 Mode::Sequential => ("sequential", None, None),
+                Mode::SequentialNoBal => ("sequential-nobal", None, None),
                 Mode::Parallel { scheduler, .. } => (
                     "parallel",
                     Some(scheduler.name().to_owned()),
@@ -444,7 +458,7 @@ fn assemble(
         .collect();
 
     let best = (0..modes.len())
-        .filter(|&m| pre(&modes[m]) && modes[m].mode != Mode::Sequential)
+        .filter(|&m| pre(&modes[m]) && is_parallel(modes[m].mode))
         .min_by_key(|&m| medians[m])
         .unwrap_or(seq_index);
     let blocks: Vec<BlockReport> = cases
@@ -466,6 +480,7 @@ fn assemble(
                 recover_ns: case.recover_nanos,
                 bal_prepare_ns: case.bal_prepare_nanos,
                 sequential_ns: block_median(seq_index, b, |r| r.exec_nanos),
+                sequential_nobal_ns: nobal_index.map(|m| block_median(m, b, |r| r.exec_nanos)),
                 parallel_ns: block_median(best, b, |r| r.exec_nanos),
                 commit_ns: block_median(best, b, |r| r.commit_nanos),
                 verify_ns: block_median(best, b, |r| r.verify_nanos),
@@ -533,6 +548,11 @@ fn assemble(
         contention_floor: Vec::new(),
         pipeline: Vec::new(),
     }
+}
+
+/// Whether `mode` runs on the parallel path (not one of the sequential baselines).
+fn is_parallel(mode: Mode) -> bool {
+    matches!(mode, Mode::Parallel { .. })
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ mod output;
 /// lists: execute blocks sequentially and in parallel from their BAL, verify both, measure.
 ///
 /// Execute and measure: run, bench, simulate, compare, report. Verify against others:
-/// conformance, differential, peers. Data: gen, fetch, inject, pack, export, db. Shell:
+/// conformance, differential, peers. BAL size and composition: bal. Data: gen, fetch, inject, pack, export, db. Shell:
 /// completions.
 #[derive(Parser)]
 #[command(name = "gigagas", version = VERSION, propagate_version = true)]
@@ -72,6 +72,8 @@ enum Command {
     /// The same blocks through other engines (geth evm blocktest, geth import, revme), timed
     /// in the same run as gigagas sequential and parallel; each must reach the same head.
     Peers(peers::PeersArgs),
+    /// Block access lists: `bal stats` (size and composition per block, fork and data set).
+    Bal(bal::BalArgs),
     /// Print a shell completion script for gigagas to stdout, e.g.
     /// `gigagas completions bash > ~/.local/share/bash-completion/completions/gigagas`.
     Completions(completions::CompletionsArgs),
@@ -138,6 +140,7 @@ fn real_main() -> Result<()> {
         Command::Db(args) => db::exec(args),
         Command::Export(args) => peers::exec_export(args),
         Command::Peers(args) => peers::exec(args),
+        Command::Bal(args) => bal::exec(args),
         Command::Completions(args) => completions::exec::<Cli>(args),
     }
 }

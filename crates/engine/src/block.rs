@@ -4,8 +4,9 @@
 
 use gigagas_data::{BlockInput, PreState};
 use gigagas_exec::{
-    execute_parallel, execute_sequential, recover_senders, spec, BlockAccess, ExecError,
-    ParallelPlan, ParallelRun, PreparedBlock, Scheduler, SequentialRun, WorkerPool,
+    execute_parallel, execute_sequential, execute_sequential_without_bal, recover_senders, spec,
+    BlockAccess, ExecError, ParallelPlan, ParallelRun, PreparedBlock, Scheduler, SequentialRun,
+    WorkerPool,
 };
 use gigagas_receipt::TxReceipt;
 use gigagas_verify::{
@@ -260,8 +261,12 @@ pub fn verify_run(
 /// One execution mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Mode {
-    /// The sequential baseline.
+    /// The sequential baseline (builds the BAL).
     Sequential,
+    /// Sequential on a plain revm `State`, building no BAL (a node without EIP-7928); verified
+    /// like the baseline (receipts, header), so that the BAL builder's cost is measurable as
+    /// the difference.
+    SequentialNoBal,
     /// BAL-parallel on `threads` workers with `scheduler`.
     Parallel {
         /// Worker threads.
@@ -275,7 +280,7 @@ impl Mode {
     /// Worker threads (1 for sequential).
     pub fn threads(&self) -> usize {
         match self {
-            Self::Sequential => 1,
+            Self::Sequential | Self::SequentialNoBal => 1,
             Self::Parallel { threads, .. } => *threads,
         }
     }
@@ -285,6 +290,7 @@ impl std::fmt::Display for Mode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Sequential => f.write_str("sequential"),
+            Self::SequentialNoBal => f.write_str("sequential-nobal"),
             Self::Parallel { threads, scheduler } => write!(f, "parallel/{threads}t/{scheduler}"),
         }
     }
@@ -390,6 +396,19 @@ pub fn run_block_with(
                 tx_allocations: run.tx_allocations,
             })
         }
+        Mode::SequentialNoBal => {
+            let run = execute_sequential_without_bal(prepared, &*input.pre_state)?;
+            let verify_nanos = verify(&run.receipts, None)?;
+            Ok(BlockRun {
+                exec_nanos: run.exec_nanos,
+                head_nanos: 0,
+                serial_nanos: 0,
+                commit_nanos: 0,
+                verify_nanos,
+                tx_nanos: run.tx_nanos,
+                tx_allocations: run.tx_allocations,
+            })
+        }
         Mode::Parallel { threads, scheduler } => {
             let pool =
                 pool.filter(|p| p.threads() == threads)
@@ -427,7 +446,7 @@ pub struct Checks {
     pub state_root: RootCheck,
     /// The BAL checked: in parallel mode every transaction's reads and writes against the
     /// BAL's entries at its index and the rebuilt BAL's hash; in sequential mode the rebuilt
-    /// BAL equal to the baseline's.
+    /// BAL equal to the baseline's; `false` for the sequential path without the builder.
     pub bal: bool,
     /// Receipts equal, transaction by transaction, to the sequential baseline's (parallel
     /// mode: two independent paths agree).
@@ -466,7 +485,7 @@ impl Checks {
                 (false, _, true) => RootCheck::Baseline,
                 (false, _, false) => RootCheck::None,
             },
-            bal: true,
+            bal: mode != Mode::SequentialNoBal,
             equals_sequential: matches!(mode, Mode::Parallel { .. }),
         }
     }

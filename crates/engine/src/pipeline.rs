@@ -440,6 +440,10 @@ fn execute_on<S: StateProvider>(
             let run = execute_sequential(prepared, state)?;
             (run.receipts, run.post, Some(run.access))
         }
+        Mode::SequentialNoBal => {
+            let run = gigagas_exec::execute_sequential_without_bal(prepared, state)?;
+            (run.receipts, run.post, None)
+        }
         Mode::Parallel { threads, scheduler } => {
             let pool =
                 pool.filter(|p| p.threads() == threads)
@@ -827,7 +831,7 @@ fn units_of<'a>(
             })
             .collect());
     }
-    if options.mode == Mode::Sequential {
+    if !matches!(options.mode, Mode::Parallel { .. }) {
         return Err(ExecError::Unsupported {
             block: cases.first().map_or(0, BlockCase::number),
             what: "a mega-block is parallel work (its blocks' transactions run at once from their merged BALs); sequential mode runs one transaction after another".into(),

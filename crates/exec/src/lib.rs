@@ -32,7 +32,10 @@ pub use parallel::{execute_parallel, ParallelPlan, ParallelRun, SMALL_BLOCK_GAS}
 pub use provider::StateProvider;
 pub use recover::{recover_sender, recover_senders};
 pub use schedule::{Scheduler, WorkerPool, MAX_WARM_SPIN, WARM_SPIN, WORKER_STACK_BYTES};
-pub use sequential::{execute_sequential, BlockAccess, SequentialRun};
+pub use sequential::{
+    execute_sequential, execute_sequential_without_bal, BlockAccess, PlainSequentialRun,
+    SequentialRun,
+};
 pub use system::{post_execution, pre_execution};
 pub use worker_db::WorkerDb;
 

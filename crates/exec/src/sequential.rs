@@ -53,17 +53,83 @@ pub struct SequentialRun {
     pub post: CacheState,
 }
 
+/// Result of a sequential run that built no BAL ([`execute_sequential_without_bal`]).
+#[derive(Debug, Clone)]
+pub struct PlainSequentialRun {
+    /// One receipt per transaction.
+    pub receipts: Vec<TxReceipt>,
+    /// Wall time of each transaction (execute + commit), nanoseconds.
+    pub tx_nanos: Vec<u64>,
+    /// Heap allocations the transactions made, summed (0 without the counting allocator).
+    pub tx_allocations: u64,
+    /// Wall time of the whole block: pre-execution, transactions, post-execution;
+    /// nanoseconds.
+    pub exec_nanos: u64,
+    /// Every account the block touched, in its final state.
+    pub post: CacheState,
+}
+
 /// Executes `block` sequentially on `pre_state` with revm's BAL builder.
 pub fn execute_sequential<S: StateProvider>(
     block: &PreparedBlock<'_>,
     pre_state: &S,
 ) -> Result<SequentialRun, ExecError> {
+    let (run, access) = run_sequential(block, pre_state, true)?;
+    Ok(SequentialRun {
+        receipts: run.receipts,
+        access,
+        tx_nanos: run.tx_nanos,
+        tx_slots: run.tx_slots,
+        tx_allocations: run.tx_allocations,
+        tx_gas_spent: run.tx_gas_spent,
+        exec_nanos: run.exec_nanos,
+        post: run.post,
+    })
+}
+
+/// Executes `block` sequentially on `pre_state` on a plain revm `State`: no BAL builder and no
+/// lifecycle records — what a node without EIP-7928 does. Everything else (pre- and
+/// post-execution, per-transaction timing, receipts) is what [`execute_sequential`] does, so
+/// the difference between the two is the cost of building the BAL.
+pub fn execute_sequential_without_bal<S: StateProvider>(
+    block: &PreparedBlock<'_>,
+    pre_state: &S,
+) -> Result<PlainSequentialRun, ExecError> {
+    let (run, _) = run_sequential(block, pre_state, false)?;
+    Ok(PlainSequentialRun {
+        receipts: run.receipts,
+        tx_nanos: run.tx_nanos,
+        tx_allocations: run.tx_allocations,
+        exec_nanos: run.exec_nanos,
+        post: run.post,
+    })
+}
+
+/// What both sequential entry points measure.
+struct Core {
+    receipts: Vec<TxReceipt>,
+    tx_nanos: Vec<u64>,
+    tx_slots: Vec<(u32, u32)>,
+    tx_allocations: u64,
+    tx_gas_spent: Vec<u64>,
+    exec_nanos: u64,
+    post: CacheState,
+}
+
+/// The sequential run, with revm's BAL builder and the lifecycle records when `build_bal`
+/// (returned as the [`BlockAccess`]), on a plain `State` otherwise (the access returned is
+/// then empty).
+fn run_sequential<S: StateProvider>(
+    block: &PreparedBlock<'_>,
+    pre_state: &S,
+    build_bal: bool,
+) -> Result<(Core, BlockAccess), ExecError> {
     let number = block.number();
     let hook = crate::provider::intermediate_roots(block, pre_state)?;
     let start = Instant::now();
     let mut state = State::builder()
         .with_database_ref(pre_state)
-        .with_bal_builder()
+        .with_bal_builder_if(build_bal)
         .build();
     state.set_bal_index(BlockAccessIndex::PRE_EXECUTION);
     system::pre_execution(&mut state, block.input, &block.envs.cfg, &block.envs.block)?;
@@ -94,7 +160,9 @@ pub fn execute_sequential<S: StateProvider>(
             let out = evm
                 .transact(block.tx_env(i)?)
                 .map_err(|e| ExecError::from_evm(number, i, e))?;
-            lifecycle.record(index, &out.state);
+            if build_bal {
+                lifecycle.record(index, &out.state);
+            }
             tx_slots.push(slot_counts(&out.state));
             evm.commit(out.state);
             cumulative += out.result.tx_gas_used();
@@ -110,18 +178,23 @@ pub fn execute_sequential<S: StateProvider>(
     }
     state.set_bal_index(BlockAccessIndex::from_tx_index(block.txs.len() as u64));
     system::post_execution(&mut state, block.input, &block.envs.cfg, &block.envs.block)?;
-    let bal = state.take_built_alloy_bal().unwrap_or_default();
+    let access = BlockAccess {
+        bal: state.take_built_alloy_bal().unwrap_or_default(),
+        lifecycle,
+    };
     let exec_nanos = start.elapsed().as_nanos() as u64;
-    Ok(SequentialRun {
-        receipts,
-        access: BlockAccess { bal, lifecycle },
-        tx_nanos,
-        tx_allocations,
-        tx_slots,
-        tx_gas_spent,
-        exec_nanos,
-        post: std::mem::take(&mut state.cache),
-    })
+    Ok((
+        Core {
+            receipts,
+            tx_nanos,
+            tx_allocations,
+            tx_slots,
+            tx_gas_spent,
+            exec_nanos,
+            post: std::mem::take(&mut state.cache),
+        },
+        access,
+    ))
 }
 
 /// (slots only read, slots written) in one transaction's state changes.

@@ -513,8 +513,12 @@ pub struct BlockPhases {
     pub recover_ns: u64,
     /// Validating the BAL and building the parallel lookup structure.
     pub bal_prepare_ns: u64,
-    /// Sequential execution (median over repeats).
+    /// Sequential execution, building the BAL (median over repeats).
     pub sequential_ns: u64,
+    /// Sequential execution without the BAL builder (median over repeats; measured only with
+    /// `bench --sequential-without-bal`). `sequential_ns` minus this is the builder's cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential_nobal_ns: Option<u64>,
     /// Parallel worker phase on the most threads measured, best scheduler (median).
     pub parallel_ns: u64,
     /// Canonical commit + BAL rebuild after that parallel run (median).
@@ -526,7 +530,8 @@ pub struct BlockPhases {
 /// One configuration's results over all repeats.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunReport {
-    /// `sequential` or `parallel`.
+    /// `sequential` (builds the BAL), `sequential-nobal` (plain revm `State`, no BAL built)
+    /// or `parallel`.
     pub mode: String,
     /// Where senders were recovered: `pre` (in advance, not timed) or `inline` (inside the
     /// timed execution).

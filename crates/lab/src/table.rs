@@ -137,6 +137,26 @@ pub fn phases_table(report: &BenchReport) -> Table {
         Cell::new(ms(p.bal_prepare_ns)).set_alignment(CellAlignment::Right),
         Cell::new("once per block, before parallel execution"),
     ]);
+    let sequential = |mode: &str| {
+        report
+            .runs
+            .iter()
+            .find(|r| r.mode == mode && r.recover_senders == "pre")
+    };
+    if let (Some(bal), Some(plain)) = (sequential("sequential"), sequential("sequential-nobal")) {
+        table.add_row(vec![
+            Cell::new("BAL builder (sequential)"),
+            Cell::new(format!(
+                "{:.3}",
+                (bal.median_ns as f64 - plain.median_ns as f64) / 1e6
+            ))
+            .set_alignment(CellAlignment::Right),
+            Cell::new(format!(
+                "sequential − sequential-nobal medians: {:+.1}% of the plain run",
+                (bal.median_ns as f64 / plain.median_ns.max(1) as f64 - 1.0) * 100.0
+            )),
+        ]);
+    }
     if let Some(best) = report
         .runs
         .iter()

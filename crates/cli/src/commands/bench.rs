@@ -100,6 +100,12 @@ pub struct BenchArgs {
     /// it for every pass (needs --root incremental and a generated chain).
     #[arg(long, value_enum, default_value = "memory")]
     state: db::StateArg,
+    /// Also measure the sequential baseline on a plain revm State that builds no BAL (row
+    /// `sequential-nobal`, verified against the header like the baseline): the BAL builder's
+    /// cost is its difference from the `sequential` row (JSON `phases.sequential_nobal_ns`
+    /// per block).
+    #[arg(long)]
+    sequential_without_bal: bool,
     #[command(flatten)]
     pool: PoolArgs,
 }
@@ -238,6 +244,7 @@ impl BenchPlan {
             },
             disk: matches!(args.state, db::StateArg::Disk),
             warm_spin: args.pool.warm_spin,
+            sequential_without_bal: args.sequential_without_bal,
         };
         if options.disk && options.roots.is_empty() {
             bail!("--state disk measures the pipeline: give --root incremental");

@@ -2,6 +2,7 @@
 //! every flag) and an `exec` that turns them into the library's options value, calls the
 //! library and prints its result.
 
+pub mod bal;
 pub mod bench;
 pub mod compare;
 pub mod completions;

@@ -206,6 +206,7 @@ pub fn exec(args: PeersArgs) -> Result<()> {
         overlap: Vec::new(),
         disk: false,
         warm_spin: gigagas_exec::WARM_SPIN,
+        sequential_without_bal: false,
     };
     let numbers: Vec<u64> = cases.iter().map(|c| c.number()).collect();
     let bar = crate::common::progress(options.steps(&numbers), "gigagas");

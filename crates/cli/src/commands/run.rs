@@ -169,7 +169,7 @@ pub fn exec(args: RunArgs) -> Result<()> {
         Mode::Parallel { threads, .. } => {
             Some(WorkerPool::with_warm_spin(threads, args.pool.warm_spin))
         }
-        Mode::Sequential => None,
+        Mode::Sequential | Mode::SequentialNoBal => None,
     };
     // Mega-blocks run every unit on the pool (the small-block threshold is per block).
     let small_block_gas = if options.mega > 1 {

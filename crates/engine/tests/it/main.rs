@@ -3,4 +3,5 @@
 
 mod common;
 mod disk;
+mod nobal;
 mod pipeline;

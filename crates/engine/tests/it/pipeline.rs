@@ -1,6 +1,7 @@
 //! The block pipeline on a generated chain (a complete state, so every root is checked):
-//! overlapped and back-to-back runs, every root mode and both execution modes give the
-//! header's state roots; a wrong state root in a header stops the run at that block.
+//! overlapped and back-to-back runs, every root mode and every execution mode (parallel,
+//! sequential with and without the BAL builder) give the header's state roots; a wrong state
+//! root in a header stops the run at that block.
 
 use crate::common;
 
@@ -32,18 +33,19 @@ proptest! {
     #[test]
     fn every_configuration_gives_the_header_roots(
         threads in 1usize..=4,
-        parallel in any::<bool>(),
+        kind in 0u8..3,
         root in prop::sample::select(vec![RootMode::None, RootMode::Serial, RootMode::Parallel, RootMode::Incremental]),
         overlap in any::<bool>(),
         mega in 1usize..=4,
     ) {
         let data = chain();
         let cases: Vec<BlockCase<'_>> = data.blocks.iter().map(|b| prepare(b).unwrap()).collect();
-        let mode = if parallel {
-            Mode::Parallel { threads, scheduler: Scheduler::GasUsed }
-        } else {
-            Mode::Sequential
+        let mode = match kind {
+            0 => Mode::Parallel { threads, scheduler: Scheduler::GasUsed },
+            1 => Mode::Sequential,
+            _ => Mode::SequentialNoBal,
         };
+        let parallel = matches!(mode, Mode::Parallel { .. });
         let pool = parallel.then(|| WorkerPool::new(threads));
         let options = PipelineOptions { mega, ..options(mode, root, overlap) };
         let run = match run_pipeline(&cases, &options, pool.as_ref()) {
