@@ -501,7 +501,10 @@ fn main() {
         .with_writer(std::io::stderr)
         .init();
     if let Err(err) = real_main() {
-        eprintln!("error: {}", error_chain(&err));
+        // Each line's control characters escaped: an error may quote a node, a file or a child.
+        let text = error_chain(&err);
+        let lines: Vec<_> = text.lines().map(gigagas_guard::text::printable).collect();
+        eprintln!("error: {}", lines.join("\n"));
         std::process::exit(1);
     }
 }
@@ -1622,8 +1625,7 @@ fn cmd_bench(args: BenchArgs) -> Result<()> {
 
 /// Reads a result file: one report, or every report of a sweep.
 fn read_reports(path: &std::path::Path) -> Result<Vec<gigagas_lab::BenchReport>> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    gigagas_lab::read_reports(&bytes)
+    gigagas_lab::read_reports_file(path)
         .with_context(|| format!("{}: unreadable result", path.display()))
 }
 
@@ -1647,8 +1649,8 @@ fn cmd_report(args: ReportArgs) -> Result<()> {
         &out_path,
         &Input::all("FILE", std::slice::from_ref(&args.file)),
     )?;
-    let bytes =
-        std::fs::read(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
+    let bytes = gigagas_lab::report::read_result_bytes(&args.file)
+        .with_context(|| format!("reading {}", args.file.display()))?;
     if let Some(page) = peers::report_html(&bytes) {
         let page =
             page.with_context(|| format!("{}: unreadable peers result", args.file.display()))?;
@@ -1692,8 +1694,8 @@ fn cmd_simulate(args: SimulateArgs) -> Result<()> {
             gigagas_lab::simulate::predict(report, &names, &threads, &megas, &scheduler_order);
         println!(
             "{}: {}: {} blocks, {} txs; 1-thread traces calibrated on the measured 1-thread runs",
-            args.file.display(),
-            report.data,
+            gigagas_guard::text::printable(&args.file.display().to_string()),
+            gigagas_guard::text::printable(&report.data),
             report.blocks.len(),
             report.phases.txs
         );
@@ -1731,11 +1733,8 @@ fn read_side(files: &[PathBuf]) -> Result<Vec<gigagas_lab::BenchReport>> {
 }
 
 fn show(files: &[PathBuf]) -> String {
-    files
-        .iter()
-        .map(|f| f.display().to_string())
-        .collect::<Vec<_>>()
-        .join(",")
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    gigagas_guard::text::printable(&names.join(",")).into_owned()
 }
 
 fn cmd_compare(args: CompareArgs) -> Result<()> {
@@ -1790,7 +1789,10 @@ fn cmd_compare(args: CompareArgs) -> Result<()> {
     }
     for (ra, rb) in &pairs {
         if let Some(warning) = gigagas_lab::report::load_mismatch(ra, rb) {
-            eprintln!("warning: {}: {warning}", ra.data);
+            eprintln!(
+                "warning: {}: {warning}",
+                gigagas_guard::text::printable(&ra.data)
+            );
         }
     }
     Ok(())
