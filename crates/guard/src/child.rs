@@ -18,9 +18,6 @@ use std::{
     time::{Duration, Instant},
 };
 
-/// The environment variable that overrides every child-process deadline, in whole seconds.
-pub const TIMEOUT_ENV: &str = "GIGAGAS_CHILD_TIMEOUT";
-
 /// Bytes of a stream's end always kept (for the error's tail), beyond the bounded head.
 const TAIL_BYTES: usize = 16 * 1024;
 
@@ -41,29 +38,20 @@ pub struct Limits {
     pub max_stdout: usize,
     /// Bytes of stderr kept.
     pub max_stderr: usize,
+    /// The flag or setting that changes `timeout`, named by the error when it passes.
+    pub setting: &'static str,
 }
 
 impl Limits {
-    /// `timeout` (or [`TIMEOUT_ENV`] seconds when that is set to a positive whole number) and
-    /// 64 MiB of each stream.
-    pub fn new(timeout: Duration) -> Self {
+    /// `timeout`, changed by `setting`, and 64 MiB of each stream.
+    pub fn new(timeout: Duration, setting: &'static str) -> Self {
         Self {
-            timeout: timeout_override().unwrap_or(timeout),
+            timeout,
             max_stdout: 64 << 20,
             max_stderr: 64 << 20,
+            setting,
         }
     }
-}
-
-/// [`TIMEOUT_ENV`] when it holds a positive whole number of seconds.
-fn timeout_override() -> Option<Duration> {
-    std::env::var(TIMEOUT_ENV)
-        .ok()?
-        .trim()
-        .parse::<u64>()
-        .ok()
-        .filter(|&s| s > 0)
-        .map(Duration::from_secs)
 }
 
 /// A child that exited before its deadline.
@@ -116,8 +104,8 @@ pub enum ChildError {
     },
     /// The deadline passed: the child and its process group were killed.
     #[error(
-        "{what}: {program} did not exit within {} s (the limit; set {TIMEOUT_ENV}=<seconds> to \
-         change it), killed; its stderr ended: {}",
+        "{what}: {program} did not exit within {} s (the limit, set by {setting}), killed; its \
+         stderr ended: {}",
         timeout.as_secs_f64(),
         if stderr_tail.is_empty() { "(nothing)" } else { stderr_tail.as_str() }
     )]
@@ -128,6 +116,8 @@ pub enum ChildError {
         program: String,
         /// The limit that passed.
         timeout: Duration,
+        /// The flag or setting that changes it.
+        setting: &'static str,
         /// The escaped end of its stderr.
         stderr_tail: String,
     },
@@ -276,6 +266,7 @@ pub fn run(cmd: &mut Command, what: &str, limits: &Limits) -> Result<Finished, C
                 what: what.to_owned(),
                 program,
                 timeout: limits.timeout,
+                setting: limits.setting,
                 stderr_tail,
             })
         }
@@ -291,6 +282,7 @@ mod tests {
             timeout: Duration::from_millis(ms),
             max_stdout: 1024,
             max_stderr: 1024,
+            setting: "--test-timeout",
         }
     }
 
@@ -336,7 +328,7 @@ mod tests {
         assert_eq!(stderr_tail, "starting \\u{1b}[31mred");
         let message = err.to_string();
         assert!(message.contains("the hanging peer on blocks.json"), "{message}");
-        assert!(message.contains(TIMEOUT_ENV), "{message}");
+        assert!(message.contains("--test-timeout"), "{message}");
         assert!(!message.contains('\u{1b}'), "{message}");
     }
 
