@@ -501,10 +501,11 @@ fn main() {
         .with_writer(std::io::stderr)
         .init();
     if let Err(err) = real_main() {
-        // Each line's control characters escaped: an error may quote a node, a file or a child.
-        let text = error_chain(&err);
-        let lines: Vec<_> = text.lines().map(gigagas_guard::text::printable).collect();
-        eprintln!("error: {}", lines.join("\n"));
+        // Control characters escaped: an error may quote a node, a file or a child process.
+        eprintln!(
+            "error: {}",
+            gigagas_guard::text::printable_lines(&error_chain(&err))
+        );
         std::process::exit(1);
     }
 }
@@ -567,6 +568,9 @@ impl Console {
     }
 
     fn line(self, text: impl std::fmt::Display) {
+        // Control characters from inputs (names, a node's or a child's words) escaped.
+        let text = text.to_string();
+        let text = gigagas_guard::text::printable_lines(&text);
         if self.to_stderr {
             eprintln!("{text}");
         } else {

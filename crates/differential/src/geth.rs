@@ -5,9 +5,9 @@ use crate::{scenario::Scenario, Outcome};
 use alloy_eip7928::BlockAccessList;
 use alloy_primitives::{Bytes, B256, U256};
 use alloy_rlp::Decodable;
+use gigagas_guard::child::{self, Limits};
 use revm::primitives::hardfork::SpecId;
 use serde_json::{json, Value};
-use gigagas_guard::child::{self, Limits};
 use std::{
     path::{Path, PathBuf},
     process::Command,
@@ -37,7 +37,10 @@ pub fn t8n_limits() -> Limits {
         .and_then(|v| v.trim().parse::<u64>().ok())
         .filter(|&s| s > 0)
         .map_or(T8N_TIMEOUT, Duration::from_secs);
-    Limits::new(timeout, "the GIGAGAS_T8N_TIMEOUT environment variable (seconds)")
+    Limits::new(
+        timeout,
+        "the GIGAGAS_T8N_TIMEOUT environment variable (seconds)",
+    )
 }
 
 /// The geth release the differential check pins.
@@ -118,7 +121,10 @@ pub fn evm_binary(install: bool) -> Result<PathBuf, GethError> {
             .env("GOBIN", bin_dir)
             .env("GOFLAGS", "-mod=mod"),
         "go install of geth evm",
-        &Limits::new(INSTALL_TIMEOUT, "the built-in install limit (run scripts/install-geth-evm.sh instead)"),
+        &Limits::new(
+            INSTALL_TIMEOUT,
+            "the built-in install limit (run scripts/install-geth-evm.sh instead)",
+        ),
     )
     .map_err(|e| GethError::Unavailable(e.to_string()))?;
     if !done.status.success() || !version_ok(&cached) {
@@ -243,7 +249,10 @@ pub fn run_t8n_within(
             &format!("--state.chainid={}", crate::scenario::CHAIN_ID),
             "--state.reward=-1",
         ]),
-        &format!("evm t8n on the differential block ({})", fork_name(scenario.spec)),
+        &format!(
+            "evm t8n on the differential block ({})",
+            fork_name(scenario.spec)
+        ),
         limits,
     )?;
     if !output.status.success() {

@@ -327,7 +327,10 @@ mod tests {
         };
         assert_eq!(stderr_tail, "starting \\u{1b}[31mred");
         let message = err.to_string();
-        assert!(message.contains("the hanging peer on blocks.json"), "{message}");
+        assert!(
+            message.contains("the hanging peer on blocks.json"),
+            "{message}"
+        );
         assert!(message.contains("--test-timeout"), "{message}");
         assert!(!message.contains('\u{1b}'), "{message}");
     }

@@ -54,6 +54,16 @@ pub fn printable(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Multi-line text (a table, a report, an error chain) with each line [`printable`]: the
+/// line breaks stay, every other control character is shown as an escape.
+pub fn printable_lines(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(|c| c != '\n' && is_unsafe(c)) {
+        return Cow::Borrowed(s);
+    }
+    let lines: Vec<Cow<'_, str>> = s.split('\n').map(printable).collect();
+    Cow::Owned(lines.join("\n"))
+}
+
 /// Bytes of unknown encoding (a child's output, a tar header) as printable text: invalid
 /// UTF-8 shown as U+FFFD, then [`printable`].
 pub fn printable_bytes(bytes: &[u8]) -> String {
@@ -140,7 +150,15 @@ mod tests {
         assert_eq!(printable("\u{7f}"), "\\u{7f}");
         assert_eq!(printable("héllo ✓"), "héllo ✓");
         assert_eq!(Shown("x\u{7}y").to_string(), "x\\u{7}y");
-        assert_eq!(printable_bytes(b"\xff\x1b]0;title\x07"), "\u{fffd}\\u{1b}]0;title\\u{7}");
+        assert_eq!(
+            printable_lines("a\u{1b}[2J\nb\rc\n"),
+            "a\\u{1b}[2J\nb\\rc\n"
+        );
+        assert!(matches!(printable_lines("a\nb\n"), Cow::Borrowed(_)));
+        assert_eq!(
+            printable_bytes(b"\xff\x1b]0;title\x07"),
+            "\u{fffd}\\u{1b}]0;title\\u{7}"
+        );
     }
 
     #[test]

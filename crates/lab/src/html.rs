@@ -574,7 +574,11 @@ fn pipeline_timeline(p: &crate::PipelineReport) -> Plot {
     svg(|root| {
         let mut chart = frame(
             root,
-            &label(&format!("Timeline, {} (first {} blocks)", p.label(), blocks.len())),
+            &label(&format!(
+                "Timeline, {} (first {} blocks)",
+                p.label(),
+                blocks.len()
+            )),
         )
         .y_label_area_size(80)
         .build_cartesian_2d(

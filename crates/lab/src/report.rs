@@ -106,7 +106,12 @@ pub fn read_result_bytes(path: &std::path::Path) -> Result<Vec<u8>, ReadError> {
     Ok(bytes)
 }
 
-fn limit(field: String, value: impl ToString, limit: impl ToString, why: &'static str) -> ReadError {
+fn limit(
+    field: String,
+    value: impl ToString,
+    limit: impl ToString,
+    why: &'static str,
+) -> ReadError {
     ReadError::Limit {
         field,
         value: value.to_string(),
@@ -153,7 +158,12 @@ fn check_numbers(value: &serde_json::Value, path: &mut String) -> Result<(), Rea
 }
 
 /// Checks a value used as a size or count against its budget.
-fn at_most(field: impl FnOnce() -> String, value: usize, max: usize, why: &'static str) -> Result<(), ReadError> {
+fn at_most(
+    field: impl FnOnce() -> String,
+    value: usize,
+    max: usize,
+    why: &'static str,
+) -> Result<(), ReadError> {
     if value > max {
         return Err(limit(field(), value, max, why));
     }
@@ -161,10 +171,18 @@ fn at_most(field: impl FnOnce() -> String, value: usize, max: usize, why: &'stat
 }
 
 /// Checks that a family of values sums within `u64` (so no total computed from it wraps).
-fn total(field: impl FnOnce() -> String, values: impl Iterator<Item = u64>) -> Result<(), ReadError> {
+fn total(
+    field: impl FnOnce() -> String,
+    values: impl Iterator<Item = u64>,
+) -> Result<(), ReadError> {
     let sum: u128 = values.map(u128::from).sum();
     if sum > u128::from(u64::MAX) {
-        return Err(limit(field(), sum, u64::MAX, "its total must fit in 64 bits"));
+        return Err(limit(
+            field(),
+            sum,
+            u64::MAX,
+            "its total must fit in 64 bits",
+        ));
     }
     Ok(())
 }
@@ -173,45 +191,103 @@ fn total(field: impl FnOnce() -> String, values: impl Iterator<Item = u64>) -> R
 fn check_budgets(r: &BenchReport, at: &str) -> Result<(), ReadError> {
     const THREADS: &str = "gigagas bench --threads refuses more; a plot or simulation sizes by it";
     const REPEATS: &str = "gigagas bench --repeats refuses more; comparisons resample every repeat";
-    at_most(|| format!("{at}settings.repeats"), r.settings.repeats, MAX_REPEATS, REPEATS)?;
+    at_most(
+        || format!("{at}settings.repeats"),
+        r.settings.repeats,
+        MAX_REPEATS,
+        REPEATS,
+    )?;
     at_most(
         || format!("{at}settings.warmup"),
         r.settings.warmup,
         MAX_WARMUP,
         "gigagas bench --warmup refuses more",
     )?;
-    at_most(|| format!("{at}machine.cores"), r.machine.cores, 1 << 20, "no machine has more")?;
+    at_most(
+        || format!("{at}machine.cores"),
+        r.machine.cores,
+        1 << 20,
+        "no machine has more",
+    )?;
     for (i, run) in r.runs.iter().enumerate() {
-        at_most(|| format!("{at}runs[{i}].threads"), run.threads, MAX_THREADS, THREADS)?;
+        at_most(
+            || format!("{at}runs[{i}].threads"),
+            run.threads,
+            MAX_THREADS,
+            THREADS,
+        )?;
         at_most(
             || format!("{at}runs[{i}].mega"),
             run.mega,
             MAX_MEGA,
             "gigagas bench --mega refuses more",
         )?;
-        at_most(|| format!("{at}runs[{i}].repeat_ns (count)"), run.repeat_ns.len(), MAX_REPEATS, REPEATS)?;
-        total(|| format!("{at}runs[{i}].repeat_ns"), run.repeat_ns.iter().copied())?;
-        total(|| format!("{at}runs[{i}].block_ns"), run.block_ns.iter().copied())?;
+        at_most(
+            || format!("{at}runs[{i}].repeat_ns (count)"),
+            run.repeat_ns.len(),
+            MAX_REPEATS,
+            REPEATS,
+        )?;
+        total(
+            || format!("{at}runs[{i}].repeat_ns"),
+            run.repeat_ns.iter().copied(),
+        )?;
+        total(
+            || format!("{at}runs[{i}].block_ns"),
+            run.block_ns.iter().copied(),
+        )?;
         total(
             || format!("{at}runs[{i}].block_serial_ns"),
             run.block_serial_ns.iter().copied(),
         )?;
     }
     for (i, p) in r.pipeline.iter().enumerate() {
-        at_most(|| format!("{at}pipeline[{i}].threads"), p.threads, MAX_THREADS, THREADS)?;
-        at_most(|| format!("{at}pipeline[{i}].repeat_ns (count)"), p.repeat_ns.len(), MAX_REPEATS, REPEATS)?;
-        total(|| format!("{at}pipeline[{i}].phases_ns"), p.phases_ns.values().copied())?;
+        at_most(
+            || format!("{at}pipeline[{i}].threads"),
+            p.threads,
+            MAX_THREADS,
+            THREADS,
+        )?;
+        at_most(
+            || format!("{at}pipeline[{i}].repeat_ns (count)"),
+            p.repeat_ns.len(),
+            MAX_REPEATS,
+            REPEATS,
+        )?;
+        total(
+            || format!("{at}pipeline[{i}].phases_ns"),
+            p.phases_ns.values().copied(),
+        )?;
     }
     for (i, f) in r.contention_floor.iter().enumerate() {
-        at_most(|| format!("{at}contention_floor[{i}].threads"), f.threads, MAX_THREADS, THREADS)?;
-        at_most(|| format!("{at}contention_floor[{i}].rounds"), f.rounds, MAX_REPEATS, REPEATS)?;
+        at_most(
+            || format!("{at}contention_floor[{i}].threads"),
+            f.threads,
+            MAX_THREADS,
+            THREADS,
+        )?;
+        at_most(
+            || format!("{at}contention_floor[{i}].rounds"),
+            f.rounds,
+            MAX_REPEATS,
+            REPEATS,
+        )?;
     }
-    total(|| format!("{at}blocks[].gas_used"), r.blocks.iter().map(|b| b.gas_used))?;
+    total(
+        || format!("{at}blocks[].gas_used"),
+        r.blocks.iter().map(|b| b.gas_used),
+    )?;
     let txs = || r.blocks.iter().flat_map(|b| b.tx.iter());
     total(|| format!("{at}blocks[].tx[].ns"), txs().map(|t| t.ns))?;
     total(|| format!("{at}blocks[].tx[].gas"), txs().map(|t| t.gas))?;
-    total(|| format!("{at}blocks[].tx[].gas_spent"), txs().map(|t| t.gas_spent))?;
-    total(|| format!("{at}blocks[].phases.sequential_ns"), r.blocks.iter().map(|b| b.phases.sequential_ns))?;
+    total(
+        || format!("{at}blocks[].tx[].gas_spent"),
+        txs().map(|t| t.gas_spent),
+    )?;
+    total(
+        || format!("{at}blocks[].phases.sequential_ns"),
+        r.blocks.iter().map(|b| b.phases.sequential_ns),
+    )?;
     Ok(())
 }
 
@@ -228,7 +304,11 @@ pub fn read_reports(bytes: &[u8]) -> Result<Vec<BenchReport>, ReadError> {
     let reports = parse_reports(value)?;
     let sweep = reports.len() > 1;
     for (i, report) in reports.iter().enumerate() {
-        let at = if sweep { format!("reports[{i}].") } else { String::new() };
+        let at = if sweep {
+            format!("reports[{i}].")
+        } else {
+            String::new()
+        };
         check_budgets(report, &at)?;
     }
     Ok(reports)
@@ -828,7 +908,10 @@ mod budget_tests {
         let mut v = fixture();
         v["runs"][1]["threads"] = json!(4_294_967_295u64);
         let message = refused(&v, "runs[1].threads = 4294967295");
-        assert!(message.contains("1024") && message.contains("--threads"), "{message}");
+        assert!(
+            message.contains("1024") && message.contains("--threads"),
+            "{message}"
+        );
     }
 
     /// 1e308 Mgas/s once made an axis end at +∞, whose ticks never finished.

@@ -63,8 +63,7 @@ pub fn runs_table(report: &BenchReport) -> Table {
             cell(run.threads).set_alignment(CellAlignment::Right),
             cell(run.scheduler.as_deref().unwrap_or("-")),
             cell(run.mega).set_alignment(CellAlignment::Right),
-            cell(format!("{:.1}", run.total_gas as f64 / 1e6))
-                .set_alignment(CellAlignment::Right),
+            cell(format!("{:.1}", run.total_gas as f64 / 1e6)).set_alignment(CellAlignment::Right),
             cell(ms(run.median_ns)).set_alignment(CellAlignment::Right),
             cell(
                 match (
@@ -79,12 +78,10 @@ pub fn runs_table(report: &BenchReport) -> Table {
             )
             .set_alignment(CellAlignment::Right),
             cell(format!("{:.0}", run.mgas_per_s)).set_alignment(CellAlignment::Right),
-            cell(format!("{:.2}x", run.speedup_vs_sequential))
-                .set_alignment(CellAlignment::Right),
+            cell(format!("{:.2}x", run.speedup_vs_sequential)).set_alignment(CellAlignment::Right),
             cell(format!("{:.0}%", run.longest_tx_share * 100.0))
                 .set_alignment(CellAlignment::Right),
-            cell(format!("{:.2}x", run.critical_path_bound))
-                .set_alignment(CellAlignment::Right),
+            cell(format!("{:.2}x", run.critical_path_bound)).set_alignment(CellAlignment::Right),
             cell(
                 run.bound_fraction
                     .map_or_else(|| "-".to_owned(), |f| format!("{:.0}%", f * 100.0)),
@@ -207,8 +204,7 @@ pub fn simulation_table(
                 )
             ))
             .set_alignment(CellAlignment::Right),
-            cell(p.measured_ns.map_or_else(|| "-".into(), ms))
-                .set_alignment(CellAlignment::Right),
+            cell(p.measured_ns.map_or_else(|| "-".into(), ms)).set_alignment(CellAlignment::Right),
             cell(
                 p.error()
                     .map_or_else(|| "-".into(), |e| format!("{:+.1}%", e * 100.0)),

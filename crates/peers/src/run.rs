@@ -487,17 +487,23 @@ pub fn geth_import(
 /// Runs gigagas itself as a process on the same blockchain test:
 /// `GIGAGAS conformance DIR/blocktest.json --mode sequential --json -`; it must exit 0 and its
 /// summary must count exactly one test, passed (none failed or skipped).
-pub fn gigagas_process(gigagas: &Path, dir: &Path, timeout: Duration) -> Result<PeerRun, PeerError> {
+pub fn gigagas_process(
+    gigagas: &Path,
+    dir: &Path,
+    timeout: Duration,
+) -> Result<PeerRun, PeerError> {
     const ENGINE: &str = "gigagas conformance (process)";
     let file = dir.join(BLOCKTEST_FILE);
     let (wall_ns, out) = timed(
         ENGINE,
         format!("{ENGINE} on {}", file.display()),
         timeout,
-        Command::new(gigagas)
-            .arg("conformance")
-            .arg(&file)
-            .args(["--mode", "sequential", "--json", "-"]),
+        Command::new(gigagas).arg("conformance").arg(&file).args([
+            "--mode",
+            "sequential",
+            "--json",
+            "-",
+        ]),
     )?;
     let failed = |what: String| PeerError::Failed {
         engine: ENGINE,
@@ -505,7 +511,11 @@ pub fn gigagas_process(gigagas: &Path, dir: &Path, timeout: Duration) -> Result<
         what,
     };
     if !out.status.success() {
-        return Err(failed(format!("exit {}: {}", out.status, tail(&text(&out), 6))));
+        return Err(failed(format!(
+            "exit {}: {}",
+            out.status,
+            tail(&text(&out), 6)
+        )));
     }
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout)
         .ok()

@@ -136,7 +136,7 @@ fn geth_rejects_a_tampered_export() {
         &export,
         run::PEER_TIMEOUT,
     )
-        .expect_err("a wrong post-state must fail");
+    .expect_err("a wrong post-state must fail");
     assert!(err.to_string().contains("did not pass"), "{err}");
 }
 
@@ -184,11 +184,18 @@ fn fake_peer(dir: &Path, name: &str, body: &str) -> std::path::PathBuf {
 
 fn one_export() -> (tempfile::TempDir, gigagas_peers::ChainExport) {
     let dir = tempfile::tempdir().unwrap();
-    chain(&dir.path().join("chain"), Workload::Transfers, SpecId::PRAGUE, 2);
+    chain(
+        &dir.path().join("chain"),
+        Workload::Transfers,
+        SpecId::PRAGUE,
+        2,
+    );
     let export = export_chain(&dir.path().join("chain")).unwrap();
     let out = dir.path().join("export");
     std::fs::create_dir(&out).unwrap();
-    export.write(&out, &[Format::BlockTest, Format::Rlp]).unwrap();
+    export
+        .write(&out, &[Format::BlockTest, Format::Rlp])
+        .unwrap();
     (dir, export)
 }
 
@@ -206,10 +213,21 @@ fn peers_claiming_a_pass_are_checked_against_the_head() {
             export.name
         )
     };
-    let zero = fake_peer(dir.path(), "evm-zero", &claim(format!("{}", alloy_primitives::B256::ZERO), export.network));
+    let zero = fake_peer(
+        dir.path(),
+        "evm-zero",
+        &claim(format!("{}", alloy_primitives::B256::ZERO), export.network),
+    );
     let err = run::geth_blocktest(&zero, &out, &export, run::PEER_TIMEOUT).unwrap_err();
-    assert!(err.to_string().contains("claims a pass with state root"), "{err}");
-    let fork = fake_peer(dir.path(), "evm-fork", &claim(format!("{root}"), "Frontier"));
+    assert!(
+        err.to_string().contains("claims a pass with state root"),
+        "{err}"
+    );
+    let fork = fake_peer(
+        dir.path(),
+        "evm-fork",
+        &claim(format!("{root}"), "Frontier"),
+    );
     let err = run::geth_blocktest(&fork, &out, &export, run::PEER_TIMEOUT).unwrap_err();
     assert!(err.to_string().contains("fork"), "{err}");
     let none = fake_peer(
@@ -218,7 +236,11 @@ fn peers_claiming_a_pass_are_checked_against_the_head() {
         &format!("echo '[{{\"name\":\"{}\",\"pass\":true}}]'", export.name),
     );
     assert!(run::geth_blocktest(&none, &out, &export, run::PEER_TIMEOUT).is_err());
-    let honest = fake_peer(dir.path(), "evm-honest", &claim(format!("{root}"), export.network));
+    let honest = fake_peer(
+        dir.path(),
+        "evm-honest",
+        &claim(format!("{root}"), export.network),
+    );
     run::geth_blocktest(&honest, &out, &export, run::PEER_TIMEOUT).unwrap();
 
     // geth import: the last segment must name the head's number and hash.
