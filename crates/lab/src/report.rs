@@ -52,20 +52,38 @@ pub enum ReadError {
         /// Why the limit is what it is.
         why: &'static str,
     },
-    /// The file is larger than a result can be.
-    #[error("{bytes} bytes: above the limit of {MAX_RESULT_BYTES} bytes for a result file")]
+    /// The file is larger than a result may be.
+    #[error(
+        "{bytes} bytes or more: above the limit of {limit} bytes for a result file (set \
+         {MAX_RESULT_BYTES_ENV} to raise it)"
+    )]
     TooLarge {
-        /// The file's size.
+        /// The file's size (at least).
         bytes: u64,
+        /// The limit in force.
+        limit: u64,
     },
     /// The file could not be read.
     #[error("cannot read the file")]
     Io(#[from] std::io::Error),
 }
 
-/// Largest result file read (`report`, `compare`, `simulate`): far above a bench of the
-/// largest data set, low enough that reading it cannot exhaust memory.
-pub const MAX_RESULT_BYTES: u64 = 256 << 20;
+/// Largest result file read by default (`report`, `compare`, `simulate`): above a bench of
+/// every mainnet block with per-transaction traces, low enough that reading it (and its JSON
+/// tree, some 16 times its size at worst) cannot exhaust memory.
+pub const MAX_RESULT_BYTES: u64 = 64 << 20;
+
+/// The environment variable that sets another limit for a result file, in bytes.
+pub const MAX_RESULT_BYTES_ENV: &str = "GIGAGAS_MAX_RESULT_BYTES";
+
+/// The result-file limit in force: [`MAX_RESULT_BYTES_ENV`] when set to a whole number,
+/// else [`MAX_RESULT_BYTES`].
+pub fn max_result_bytes() -> u64 {
+    std::env::var(MAX_RESULT_BYTES_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(MAX_RESULT_BYTES)
+}
 
 /// Largest magnitude of any number in a result: 2^53, the largest integer an `f64` holds
 /// exactly (a time of 104 days in ns, 9·10^15 gas).
@@ -83,25 +101,28 @@ pub const MAX_WARMUP: usize = 1_000;
 /// Largest mega-block size (`bench --mega` refuses more).
 pub const MAX_MEGA: usize = 100_000;
 
-/// Reads a result file of at most [`MAX_RESULT_BYTES`] with [`read_reports`].
+/// Reads a result file of at most [`max_result_bytes`] with [`read_reports`].
 pub fn read_reports_file(path: &std::path::Path) -> Result<Vec<BenchReport>, ReadError> {
     read_reports(&read_result_bytes(path)?)
 }
 
-/// The bytes of a result file of at most [`MAX_RESULT_BYTES`] (a larger file, or a device
+/// The bytes of a result file of at most [`max_result_bytes`] (a larger file, or a device
 /// that never ends, is refused without being read whole).
 pub fn read_result_bytes(path: &std::path::Path) -> Result<Vec<u8>, ReadError> {
     use std::io::Read;
+    let limit = max_result_bytes();
     let file = std::fs::File::open(path)?;
     let size = file.metadata()?.len();
-    if size > MAX_RESULT_BYTES {
-        return Err(ReadError::TooLarge { bytes: size });
+    if size > limit {
+        return Err(ReadError::TooLarge { bytes: size, limit });
     }
     let mut bytes = Vec::new();
-    file.take(MAX_RESULT_BYTES + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_RESULT_BYTES {
-        let bytes = std::fs::metadata(path).map_or(bytes.len() as u64, |m| m.len());
-        return Err(ReadError::TooLarge { bytes });
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(ReadError::TooLarge {
+            bytes: bytes.len() as u64,
+            limit,
+        });
     }
     Ok(bytes)
 }
@@ -968,10 +989,15 @@ mod budget_tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("big.json");
         let file = std::fs::File::create(&path).unwrap();
-        file.set_len(MAX_RESULT_BYTES + 1).unwrap();
+        file.set_len(max_result_bytes() + 1).unwrap();
         assert!(matches!(
             read_reports_file(&path),
             Err(ReadError::TooLarge { .. })
         ));
+        // A device that never ends is read only to the limit.
+        if cfg!(target_os = "linux") {
+            let err = read_reports_file(std::path::Path::new("/dev/zero")).unwrap_err();
+            assert!(err.to_string().contains(MAX_RESULT_BYTES_ENV), "{err}");
+        }
     }
 }

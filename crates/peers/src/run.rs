@@ -248,7 +248,7 @@ pub fn geth_blocktest(
         )));
     }
     // A pass is only believed with the head's state root and the export's fork.
-    let want = head(export).1;
+    let (_, _, want) = head(export);
     let root = r["stateRoot"].as_str().and_then(|s| s.parse::<B256>().ok());
     if root != Some(want) {
         return Err(failed(format!(
