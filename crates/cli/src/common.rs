@@ -76,6 +76,9 @@ impl Console {
     }
 
     pub(crate) fn line(self, text: impl std::fmt::Display) {
+        // Control characters from inputs (names, a node's or a child's words) escaped.
+        let text = text.to_string();
+        let text = gigagas_guard::text::printable_lines(&text);
         if self.to_stderr {
             note!("{text}");
         } else {

@@ -101,7 +101,11 @@ fn main() {
         .with_writer(std::io::stderr)
         .init();
     if let Err(err) = real_main() {
-        note!("error: {}", error_chain(&err));
+        // Control characters escaped: an error may quote a node, a file or a child process.
+        note!(
+            "error: {}",
+            gigagas_guard::text::printable_lines(&error_chain(&err))
+        );
         std::process::exit(1);
     }
 }

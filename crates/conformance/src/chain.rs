@@ -233,6 +233,14 @@ pub fn run_test(
         Ok(h) => h,
         Err(e) => return failed("fixture", format!("genesis RLP: {e}")),
     };
+    if let Some((field, json, rlp)) = test.genesis_block_header.first_difference(&genesis) {
+        return failed(
+            "fixture",
+            format!(
+                "genesisBlockHeader and genesisRLP disagree on {field}: JSON {json}, RLP {rlp}"
+            ),
+        );
+    }
     let genesis_hash = genesis.hash_slow();
     if genesis_hash != test.genesis_block_header.hash {
         return failed(

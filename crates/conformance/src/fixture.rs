@@ -1,7 +1,7 @@
 //! The `BlockchainTests` JSON format: one file maps test names to a genesis, blocks (as RLP,
 //! possibly with `expectException`) and the expected end state.
 
-use alloy_primitives::{map::HashMap, Address, Bytes, B256, U256};
+use alloy_primitives::{map::HashMap, Address, Bloom, Bytes, B256, B64, U256, U64};
 use gigagas_data::{PreAccount, PreState};
 use revm::{bytecode::Bytecode, state::AccountInfo};
 use serde::Deserialize;
@@ -18,7 +18,7 @@ pub struct BlockchainTest {
     /// RLP of the genesis block.
     #[serde(rename = "genesisRLP")]
     pub genesis_rlp: Option<Bytes>,
-    /// The genesis header as JSON (its `hash` and `stateRoot` are used).
+    /// The genesis header as JSON: every field must agree with `genesisRLP`.
     pub genesis_block_header: GenesisHeader,
     /// Blocks in import order (valid and invalid).
     pub blocks: Vec<FixtureBlock>,
@@ -33,7 +33,7 @@ pub struct BlockchainTest {
     pub seal_engine: Option<String>,
 }
 
-/// The fields of the genesis header the runner uses.
+/// The genesis header as the fixture writes it in JSON (ethereum/tests field names).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GenesisHeader {
@@ -41,6 +41,126 @@ pub struct GenesisHeader {
     pub hash: B256,
     /// Genesis state root.
     pub state_root: B256,
+    /// Parent hash.
+    pub parent_hash: B256,
+    /// Ommers hash.
+    pub uncle_hash: B256,
+    /// Beneficiary.
+    pub coinbase: Address,
+    /// Transactions root.
+    pub transactions_trie: B256,
+    /// Receipts root.
+    pub receipt_trie: B256,
+    /// Logs bloom.
+    pub bloom: Bloom,
+    /// Difficulty.
+    pub difficulty: U256,
+    /// Block number.
+    pub number: U64,
+    /// Gas limit.
+    pub gas_limit: U64,
+    /// Gas used.
+    pub gas_used: U64,
+    /// Timestamp.
+    pub timestamp: U64,
+    /// Extra data.
+    pub extra_data: Bytes,
+    /// Mix hash (prev-randao).
+    pub mix_hash: B256,
+    /// PoW nonce.
+    pub nonce: B64,
+    /// EIP-1559 base fee.
+    #[serde(default)]
+    pub base_fee_per_gas: Option<U64>,
+    /// EIP-4895 withdrawals root.
+    #[serde(default)]
+    pub withdrawals_root: Option<B256>,
+    /// EIP-4844 blob gas used.
+    #[serde(default)]
+    pub blob_gas_used: Option<U64>,
+    /// EIP-4844 excess blob gas.
+    #[serde(default)]
+    pub excess_blob_gas: Option<U64>,
+    /// EIP-4788 parent beacon block root.
+    #[serde(default)]
+    pub parent_beacon_block_root: Option<B256>,
+    /// EIP-7685 requests hash.
+    #[serde(default)]
+    pub requests_hash: Option<B256>,
+    /// EIP-7928 block access list hash.
+    #[serde(default)]
+    pub block_access_list_hash: Option<B256>,
+}
+
+impl GenesisHeader {
+    /// The first field in which `header` (decoded from `genesisRLP`) differs from this JSON
+    /// header, as (field, JSON value, RLP value); `None` when they agree.
+    pub fn first_difference(
+        &self,
+        header: &alloy_consensus::Header,
+    ) -> Option<(&'static str, String, String)> {
+        fn differ<T: PartialEq + std::fmt::Debug>(
+            name: &'static str,
+            json: T,
+            rlp: T,
+        ) -> Option<(&'static str, String, String)> {
+            (json != rlp).then(|| (name, format!("{json:?}"), format!("{rlp:?}")))
+        }
+        let h = header;
+        let u = |x: U64| x.to::<u64>();
+        differ("parentHash", self.parent_hash, h.parent_hash)
+            .or_else(|| differ("uncleHash", self.uncle_hash, h.ommers_hash))
+            .or_else(|| differ("coinbase", self.coinbase, h.beneficiary))
+            .or_else(|| differ("stateRoot", self.state_root, h.state_root))
+            .or_else(|| {
+                differ(
+                    "transactionsTrie",
+                    self.transactions_trie,
+                    h.transactions_root,
+                )
+            })
+            .or_else(|| differ("receiptTrie", self.receipt_trie, h.receipts_root))
+            .or_else(|| differ("bloom", self.bloom, h.logs_bloom))
+            .or_else(|| differ("difficulty", self.difficulty, h.difficulty))
+            .or_else(|| differ("number", u(self.number), h.number))
+            .or_else(|| differ("gasLimit", u(self.gas_limit), h.gas_limit))
+            .or_else(|| differ("gasUsed", u(self.gas_used), h.gas_used))
+            .or_else(|| differ("timestamp", u(self.timestamp), h.timestamp))
+            .or_else(|| differ("extraData", &self.extra_data, &h.extra_data))
+            .or_else(|| differ("mixHash", self.mix_hash, h.mix_hash))
+            .or_else(|| differ("nonce", self.nonce, h.nonce))
+            .or_else(|| {
+                differ(
+                    "baseFeePerGas",
+                    self.base_fee_per_gas.map(u),
+                    h.base_fee_per_gas,
+                )
+            })
+            .or_else(|| differ("withdrawalsRoot", self.withdrawals_root, h.withdrawals_root))
+            .or_else(|| differ("blobGasUsed", self.blob_gas_used.map(u), h.blob_gas_used))
+            .or_else(|| {
+                differ(
+                    "excessBlobGas",
+                    self.excess_blob_gas.map(u),
+                    h.excess_blob_gas,
+                )
+            })
+            .or_else(|| {
+                differ(
+                    "parentBeaconBlockRoot",
+                    self.parent_beacon_block_root,
+                    h.parent_beacon_block_root,
+                )
+            })
+            .or_else(|| differ("requestsHash", self.requests_hash, h.requests_hash))
+            .or_else(|| {
+                differ(
+                    "blockAccessListHash",
+                    self.block_access_list_hash,
+                    h.block_access_list_hash,
+                )
+            })
+    }
 }
 
 /// One block of a test.

@@ -170,6 +170,50 @@ fn pre_byzantium_receipts_roots_are_rebuilt_by_both_paths() {
     }
 }
 
+/// A genesis header in JSON that disagrees with the genesis RLP (any field, the hash left as
+/// the RLP's) fails, naming the field; both fixtures' headers agree as they are.
+#[test]
+fn a_genesis_header_disagreeing_with_its_rlp_fails() {
+    for file in [
+        "balance_within_block.json",
+        "baseFee.json",
+        "ContractCreationFailsOnHomestead.json",
+    ] {
+        let value = first_test(file);
+        for (field, tampered) in [
+            ("gasLimit", "0x01"),
+            ("timestamp", "0x0badbeef"),
+            ("coinbase", "0x00000000000000000000000000000000000000aa"),
+            ("extraData", "0x1234"),
+            ("nonce", "0x00000000000000aa"),
+            (
+                "receiptTrie",
+                "0x1111111111111111111111111111111111111111111111111111111111111111",
+            ),
+        ] {
+            let mut value = value.clone();
+            value["genesisBlockHeader"][field] = Value::String(tampered.into());
+            let (category, detail) = failure(run(value, Mode::Sequential));
+            assert_eq!(category, "fixture", "{file} {field}: {detail}");
+            assert!(
+                detail.contains(&format!("disagree on {field}")),
+                "{file} {field}: {detail}"
+            );
+        }
+        // A field the RLP has and the JSON leaves out (or the reverse) disagrees too.
+        let mut value = value.clone();
+        let header = value["genesisBlockHeader"].as_object_mut().unwrap();
+        if header.remove("baseFeePerGas").is_none() {
+            header.insert("baseFeePerGas".into(), Value::String("0x07".into()));
+        }
+        let (_, detail) = failure(run(value, Mode::Sequential));
+        assert!(
+            detail.contains("disagree on baseFeePerGas"),
+            "{file}: {detail}"
+        );
+    }
+}
+
 #[test]
 fn a_wrong_expected_post_state_names_the_account() {
     let mut value = first_test("balance_within_block.json");

@@ -5,12 +5,43 @@ use crate::{scenario::Scenario, Outcome};
 use alloy_eip7928::BlockAccessList;
 use alloy_primitives::{Bytes, B256, U256};
 use alloy_rlp::Decodable;
+use gigagas_guard::child::{self, Limits};
 use revm::primitives::hardfork::SpecId;
 use serde_json::{json, Value};
 use std::{
     path::{Path, PathBuf},
     process::Command,
+    time::Duration,
 };
+
+/// The environment variable that sets how long one `evm t8n` run may take, in seconds.
+pub const T8N_TIMEOUT_ENV: &str = "GIGAGAS_T8N_TIMEOUT";
+
+/// How long one `evm t8n` run may take by default (one block: seconds at most).
+pub const T8N_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How long `go install` of `evm` may take (about 4–5 minutes cold).
+pub const INSTALL_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// How long `evm --version` may take.
+const VERSION_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Largest `result.json` read from `evm t8n`.
+const MAX_RESULT_BYTES: u64 = 64 << 20;
+
+/// The deadline of one `evm t8n` run: [`T8N_TIMEOUT_ENV`] seconds when set to a positive
+/// whole number, else [`T8N_TIMEOUT`].
+pub fn t8n_limits() -> Limits {
+    let timeout = std::env::var(T8N_TIMEOUT_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|&s| s > 0)
+        .map_or(T8N_TIMEOUT, Duration::from_secs);
+    Limits::new(
+        timeout,
+        "the GIGAGAS_T8N_TIMEOUT environment variable (seconds)",
+    )
+}
 
 /// The geth release the differential check pins.
 pub const GETH_VERSION: &str = "v1.17.10";
@@ -24,6 +55,9 @@ pub enum GethError {
     /// `evm t8n` failed.
     #[error("evm t8n failed: {0}")]
     T8n(String),
+    /// A child process (`evm t8n`, `go install`) did not start or did not exit in time.
+    #[error(transparent)]
+    Child(#[from] child::ChildError),
     /// Its output was not what `t8n` writes.
     #[error("evm t8n output: {0}")]
     Output(String),
@@ -43,10 +77,12 @@ pub fn cache_path() -> PathBuf {
 }
 
 fn version_ok(evm: &Path) -> bool {
-    Command::new(evm)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(&GETH_VERSION[1..]))
+    child::run(
+        Command::new(evm).arg("--version"),
+        "the version of geth evm",
+        &Limits::new(VERSION_TIMEOUT, "the built-in version-query limit"),
+    )
+    .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(&GETH_VERSION[1..]))
 }
 
 /// The pinned `evm`: `$GIGAGAS_GETH_EVM` if set, else the cache; with `install`, builds it
@@ -72,20 +108,30 @@ pub fn evm_binary(install: bool) -> Result<PathBuf, GethError> {
             cached.display()
         )));
     }
-    let bin_dir = cached.parent().expect("cache path has a parent");
+    let bin_dir = cached
+        .parent()
+        .ok_or_else(|| GethError::Unavailable(format!("no directory for {}", cached.display())))?;
     std::fs::create_dir_all(bin_dir)?;
-    let status = Command::new("go")
-        .args([
-            "install",
-            &format!("github.com/ethereum/go-ethereum/cmd/evm@{GETH_VERSION}"),
-        ])
-        .env("GOBIN", bin_dir)
-        .env("GOFLAGS", "-mod=mod")
-        .status()
-        .map_err(|e| GethError::Unavailable(format!("go install: {e}")))?;
-    if !status.success() || !version_ok(&cached) {
+    let done = child::run(
+        Command::new("go")
+            .args([
+                "install",
+                &format!("github.com/ethereum/go-ethereum/cmd/evm@{GETH_VERSION}"),
+            ])
+            .env("GOBIN", bin_dir)
+            .env("GOFLAGS", "-mod=mod"),
+        "go install of geth evm",
+        &Limits::new(
+            INSTALL_TIMEOUT,
+            "the built-in install limit (run scripts/install-geth-evm.sh instead)",
+        ),
+    )
+    .map_err(|e| GethError::Unavailable(e.to_string()))?;
+    if !done.status.success() || !version_ok(&cached) {
         return Err(GethError::Unavailable(format!(
-            "go install exited with {status}"
+            "go install exited with {}: {}",
+            done.status,
+            done.stderr_tail()
         )));
     }
     Ok(cached)
@@ -175,16 +221,24 @@ fn parse_b256(s: &str) -> Result<B256, GethError> {
         .map_err(|e| GethError::Output(format!("{s}: {e}")))
 }
 
-/// Runs `evm t8n` on `scenario` and reads its result.
+/// Runs `evm t8n` on `scenario` within [`t8n_limits`] and reads its result.
 pub fn run_t8n(evm: &Path, scenario: &Scenario) -> Result<Outcome, GethError> {
+    run_t8n_within(evm, scenario, &t8n_limits())
+}
+
+/// Runs `evm t8n` on `scenario`, killed when it passes `limits`, and reads its result.
+pub fn run_t8n_within(
+    evm: &Path,
+    scenario: &Scenario,
+    limits: &Limits,
+) -> Result<Outcome, GethError> {
     let dir = tempfile::tempdir()?;
     let (alloc, env, txs) = inputs(scenario);
     std::fs::write(dir.path().join("alloc.json"), alloc.to_string())?;
     std::fs::write(dir.path().join("env.json"), env.to_string())?;
     std::fs::write(dir.path().join("txs.rlp"), txs.to_string())?;
-    let output = Command::new(evm)
-        .current_dir(dir.path())
-        .args([
+    let output = child::run(
+        Command::new(evm).current_dir(dir.path()).args([
             "t8n",
             "--input.alloc=alloc.json",
             "--input.env=env.json",
@@ -194,20 +248,40 @@ pub fn run_t8n(evm: &Path, scenario: &Scenario) -> Result<Outcome, GethError> {
             &format!("--state.fork={}", fork_name(scenario.spec)),
             &format!("--state.chainid={}", crate::scenario::CHAIN_ID),
             "--state.reward=-1",
-        ])
-        .output()
-        .map_err(|e| GethError::T8n(e.to_string()))?;
+        ]),
+        &format!(
+            "evm t8n on the differential block ({})",
+            fork_name(scenario.spec)
+        ),
+        limits,
+    )?;
     if !output.status.success() {
-        return Err(GethError::T8n(
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        ));
+        return Err(GethError::T8n(format!(
+            "exit {}: {}",
+            output.status,
+            output.stderr_tail()
+        )));
     }
-    let result: Value = serde_json::from_slice(&std::fs::read(dir.path().join("result.json"))?)
-        .map_err(|e| GethError::Output(e.to_string()))?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(
+            std::fs::File::open(dir.path().join("result.json"))?,
+            MAX_RESULT_BYTES + 1,
+        ),
+        &mut bytes,
+    )?;
+    if bytes.len() as u64 > MAX_RESULT_BYTES {
+        return Err(GethError::Output(format!(
+            "result.json is larger than {MAX_RESULT_BYTES} bytes"
+        )));
+    }
+    let result: Value =
+        serde_json::from_slice(&bytes).map_err(|e| GethError::Output(e.to_string()))?;
     if let Some(rejected) = result.get("rejected").and_then(Value::as_array) {
         if !rejected.is_empty() {
             return Err(GethError::Output(format!(
-                "geth rejected transactions: {rejected:?}"
+                "geth rejected transactions: {}",
+                gigagas_guard::text::printable(&format!("{rejected:?}"))
             )));
         }
     }

@@ -157,8 +157,22 @@ pub(crate) fn key(seed: u64, i: usize) -> PrivateKeySigner {
 }
 
 const COINBASE: Address = alloy_primitives::address!("0x00000000000000000000000000000000000c0b0e");
-const MAX_FEE: u128 = 1_000_000_000_000; // 1000 gwei
+/// Priority fee of every generated transaction, wei per gas. Its max fee is the block's base
+/// fee plus this tip ([`max_fee`]): generated blocks are full, so EIP-1559 raises the base fee
+/// 12.5% per block, and a fixed cap would be passed after some 60 blocks.
 const TIP: u128 = 1_000_000_000;
+
+/// The max fee per gas of a transaction in a block with `base_fee`: the base fee plus
+/// [`TIP`], so that every transaction pays exactly base fee + tip however high the base fee
+/// has risen.
+fn max_fee(base_fee: u64) -> u128 {
+    u128::from(base_fee) + TIP
+}
+
+/// What a chain too long for its base fee can do about it.
+const FEE_FIX: &str = "each full block raises the EIP-1559 base fee by 12.5% from 1 gwei at \
+                       the genesis; generate fewer blocks (--blocks), or fewer or smaller blocks \
+                       with more senders (--block-gas, --senders)";
 
 /// The gas limit a planned transaction is signed with.
 pub(crate) fn gas_limit(plan: &TxPlan, cap: u64) -> u64 {
@@ -209,16 +223,43 @@ pub fn genesis_header(spec: SpecId, block_gas: u64, seed: u64, state_root: B256)
     }
 }
 
-fn header_template(opts: &GenOptions, number: u64, parent: &Header, parent_hash: B256) -> Header {
-    // Every block's base fee follows EIP-1559 from its parent, the genesis included (as
-    // other clients check it).
-    let base_fee = alloy_eips::calc_next_block_base_fee(
+/// The base fee of block `number` after `parent` by EIP-1559; an error naming the cause and
+/// the fix when it would not fit the header's 64 bits (some 190 full blocks in a row).
+fn next_base_fee(parent: &Header, number: u64) -> Result<u64, GenError> {
+    let params = BaseFeeParams::ethereum();
+    let base = u128::from(parent.base_fee_per_gas.unwrap_or_default());
+    let target = u128::from(parent.gas_limit) / params.elasticity_multiplier;
+    let used = u128::from(parent.gas_used);
+    if target > 0 && used > target {
+        let increase = (base * (used - target) / (target * params.max_change_denominator)).max(1);
+        if base + increase > u128::from(u64::MAX) {
+            return Err(GenError::Check {
+                block: number,
+                what: format!(
+                    "its base fee would exceed 2^64 - 1 wei per gas (the parent's is {base}): \
+                     {FEE_FIX}"
+                ),
+            });
+        }
+    }
+    Ok(alloy_eips::calc_next_block_base_fee(
         parent.gas_used,
         parent.gas_limit,
         parent.base_fee_per_gas.unwrap_or_default(),
-        BaseFeeParams::ethereum(),
-    );
-    Header {
+        params,
+    ))
+}
+
+fn header_template(
+    opts: &GenOptions,
+    number: u64,
+    parent: &Header,
+    parent_hash: B256,
+) -> Result<Header, GenError> {
+    // Every block's base fee follows EIP-1559 from its parent, the genesis included (as
+    // other clients check it).
+    let base_fee = next_base_fee(parent, number)?;
+    Ok(Header {
         parent_hash,
         ommers_hash: EMPTY_OMMER_ROOT_HASH,
         beneficiary: COINBASE,
@@ -236,7 +277,7 @@ fn header_template(opts: &GenOptions, number: u64, parent: &Header, parent_hash:
             .is_enabled_in(SpecId::PRAGUE)
             .then_some(alloy_eips::eip7685::EMPTY_REQUESTS_HASH),
         ..Default::default()
-    }
+    })
 }
 
 /// Generates and verifies a chain; `progress(k)` after each block.
@@ -334,7 +375,7 @@ pub fn generate(opts: &GenOptions, progress: &dyn Fn(usize)) -> Result<Generated
     let (mut parent, mut parent_hash) = (genesis_header, genesis_hash);
     for k in 1..=opts.blocks as u64 {
         let pre = Arc::new(PreState::new(state.clone(), Arc::new(hashes.clone())));
-        let template = header_template(opts, k, &parent, parent_hash);
+        let template = header_template(opts, k, &parent, parent_hash)?;
         let long_tx_gas = (opts.block_gas as f64 * 0.8) as u64;
         stream.start_block(opts.tx_gas_cap.map_or(long_tx_gas, |c| c.min(long_tx_gas)));
         stream.plan_block(k, &addresses, &nonces);
@@ -423,6 +464,8 @@ fn build_block(
     nonces: &mut [u64],
 ) -> Result<(ChainBlock, usize), GenError> {
     let number = header.number;
+    let base_fee = header.base_fee_per_gas.unwrap_or_default();
+    let max_fee = max_fee(base_fee);
     let exec = |e: ExecError| GenError::Exec {
         block: number,
         error: Box::new(e),
@@ -471,7 +514,7 @@ fn build_block(
                         chain_id: 1,
                         nonce: nonces[s],
                         gas_limit: limit,
-                        max_fee_per_gas: MAX_FEE,
+                        max_fee_per_gas: max_fee,
                         max_priority_fee_per_gas: TIP,
                         to: plan.to,
                         value: plan.value,
@@ -500,7 +543,7 @@ fn build_block(
                             chain_id: 1,
                             nonce: nonces[s],
                             gas_limit: limit,
-                            max_fee_per_gas: MAX_FEE,
+                            max_fee_per_gas: max_fee,
                             max_priority_fee_per_gas: TIP,
                             to,
                             value: plan.value,
@@ -518,12 +561,22 @@ fn build_block(
                 .db_mut()
                 .set_bal_index(alloy_eip7928::BlockAccessIndex::from_tx_index(i as u64));
             let env = tx_env(&envelope, addresses[s]);
-            let out = evm.transact(env.clone()).map_err(|e| {
-                exec(ExecError::InvalidTx {
+            let out = evm.transact(env.clone()).map_err(|e| match e {
+                revm::context::result::EVMError::Transaction(
+                    revm::context::result::InvalidTransaction::LackOfFundForMaxFee { .. },
+                ) => GenError::Check {
+                    block: number,
+                    what: format!(
+                        "sender {} cannot pay for transaction {i} at a base fee of {base_fee} \
+                         wei per gas ({e}): {FEE_FIX}",
+                        addresses[s]
+                    ),
+                },
+                e => exec(ExecError::InvalidTx {
                     block: number,
                     tx: i,
                     what: e.to_string(),
-                })
+                }),
             })?;
             evm.commit(out.state);
             cumulative += out.result.tx_gas_used();
@@ -688,6 +741,51 @@ mod tests {
             slots: (workload == Workload::SstoreBloated).then_some(5_000),
             spread: false,
         }
+    }
+
+    /// 100 full blocks raise the base fee some 80,000-fold (past the 1,000 gwei a fixed max
+    /// fee once allowed, at block ~70): every transaction's max fee follows the base fee.
+    #[test]
+    fn a_hundred_full_blocks_generate() {
+        let opts = GenOptions {
+            blocks: 100,
+            block_gas: 1_000_000,
+            spec: SpecId::PRAGUE,
+            ..options(Workload::Transfers)
+        };
+        let chain = generate(&opts, &|_| {}).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(chain.blocks.len(), 100);
+        let last = &chain.blocks[99].block;
+        let base_fee = last.header.base_fee_per_gas.unwrap();
+        assert!(
+            u128::from(base_fee) > 1_000_000_000_000,
+            "base fee {base_fee}"
+        );
+        for tx in &last.body.transactions {
+            assert_eq!(
+                alloy_consensus::Transaction::max_fee_per_gas(tx),
+                max_fee(base_fee)
+            );
+        }
+    }
+
+    /// A base fee that would pass 64 bits is refused naming the cause and the fix.
+    #[test]
+    fn a_base_fee_beyond_64_bits_is_refused_with_the_fix() {
+        let parent = Header {
+            gas_limit: 1_000_000,
+            gas_used: 1_000_000,
+            base_fee_per_gas: Some(u64::MAX - 10),
+            ..Default::default()
+        };
+        let err = next_base_fee(&parent, 211).unwrap_err().to_string();
+        assert!(err.contains("block 211"), "{err}");
+        assert!(err.contains("12.5%") && err.contains("--blocks"), "{err}");
+        let parent = Header {
+            base_fee_per_gas: Some(1_000_000_000),
+            ..parent
+        };
+        assert_eq!(next_base_fee(&parent, 1).unwrap(), 1_125_000_000);
     }
 
     #[test]

@@ -54,11 +54,11 @@ pub struct Comparison {
 /// median(a)/median(b) − 1. Deterministic for a given `seed`.
 pub fn bootstrap_change(a: &[u64], b: &[u64], iterations: usize, seed: u64) -> (f64, f64) {
     let mut rng = StdRng::seed_from_u64(seed);
-    let resample = |xs: &[u64], rng: &mut StdRng| -> f64 {
-        let pick: Vec<u64> = (0..xs.len())
-            .map(|_| xs[rng.random_range(0..xs.len())])
-            .collect();
-        median(&pick).unwrap_or(0) as f64
+    let mut pick: Vec<u64> = Vec::with_capacity(a.len().max(b.len()));
+    let mut resample = |xs: &[u64], rng: &mut StdRng| -> f64 {
+        pick.clear();
+        pick.extend((0..xs.len()).map(|_| xs[rng.random_range(0..xs.len())]));
+        median_in_place(&mut pick).unwrap_or(0) as f64
     };
     let mut changes: Vec<f64> = (0..iterations.max(1))
         .map(|_| {
@@ -69,6 +69,20 @@ pub fn bootstrap_change(a: &[u64], b: &[u64], iterations: usize, seed: u64) -> (
     changes.sort_by(f64::total_cmp);
     let at = |q: f64| changes[((changes.len() - 1) as f64 * q).round() as usize];
     (at(0.025), at(0.975))
+}
+
+/// [`median`] by selection (linear time) instead of a sort; reorders `values`.
+fn median_in_place(values: &mut [u64]) -> Option<u64> {
+    let n = values.len();
+    if n == 0 {
+        return None;
+    }
+    let (left, &mut upper, _) = values.select_nth_unstable(n / 2);
+    if n % 2 == 1 {
+        return Some(upper);
+    }
+    let lower = left.iter().copied().max().unwrap_or(upper);
+    Some(((lower as f64 + upper as f64) / 2.0).round() as u64)
 }
 
 /// Verdict of an interval against a floor (0.02 = 2%).
@@ -153,6 +167,7 @@ pub fn pool(reports: &[&BenchReport]) -> Result<BenchReport, String> {
             .map_err(|e| format!("cannot pool results of different data: {e}"))?;
     }
     let mut pooled = (*first).clone();
+    let mut too_many = None;
     pooled.runs.retain_mut(|run| {
         let key = config(run);
         for other in rest {
@@ -160,6 +175,15 @@ pub fn pool(reports: &[&BenchReport]) -> Result<BenchReport, String> {
                 Some(r) => run.repeat_ns.extend_from_slice(&r.repeat_ns),
                 None => return false,
             }
+        }
+        if run.repeat_ns.len() > crate::report::MAX_REPEATS && too_many.is_none() {
+            too_many = Some(format!(
+                "{key}: {} repeats pooled from {} results, above the limit of {} repeats per \
+                 configuration (pool fewer files)",
+                run.repeat_ns.len(),
+                reports.len(),
+                crate::report::MAX_REPEATS
+            ));
         }
         run.median_ns = median(&run.repeat_ns).unwrap_or(run.median_ns);
         run.mgas_per_s = if run.median_ns > 0 {
@@ -169,6 +193,9 @@ pub fn pool(reports: &[&BenchReport]) -> Result<BenchReport, String> {
         };
         true
     });
+    if let Some(e) = too_many {
+        return Err(e);
+    }
     pooled.settings.repeats = pooled.runs.first().map_or(0, |r| r.repeat_ns.len());
     Ok(pooled)
 }
@@ -338,5 +365,26 @@ mod tests {
             bootstrap_change(&a, &b, 500, 7),
             bootstrap_change(&a, &b, 500, 7)
         );
+    }
+
+    #[test]
+    fn pooling_beyond_the_repeat_limit_is_refused() {
+        let text = include_str!("../tests/fixtures/tiny-report.json");
+        let mut a: BenchReport = serde_json::from_str(text).unwrap();
+        for run in &mut a.runs {
+            run.repeat_ns = vec![1_000; crate::report::MAX_REPEATS / 2 + 1];
+        }
+        let err = pool(&[&a, &a]).unwrap_err();
+        assert!(err.contains("above the limit of 10000"), "{err}");
+        assert!(pool(&[&a]).is_ok());
+    }
+
+    proptest::proptest! {
+        /// The bootstrap's linear-time median is the median.
+        #[test]
+        fn selection_median_is_the_median(mut values in proptest::collection::vec(0u64..1_000_000, 0..50)) {
+            let expected = median(&values);
+            proptest::prop_assert_eq!(median_in_place(&mut values), expected);
+        }
     }
 }

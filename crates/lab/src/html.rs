@@ -2,7 +2,6 @@
 
 use crate::{critical_path_bound, simulate::Prediction, BenchReport, BlockTrace};
 use plotters::prelude::*;
-use std::fmt::Write as _;
 
 const W: u32 = 760;
 const H: u32 = 420;
@@ -41,9 +40,21 @@ fn legend<'a, 's: 'a, CT: plotters::coord::CoordTranslate>(
     Ok(())
 }
 
+/// A plot's markup, made only in this module: an SVG drawn by plotters' SVG backend (which
+/// escapes every text and attribute value it writes) or a fixed note.
+#[derive(Debug, Clone)]
+pub struct Plot(String);
+
+impl Plot {
+    /// A fixed note in place of a plot that has nothing to draw.
+    fn note(text: &'static str) -> Self {
+        Self(format!("<p>{text}</p>"))
+    }
+}
+
 fn svg(
     draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, plotters::coord::Shift>) -> PlotResult,
-) -> String {
+) -> Plot {
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (W, H)).into_drawing_area();
@@ -52,16 +63,104 @@ fn svg(
             .map_err(Into::into)
             .and_then(|()| draw(&root));
         if let Err(e) = result.and_then(|()| root.present().map_err(Into::into)) {
-            return format!("<p>plot failed: {}</p>", escape(&e.to_string()));
+            return Plot(format!("<p>plot failed: {}</p>", escape(&e.to_string())));
+        }
+    }
+    Plot(out)
+}
+
+/// `s` as HTML text, safe in element content and in quoted attribute values: `&`, `<`, `>`,
+/// `"` and `'` as character references, and every control or invisible formatting
+/// character shown as a visible escape (`gigagas_guard::text::is_unsafe`). The one escaping
+/// function of every report page ([`Page::text`] uses it).
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c if gigagas_guard::text::is_unsafe(c) => {
+                out.push_str(&gigagas_guard::text::Shown(c.encode_utf8(&mut [0; 4])).to_string())
+            }
+            c => out.push(c),
         }
     }
     out
 }
 
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+/// A text drawn by plotters (a legend entry, an axis label, a title) that came from a result
+/// file: plotters escapes markup itself; control characters are shown as escapes here.
+fn label(s: &str) -> String {
+    gigagas_guard::text::printable(s).into_owned()
+}
+
+/// An HTML page under construction. Markup goes in only as `&'static str` literals
+/// ([`Page::markup`]), text only escaped ([`Page::text`], [`Page::row`]), plots only as a
+/// [`Plot`]: a string that came from an input cannot be inserted as markup.
+#[derive(Debug, Clone, Default)]
+pub struct Page(String);
+
+impl Page {
+    /// A page opened with the common head and `h1` as its heading.
+    pub fn open(h1: &'static str) -> Self {
+        let mut page = Self(String::new());
+        page.markup(HEAD).markup("<h1>").markup(h1).markup("</h1>");
+        page
+    }
+
+    /// Appends literal markup.
+    pub fn markup(&mut self, markup: &'static str) -> &mut Self {
+        self.0.push_str(markup);
+        self
+    }
+
+    /// Appends `text`, escaped with [`escape`].
+    pub fn text(&mut self, text: impl std::fmt::Display) -> &mut Self {
+        self.0.push_str(&escape(&text.to_string()));
+        self
+    }
+
+    /// Appends a table row of header cells (literal names).
+    pub fn header_row<'a>(&mut self, names: impl IntoIterator<Item = &'a str>) -> &mut Self {
+        self.markup("<tr>");
+        for name in names {
+            self.markup("<th>").text(name).markup("</th>");
+        }
+        self.markup("</tr>")
+    }
+
+    /// Appends a table row, each cell's text escaped.
+    pub fn row<D: std::fmt::Display>(&mut self, cells: impl IntoIterator<Item = D>) -> &mut Self {
+        self.markup("<tr>");
+        for cell in cells {
+            self.markup("<td>").text(cell).markup("</td>");
+        }
+        self.markup("</tr>")
+    }
+
+    /// Appends a figure: a literal caption and a plot.
+    pub fn figure(&mut self, caption: &'static str, plot: &Plot) -> &mut Self {
+        self.markup("<figure><figcaption><b>")
+            .markup(caption)
+            .markup("</b></figcaption>");
+        self.0.push_str(&plot.0);
+        self.markup("</figure>")
+    }
+
+    /// Appends another page's body (a section built on its own).
+    fn section(&mut self, section: Page) -> &mut Self {
+        self.0.push_str(&section.0);
+        self
+    }
+
+    /// Closes the page and returns its HTML.
+    pub fn close(mut self) -> String {
+        self.markup("</body></html>\n");
+        self.0
+    }
 }
 
 fn traces(report: &BenchReport) -> Vec<BlockTrace> {
@@ -88,7 +187,7 @@ fn schedulers(report: &BenchReport) -> Vec<String> {
 
 /// Throughput against threads: measured per scheduler, sequential, ideal scaling and the
 /// critical-path bound.
-fn throughput_vs_threads(report: &BenchReport) -> String {
+fn throughput_vs_threads(report: &BenchReport) -> Plot {
     let max_t = report
         .runs
         .iter()
@@ -162,7 +261,7 @@ fn throughput_vs_threads(report: &BenchReport) -> String {
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
             chart
                 .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
-                .label(name.as_str())
+                .label(label(name))
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
             chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 4, color.filled())))?;
         }
@@ -176,7 +275,7 @@ type Series = (String, usize);
 
 /// Throughput against mega-block size, one line per (scheduler, threads) measured at more
 /// than one size; `None` when the report has no mega-block runs.
-fn throughput_vs_mega(report: &BenchReport) -> Option<String> {
+fn throughput_vs_mega(report: &BenchReport) -> Option<Plot> {
     let parallel = |r: &&crate::RunReport| r.mode == "parallel" && r.recover_senders == "pre";
     let sizes: Vec<usize> = report
         .runs
@@ -234,7 +333,7 @@ fn throughput_vs_mega(report: &BenchReport) -> Option<String> {
             let color = PALETTE[k % PALETTE.len()];
             chart
                 .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
-                .label(format!("{threads}t {name}"))
+                .label(label(&format!("{threads}t {name}")))
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
             chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, color.filled())))?;
         }
@@ -244,7 +343,7 @@ fn throughput_vs_mega(report: &BenchReport) -> Option<String> {
 }
 
 /// Per-block throughput against block gas, sequential and fastest parallel configuration.
-fn throughput_vs_gas(report: &BenchReport) -> String {
+fn throughput_vs_gas(report: &BenchReport) -> Plot {
     let best = report
         .runs
         .iter()
@@ -282,7 +381,7 @@ fn throughput_vs_gas(report: &BenchReport) -> String {
         for (k, run) in seq.into_iter().chain(best).enumerate() {
             let color = PALETTE[k];
             let label = match &run.scheduler {
-                Some(s) => format!("parallel {}t {s}", run.threads),
+                Some(s) => label(&format!("parallel {}t {s}", run.threads)),
                 None => "sequential".into(),
             };
             chart
@@ -300,16 +399,16 @@ fn throughput_vs_gas(report: &BenchReport) -> String {
 }
 
 /// Stacked bars of the phases: sender recovery, execution, commit, verification.
-fn phases(report: &BenchReport) -> String {
+fn phases(report: &BenchReport) -> Plot {
     let mut rows: Vec<(String, [f64; 4])> = Vec::new();
     let recover = report.phases.recover_ns as f64 / 1e6;
     for run in &report.runs {
-        let mut label = match &run.scheduler {
-            Some(s) => format!("{}t {s}", run.threads),
+        let mut name = match &run.scheduler {
+            Some(s) => label(&format!("{}t {s}", run.threads)),
             None => "seq".into(),
         };
         if run.recover_senders == "inline" {
-            label.push_str(" +rec");
+            name.push_str(" +rec");
         }
         // Inline runs already contain recovery in their execution time.
         let recover = if run.recover_senders == "inline" {
@@ -318,7 +417,7 @@ fn phases(report: &BenchReport) -> String {
             recover
         };
         rows.push((
-            label,
+            name,
             [
                 recover,
                 run.median_ns as f64 / 1e6,
@@ -379,7 +478,7 @@ fn phases(report: &BenchReport) -> String {
 
 /// The whole block pipeline: each configuration's median repeat as one bar, stacked by the
 /// busy time of each stage (summed over blocks), the wall time marked beside it.
-fn pipeline_phases(report: &BenchReport) -> Option<String> {
+fn pipeline_phases(report: &BenchReport) -> Option<Plot> {
     if report.pipeline.is_empty() {
         return None;
     }
@@ -388,7 +487,7 @@ fn pipeline_phases(report: &BenchReport) -> Option<String> {
         .iter()
         .map(|p| {
             (
-                p.label(),
+                label(&p.label()),
                 PIPELINE_STAGES
                     .iter()
                     .map(|s| p.phases_ns.get(*s).copied().unwrap_or(0) as f64 / 1e6)
@@ -464,7 +563,7 @@ const TIMELINE_BLOCKS: usize = 6;
 
 /// One configuration's timeline: a lane per stage, each block's span in it on the time axis
 /// (first [`TIMELINE_BLOCKS`] blocks of the median repeat), one colour per block.
-fn pipeline_timeline(p: &crate::PipelineReport) -> String {
+fn pipeline_timeline(p: &crate::PipelineReport) -> Plot {
     let blocks = &p.timeline[..p.timeline.len().min(TIMELINE_BLOCKS)];
     let end = blocks
         .iter()
@@ -475,7 +574,11 @@ fn pipeline_timeline(p: &crate::PipelineReport) -> String {
     svg(|root| {
         let mut chart = frame(
             root,
-            &format!("Timeline, {} (first {} blocks)", p.label(), blocks.len()),
+            &label(&format!(
+                "Timeline, {} (first {} blocks)",
+                p.label(),
+                blocks.len()
+            )),
         )
         .y_label_area_size(80)
         .build_cartesian_2d(
@@ -523,58 +626,62 @@ fn pipeline_timeline(p: &crate::PipelineReport) -> String {
 /// The pipeline section: a table, the stacked stage plot and the timelines of the
 /// configurations with the most threads and the last root mode measured (pipeline on and
 /// off side by side). Empty when the pipeline was not measured.
-fn pipeline_section(report: &BenchReport) -> String {
-    let mut html = String::new();
+fn pipeline_section(report: &BenchReport) -> Page {
+    let mut html = Page::default();
     if report.pipeline.is_empty() {
         return html;
     }
-    html.push_str(
+    html.markup(
         "<p><b>The whole block pipeline</b> (recover → prefetch → execute → verify → write → \
          root; every block and, on complete states, every state root verified): end-to-end \
          Mgas/s = gas ÷ wall time of the whole pipeline; execution alone = gas ÷ the execute \
          stage's busy time; vs pure = wall ÷ the pure-execution median of the same mode above; \
-         on vs off = wall with the stages back to back ÷ wall overlapped.</p>\
-         <table><tr><th>threads</th><th>root</th><th>pipeline</th><th>wall ms</th>\
-         <th>end-to-end Mgas/s</th><th>execution alone Mgas/s</th><th>vs pure</th>",
+         on vs off = wall with the stages back to back ÷ wall overlapped.</p><table>",
     );
-    for stage in PIPELINE_STAGES {
-        let _ = write!(html, "<th>{stage} ms</th>");
-    }
-    html.push_str("<th>bound ms</th><th>% of bound</th><th>on vs off</th></tr>");
+    let stage_headers = PIPELINE_STAGES.map(|stage| format!("{stage} ms"));
+    html.header_row(
+        [
+            "threads",
+            "root",
+            "pipeline",
+            "wall ms",
+            "end-to-end Mgas/s",
+            "execution alone Mgas/s",
+            "vs pure",
+        ]
+        .into_iter()
+        .chain(stage_headers.iter().map(String::as_str))
+        .chain(["bound ms", "% of bound", "on vs off"]),
+    );
     let ratio = |r: Option<f64>| r.map_or_else(|| "-".into(), |r| format!("{r:.2}x"));
     for p in &report.pipeline {
-        let _ = write!(
-            html,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.0}</td><td>{:.0}</td><td>{}</td>",
-            p.threads,
-            escape(&if p.state == "disk" { format!("{} (disk)", p.root) } else { p.root.clone() }),
-            if p.overlap { "on" } else { "off" },
-            p.median_ns as f64 / 1e6,
-            p.e2e_mgas_per_s,
-            p.mgas_per_s,
+        let mut cells = vec![
+            p.threads.to_string(),
+            if p.state == "disk" {
+                format!("{} (disk)", p.root)
+            } else {
+                p.root.clone()
+            },
+            if p.overlap { "on" } else { "off" }.to_owned(),
+            format!("{:.1}", p.median_ns as f64 / 1e6),
+            format!("{:.0}", p.e2e_mgas_per_s),
+            format!("{:.0}", p.mgas_per_s),
             ratio(report.pipeline_vs_pure(p)),
-        );
+        ];
         for stage in PIPELINE_STAGES {
-            let _ = write!(
-                html,
-                "<td>{:.1}</td>",
+            cells.push(format!(
+                "{:.1}",
                 p.phases_ns.get(stage).copied().unwrap_or(0) as f64 / 1e6
-            );
+            ));
         }
-        let _ = write!(
-            html,
-            "<td>{:.1}</td><td>{:.0}%</td><td>{}</td></tr>",
-            p.bound_ns as f64 / 1e6,
-            p.percent_of_bound,
-            ratio(report.pipeline_gain(p)),
-        );
+        cells.push(format!("{:.1}", p.bound_ns as f64 / 1e6));
+        cells.push(format!("{:.0}%", p.percent_of_bound));
+        cells.push(ratio(report.pipeline_gain(p)));
+        html.row(cells);
     }
-    html.push_str("</table>");
+    html.markup("</table>");
     if let Some(plot) = pipeline_phases(report) {
-        let _ = write!(
-            html,
-            "<figure><figcaption><b>Pipeline stages</b></figcaption>{plot}</figure>"
-        );
+        html.figure("Pipeline stages", &plot);
     }
     let threads = report.pipeline.iter().map(|p| p.threads).max();
     let root = report.pipeline.last().map(|p| p.root.clone());
@@ -583,17 +690,13 @@ fn pipeline_section(report: &BenchReport) -> String {
         .iter()
         .filter(|p| Some(p.threads) == threads && Some(&p.root) == root.as_ref())
     {
-        let _ = write!(
-            html,
-            "<figure><figcaption><b>Pipeline timeline</b></figcaption>{}</figure>",
-            pipeline_timeline(p)
-        );
+        html.figure("Pipeline timeline", &pipeline_timeline(p));
     }
     html
 }
 
 /// Distribution of 1-thread transaction times (log scale) with the longest transaction marked.
-fn latency(report: &BenchReport) -> String {
+fn latency(report: &BenchReport) -> Plot {
     let times: Vec<f64> = report
         .blocks
         .iter()
@@ -601,7 +704,7 @@ fn latency(report: &BenchReport) -> String {
         .collect();
     if times.is_empty() {
         // No range to plot: an axis from +∞ would never finish drawing its ticks.
-        return "<p>No transactions: no latency distribution.</p>".into();
+        return Plot::note("No transactions: no latency distribution.");
     }
     let (lo, hi) = (
         times.iter().copied().fold(f64::INFINITY, f64::min).floor(),
@@ -643,9 +746,9 @@ fn latency(report: &BenchReport) -> String {
 }
 
 /// Cost model: predicted against measured sequential block time.
-fn cost_model(report: &BenchReport) -> String {
+fn cost_model(report: &BenchReport) -> Plot {
     let Some(m) = &report.cost_model else {
-        return "<p>No cost model (fewer than 5 blocks).</p>".into();
+        return Plot::note("No cost model (fewer than 5 blocks).");
     };
     let pts: Vec<(f64, f64)> = report
         .blocks
@@ -685,7 +788,7 @@ fn cost_model(report: &BenchReport) -> String {
 }
 
 /// Simulator: predicted speedup against threads per scheduler, measured points overlaid.
-fn simulator(predictions: &[Prediction]) -> String {
+fn simulator(predictions: &[Prediction]) -> Plot {
     let max_t = predictions
         .iter()
         .map(|p| p.threads)
@@ -725,7 +828,7 @@ fn simulator(predictions: &[Prediction]) -> String {
                     mine.iter().map(|p| (p.threads as f64, p.predicted_speedup)),
                     color.stroke_width(2),
                 ))?
-                .label(name.to_string())
+                .label(label(name))
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
             if let Some(one) = one {
                 chart.draw_series(mine.iter().filter_map(|p| {
@@ -748,47 +851,37 @@ const HEAD: &str = "<!doctype html><html><head><meta charset=\"utf-8\"><title>gi
 <style>body{font-family:sans-serif;max-width:980px;margin:2em auto;color:#222}\
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}\
 th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}figure{margin:1.5em 0}</style>\
-</head><body><h1>gigagas benchmark report</h1>";
+</head><body>";
 
 /// Renders the whole report. `predictions` come from [`crate::simulate::predict`].
 pub fn render(report: &BenchReport, predictions: &[Prediction]) -> String {
-    let mut html = HEAD.to_owned();
-    html.push_str(&section(report, predictions));
-    html.push_str("</body></html>\n");
-    html
+    let mut html = Page::open("gigagas benchmark report");
+    html.section(section(report, predictions));
+    html.close()
 }
 
 /// Renders a sweep: a summary table and plot across the data sets, then every data set's
 /// full section. Each report comes with its simulator predictions.
 pub fn render_sweep(reports: &[(BenchReport, Vec<Prediction>)]) -> String {
-    let mut html = HEAD.to_owned();
+    let mut html = Page::open("gigagas benchmark report");
     let only: Vec<BenchReport> = reports.iter().map(|(r, _)| r.clone()).collect();
-    html.push_str("<h2>Sweep summary</h2><table><tr>");
-    for name in crate::table::SWEEP_HEADER {
-        let _ = write!(html, "<th>{name}</th>");
-    }
-    html.push_str("</tr>");
+    html.markup("<h2>Sweep summary</h2><table>")
+        .header_row(crate::table::SWEEP_HEADER);
     for row in crate::table::sweep_rows(&only) {
-        html.push_str("<tr>");
-        for cell in row {
-            let _ = write!(html, "<td>{}</td>", escape(&cell));
-        }
-        html.push_str("</tr>");
+        html.row(row);
     }
-    html.push_str("</table>");
-    let _ = write!(
-        html,
-        "<figure><figcaption><b>Throughput vs block gas, per workload</b></figcaption>{}</figure>",
-        sweep_throughput_vs_block_gas(&only)
+    html.markup("</table>").figure(
+        "Throughput vs block gas, per workload",
+        &sweep_throughput_vs_block_gas(&only),
     );
     for (report, predictions) in reports {
-        let _ = write!(html, "<hr><h2>{}</h2>", escape(&report.data));
-        html.push_str(&section(report, predictions));
+        html.markup("<hr><h2>")
+            .text(&report.data)
+            .markup("</h2>")
+            .section(section(report, predictions));
     }
-    html.push_str("</body></html>\n");
-    html
+    html.close()
 }
-
 /// One engine's row of a peers page (`gigagas report` of a `gigagas peers --json` result):
 /// a bar of its median time, and the cells of its table row.
 #[derive(Debug, Clone, PartialEq)]
@@ -817,21 +910,17 @@ pub const PEER_COLUMNS: [&str; 6] = [
 /// text, escaped here), a horizontal bar plot of every engine's median time (in-process rows
 /// and whole-process rows in two colours; rows that did not run have no bar) and the table.
 pub fn render_peers(summary: &str, notes: &str, bars: &[PeerBar]) -> String {
-    let mut html = HEAD.replace(
-        "<h1>gigagas benchmark report</h1>",
-        "<h1>gigagas peers: the same blocks through other engines</h1>",
-    );
-    let _ = write!(
-        html,
-        "<p>{}</p><p><i>{}</i></p>",
-        escape(summary),
-        escape(notes)
-    );
+    let mut html = Page::open("gigagas peers: the same blocks through other engines");
+    html.markup("<p>")
+        .text(summary)
+        .markup("</p><p><i>")
+        .text(notes)
+        .markup("</i></p>");
     let ran: Vec<&PeerBar> = bars.iter().filter(|b| b.median_ms.is_some()).collect();
     let plot = svg(|root| {
         let n = ran.len().max(1);
         let max = ran.iter().filter_map(|b| b.median_ms).fold(1e-3, f64::max) * 1.15;
-        let labels: Vec<String> = ran.iter().map(|b| b.engine.clone()).collect();
+        let labels: Vec<String> = ran.iter().map(|b| label(&b.engine)).collect();
         let mut chart = ChartBuilder::on(root)
             .caption(
                 "Median time per engine (ms, lower is faster)",
@@ -865,35 +954,29 @@ pub fn render_peers(summary: &str, notes: &str, bars: &[PeerBar]) -> String {
         }
         Ok(())
     });
-    let _ = write!(
-        html,
-        "<figure><figcaption><b>Peers</b> (blue: in-process gigagas phases; orange: a whole \
-         process, start to exit)</figcaption>{plot}</figure><table><tr><th>engine</th><th>median ms</th>"
-    );
-    for name in PEER_COLUMNS {
-        let _ = write!(html, "<th>{name}</th>");
-    }
-    html.push_str("</tr>");
+    html.figure(
+        "Peers (blue: in-process gigagas phases; orange: a whole process, start to exit)",
+        &plot,
+    )
+    .markup("<table>")
+    .header_row(["engine", "median ms"].into_iter().chain(PEER_COLUMNS));
     for bar in bars {
-        let _ = write!(
-            html,
-            "<tr><td>{}</td><td>{}</td>",
-            escape(&bar.engine),
-            bar.median_ms
-                .map_or_else(|| "-".to_owned(), |ms| format!("{ms:.1}"))
+        let median = bar
+            .median_ms
+            .map_or_else(|| "-".to_owned(), |ms| format!("{ms:.1}"));
+        html.row(
+            [bar.engine.as_str(), median.as_str()]
+                .into_iter()
+                .chain(bar.cells.iter().map(String::as_str)),
         );
-        for cell in &bar.cells {
-            let _ = write!(html, "<td>{}</td>", escape(cell));
-        }
-        html.push_str("</tr>");
     }
-    html.push_str("</table></body></html>\n");
-    html
+    html.markup("</table>");
+    html.close()
 }
 
 /// Sequential and fastest-parallel Mgas/s of each data set against its mean block gas; data
 /// sets whose names share the first word (a workload at several block sizes) form one line.
-fn sweep_throughput_vs_block_gas(reports: &[BenchReport]) -> String {
+fn sweep_throughput_vs_block_gas(reports: &[BenchReport]) -> Plot {
     let mut lines: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
     for report in reports {
         let blocks = report.blocks.len().max(1) as f64;
@@ -926,7 +1009,7 @@ fn sweep_throughput_vs_block_gas(reports: &[BenchReport]) -> String {
         (lo.min(p.0), hi.max(p.0), top.max(p.1))
     });
     if lines.is_empty() || hi <= 0.0 {
-        return "<p>no data</p>".into();
+        return Plot::note("no data");
     }
     let (lo, hi) = (lo * 0.8, hi * 1.25);
     svg(|root| {
@@ -946,7 +1029,7 @@ fn sweep_throughput_vs_block_gas(reports: &[BenchReport]) -> String {
             };
             chart
                 .draw_series(LineSeries::new(pts.clone(), style))?
-                .label(name.as_str())
+                .label(label(name))
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
             chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
         }
@@ -956,68 +1039,84 @@ fn sweep_throughput_vs_block_gas(reports: &[BenchReport]) -> String {
 }
 
 /// One data set's results: summary, runs table and every plot.
-fn section(report: &BenchReport, predictions: &[Prediction]) -> String {
-    let mut html = String::new();
-    let _ = write!(
-        html,
-        "<p>Data: <b>{}</b> — {} blocks, {} transactions, {:.1} Mgas; {} repeats after {} warm-up pass(es) on {} cores ({}/{}); gigagas {}. \
-         Every run was verified before it was timed.</p><p><i>{}</i></p>",
-        escape(&report.data),
-        report.blocks.len(),
-        report.phases.txs,
-        report.blocks.iter().map(|b| b.gas_used).sum::<u64>() as f64 / 1e6,
-        report.settings.repeats,
-        report.settings.warmup,
-        report.machine.cores,
-        report.machine.os,
-        report.machine.arch,
-        escape(&report.gigagas_version),
-        escape(&report.throughput_definition),
-    );
-    html.push_str("<table><tr><th>mode</th><th>senders</th><th>threads</th><th>scheduler</th><th>mega</th><th>median ms</th><th>p90 ms</th><th>p99 ms</th><th>Mgas/s</th><th>vs seq</th><th>CP bound</th><th>% of bound</th></tr>");
+fn section(report: &BenchReport, predictions: &[Prediction]) -> Page {
+    let mut html = Page::default();
+    html.markup("<p>Data: <b>")
+        .text(&report.data)
+        .markup("</b> — ")
+        .text(format!(
+            "{} blocks, {} transactions, {:.1} Mgas; {} repeats after {} warm-up pass(es) on {} \
+             cores ({}/{}); gigagas {}.",
+            report.blocks.len(),
+            report.phases.txs,
+            report.blocks.iter().map(|b| b.gas_used).sum::<u64>() as f64 / 1e6,
+            report.settings.repeats,
+            report.settings.warmup,
+            report.machine.cores,
+            report.machine.os,
+            report.machine.arch,
+            report.gigagas_version,
+        ))
+        .markup(" Every run was verified before it was timed.</p><p><i>")
+        .text(&report.throughput_definition)
+        .markup("</i></p><table>")
+        .header_row([
+            "mode",
+            "senders",
+            "threads",
+            "scheduler",
+            "mega",
+            "median ms",
+            "p90 ms",
+            "p99 ms",
+            "Mgas/s",
+            "vs seq",
+            "CP bound",
+            "% of bound",
+        ]);
     for r in &report.runs {
-        let _ = write!(
-            html,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{:.0}</td><td>{:.2}x</td><td>{:.2}x</td><td>{}</td></tr>",
-            r.mode,
-            r.recover_senders,
-            r.threads,
-            r.scheduler.as_deref().unwrap_or("-"),
-            r.mega,
-            r.median_ns as f64 / 1e6,
-            r.p90_ns as f64 / 1e6,
-            r.p99_ns as f64 / 1e6,
-            r.mgas_per_s,
-            r.speedup_vs_sequential,
-            r.critical_path_bound,
-            r.bound_fraction.map_or_else(|| "-".into(), |f| format!("{:.0}%", f * 100.0)),
-        );
+        html.row([
+            r.mode.clone(),
+            r.recover_senders.clone(),
+            r.threads.to_string(),
+            r.scheduler.clone().unwrap_or_else(|| "-".into()),
+            r.mega.to_string(),
+            format!("{:.1}", r.median_ns as f64 / 1e6),
+            format!("{:.1}", r.p90_ns as f64 / 1e6),
+            format!("{:.1}", r.p99_ns as f64 / 1e6),
+            format!("{:.0}", r.mgas_per_s),
+            format!("{:.2}x", r.speedup_vs_sequential),
+            format!("{:.2}x", r.critical_path_bound),
+            r.bound_fraction
+                .map_or_else(|| "-".into(), |f| format!("{:.0}%", f * 100.0)),
+        ]);
     }
-    html.push_str("</table>");
+    html.markup("</table>");
     let floor = crate::table::floor_rows(report);
     if !floor.is_empty() {
-        html.push_str(
+        html.markup(
             "<p><b>Contention floor</b>: per-transaction slowdown at T threads of T independent \
              streams (own copy of every block, nothing shared: the machine's share) beside the \
-             parallel path's (the engine's); the engine's own share is what is left.</p>\
-             <table><tr><th>threads</th><th>floor</th><th>floor p10–p90</th>\
-             <th>parallel path</th><th>engine's own share</th>\
-             <th>per-tx medians: floor / parallel path</th><th>engine's own share (medians)</th></tr>",
-        );
+             parallel path's (the engine's); the engine's own share is what is left.</p><table>",
+        )
+        .header_row([
+            "threads",
+            "floor",
+            "floor p10–p90",
+            "parallel path",
+            "engine's own share",
+            "per-tx medians: floor / parallel path",
+            "engine's own share (medians)",
+        ]);
         for row in floor {
-            html.push_str("<tr>");
-            for cell in row.cells() {
-                let _ = write!(html, "<td>{cell}</td>");
-            }
-            html.push_str("</tr>");
+            html.row(row.cells());
         }
-        html.push_str("</table>");
+        html.markup("</table>");
     }
-    html.push_str(&pipeline_section(report));
-    let mega = throughput_vs_mega(report);
+    html.section(pipeline_section(report));
     let plots = [
         ("Throughput vs threads", Some(throughput_vs_threads(report))),
-        ("Throughput vs mega-block size", mega),
+        ("Throughput vs mega-block size", throughput_vs_mega(report)),
         ("Throughput vs block gas", Some(throughput_vs_gas(report))),
         ("Phases", Some(phases(report))),
         ("Transaction latency", Some(latency(report))),
@@ -1028,10 +1127,7 @@ fn section(report: &BenchReport, predictions: &[Prediction]) -> String {
         .into_iter()
         .filter_map(|(title, plot)| Some((title, plot?)))
     {
-        let _ = write!(
-            html,
-            "<figure><figcaption><b>{title}</b></figcaption>{plot}</figure>"
-        );
+        html.figure(title, &plot);
     }
     html
 }
@@ -1054,5 +1150,198 @@ mod tests {
         let html = render(&report, &[]);
         assert!(html.contains("No transactions"));
         assert!(html.ends_with("</body></html>\n"));
+    }
+
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    /// Text a hostile result file could hold: markup, attribute breakers, entities, escape
+    /// sequences and any character.
+    fn hostile() -> impl Strategy<Value = String> {
+        prop::collection::vec(
+            prop_oneof![
+                Just("<script>alert(1)</script>".to_owned()),
+                Just("\"><img src=x onerror=alert(1)>".to_owned()),
+                Just("' onmouseover='x".to_owned()),
+                Just("</td></tr></table><b>".to_owned()),
+                Just("&amp;&lt;".to_owned()),
+                Just("\u{1b}[2J\r\n".to_owned()),
+                Just("]]><!--".to_owned()),
+                "[a-z ]{1,4}",
+                any::<char>().prop_map(String::from),
+            ],
+            1..5,
+        )
+        .prop_map(|parts| parts.concat())
+    }
+
+    /// Every string field of a report, in a fixed order.
+    fn strings(r: &mut BenchReport) -> Vec<&mut String> {
+        let mut out = vec![
+            &mut r.data,
+            &mut r.gigagas_version,
+            &mut r.throughput_definition,
+            &mut r.machine.os,
+            &mut r.machine.arch,
+        ];
+        for run in &mut r.runs {
+            out.push(&mut run.mode);
+            out.push(&mut run.recover_senders);
+            if let Some(s) = run.scheduler.as_mut() {
+                out.push(s);
+            }
+        }
+        for b in &mut r.blocks {
+            out.push(&mut b.fork);
+            out.push(&mut b.bal_hash);
+        }
+        for p in &mut r.pipeline {
+            out.push(&mut p.mode);
+            out.push(&mut p.scheduler);
+            out.push(&mut p.root);
+            out.push(&mut p.state);
+        }
+        out
+    }
+
+    fn with_pipeline() -> BenchReport {
+        let mut report: BenchReport =
+            serde_json::from_str(include_str!("../tests/fixtures/tiny-report.json")).unwrap();
+        let stages: BTreeMap<String, [u64; 2]> = PIPELINE_STAGES
+            .iter()
+            .enumerate()
+            .map(|(i, s)| ((*s).to_owned(), [i as u64 * 1000, i as u64 * 1000 + 900]))
+            .collect();
+        report.pipeline.push(crate::PipelineReport {
+            mode: "parallel/2t/ordered".into(),
+            threads: 2,
+            scheduler: "ordered".into(),
+            root: "incremental".into(),
+            state: "memory".into(),
+            overlap: true,
+            total_gas: 1_000_000,
+            repeat_ns: vec![5_000, 6_000, 7_000],
+            median_ns: 6_000,
+            e2e_mgas_per_s: 166.0,
+            mgas_per_s: 200.0,
+            phases_ns: stages.keys().map(|k| (k.clone(), 500)).collect(),
+            bound_ns: 4_000,
+            percent_of_bound: 66.0,
+            timeline: vec![crate::PipelineBlock {
+                number: 1,
+                gas: 1_000_000,
+                txs: 3,
+                stages,
+            }],
+        });
+        report
+    }
+
+    /// Words whose value changes what a report shows; a placeholder keeps them.
+    const MEANINGFUL: [&str; 6] = ["sequential", "parallel", "pre", "inline", "disk", "memory"];
+
+    /// The report with each distinct string replaced by a plain placeholder (equal strings
+    /// stay equal, meaningful words stay themselves): the same page structure, no markup.
+    fn placeholders(report: &BenchReport) -> BenchReport {
+        let mut plain = report.clone();
+        let mut seen: Vec<String> = Vec::new();
+        for s in strings(&mut plain) {
+            if MEANINGFUL.contains(&s.as_str()) {
+                continue;
+            }
+            let k = seen.iter().position(|x| x == s).unwrap_or_else(|| {
+                seen.push(s.clone());
+                seen.len() - 1
+            });
+            *s = format!("v{k}");
+        }
+        plain
+    }
+
+    fn assert_only_text(page: &str, plain_page: &str) {
+        // Same number of tags as the page of plain placeholders: no field added markup.
+        assert_eq!(
+            page.matches('<').count(),
+            plain_page.matches('<').count(),
+            "a field's text became markup"
+        );
+        let lower = page.to_lowercase();
+        for bad in ["<script", "<img", "<!--", "\u{1b}", "\r"] {
+            assert!(!lower.contains(bad), "{bad:?} reached the page");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+        /// Any string field of a result (machine, runs, blocks, pipeline) reaches the page as
+        /// text, never as markup, in the tables, the headings and every plot's labels.
+        #[test]
+        fn every_string_field_renders_as_text(
+            values in prop::collection::vec(prop::option::of(hostile()), 40),
+        ) {
+            let mut report = with_pipeline();
+            for (field, value) in strings(&mut report).into_iter().zip(values) {
+                if let Some(value) = value {
+                    *field = value;
+                }
+            }
+            let plain = placeholders(&report);
+            assert_only_text(&render(&report, &[]), &render(&plain, &[]));
+            let sweep = [(report.clone(), vec![]), (report, vec![])];
+            let plain_sweep = [(plain.clone(), vec![]), (plain, vec![])];
+            assert_only_text(&render_sweep(&sweep), &render_sweep(&plain_sweep));
+        }
+
+        /// The peers page: engine names, cells, summary and notes are text.
+        #[test]
+        fn peers_pages_render_their_strings_as_text(
+            summary in hostile(),
+            notes in hostile(),
+            engine in hostile(),
+            cell in hostile(),
+        ) {
+            let bar = |engine: &str, cell: &str| PeerBar {
+                engine: engine.to_owned(),
+                median_ms: Some(12.5),
+                process: true,
+                cells: vec![cell.to_owned(); PEER_COLUMNS.len()],
+            };
+            let page = render_peers(&summary, &notes, &[bar(&engine, &cell), bar("gigagas", "ok")]);
+            let plain = render_peers("s", "n", &[bar("e", "c"), bar("gigagas", "ok")]);
+            assert_only_text(&page, &plain);
+        }
+    }
+
+    #[test]
+    fn escaping_covers_markup_quotes_and_control_characters() {
+        assert_eq!(
+            escape("<a href='x'>\"&\u{1b}"),
+            "&lt;a href=&#39;x&#39;&gt;&quot;&amp;\\u{1b}"
+        );
+        let report: BenchReport = {
+            let mut r = with_pipeline();
+            r.machine.os = "<script>alert(1)</script>".into();
+            r.runs[0].mode = "<b>x</b>".into();
+            r
+        };
+        let page = render(&report, &[]);
+        assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert!(page.contains("<td>&lt;b&gt;x&lt;/b&gt;</td>"));
+    }
+
+    /// The largest values the reader accepts render (and finish): an axis to 2^53 and a
+    /// throughput plot over 1,024 threads.
+    #[test]
+    fn values_at_the_read_limits_render() {
+        let mut v: serde_json::Value =
+            serde_json::from_str(include_str!("../tests/fixtures/tiny-report.json")).unwrap();
+        v["runs"][2]["mgas_per_s"] = serde_json::json!(crate::report::MAX_NUMBER);
+        v["runs"][2]["threads"] = serde_json::json!(crate::report::MAX_THREADS);
+        v["runs"][1]["median_ns"] = serde_json::json!(1u64 << 53);
+        let reports = crate::read_reports(&serde_json::to_vec(&v).unwrap()).unwrap();
+        let page = render(&reports[0], &[]);
+        assert!(page.ends_with("</body></html>\n"));
+        assert!(page.matches("<svg").count() >= 5);
     }
 }

@@ -16,7 +16,7 @@ pub mod table;
 
 pub use critical_path::{critical_path_bound, mega_units, unit_traces, BlockTrace};
 pub use report::{
-    read_reports, BenchReport, BlockReport, ContentionFloor, FloorSharing, PhaseTotals,
-    PipelineBlock, PipelineReport, ReadError, RunReport, SweepReport, TxTrace, SCHEMA,
+    read_reports, read_reports_file, BenchReport, BlockReport, ContentionFloor, FloorSharing,
+    PhaseTotals, PipelineBlock, PipelineReport, ReadError, RunReport, SweepReport, TxTrace, SCHEMA,
     SWEEP_SCHEMA,
 };

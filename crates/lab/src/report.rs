@@ -39,12 +39,303 @@ pub enum ReadError {
     /// A sweep with no report.
     #[error("a sweep without any data set")]
     Empty,
+    /// A value beyond what `gigagas bench` ever writes: refused before anything is sized,
+    /// looped over or plotted by it.
+    #[error("{field} = {value}: above the limit of {limit} ({why})")]
+    Limit {
+        /// Where in the file (`reports[0].runs[3].threads`).
+        field: String,
+        /// The file's value.
+        value: String,
+        /// The limit.
+        limit: String,
+        /// Why the limit is what it is.
+        why: &'static str,
+    },
+    /// The file is larger than a result may be.
+    #[error(
+        "{bytes} bytes or more: above the limit of {limit} bytes for a result file (set \
+         {MAX_RESULT_BYTES_ENV} to raise it)"
+    )]
+    TooLarge {
+        /// The file's size (at least).
+        bytes: u64,
+        /// The limit in force.
+        limit: u64,
+    },
+    /// The file could not be read.
+    #[error("cannot read the file")]
+    Io(#[from] std::io::Error),
+}
+
+/// Largest result file read by default (`report`, `compare`, `simulate`): above a bench of
+/// every mainnet block with per-transaction traces, low enough that reading it (and its JSON
+/// tree, some 16 times its size at worst) cannot exhaust memory.
+pub const MAX_RESULT_BYTES: u64 = 64 << 20;
+
+/// The environment variable that sets another limit for a result file, in bytes.
+pub const MAX_RESULT_BYTES_ENV: &str = "GIGAGAS_MAX_RESULT_BYTES";
+
+/// The result-file limit in force: [`MAX_RESULT_BYTES_ENV`] when set to a whole number,
+/// else [`MAX_RESULT_BYTES`].
+pub fn max_result_bytes() -> u64 {
+    std::env::var(MAX_RESULT_BYTES_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(MAX_RESULT_BYTES)
+}
+
+/// Largest magnitude of any number in a result: 2^53, the largest integer an `f64` holds
+/// exactly (a time of 104 days in ns, 9·10^15 gas).
+pub const MAX_NUMBER: f64 = 9_007_199_254_740_992.0;
+
+/// Most worker threads of a run (`bench --threads` refuses more).
+pub const MAX_THREADS: usize = 1024;
+
+/// Most repeats of a configuration (`bench --repeats` refuses more), pooled ones included.
+pub const MAX_REPEATS: usize = 10_000;
+
+/// Most warm-up passes (`bench --warmup` refuses more).
+pub const MAX_WARMUP: usize = 1_000;
+
+/// Largest mega-block size (`bench --mega` refuses more).
+pub const MAX_MEGA: usize = 100_000;
+
+/// Reads a result file of at most [`max_result_bytes`] with [`read_reports`].
+pub fn read_reports_file(path: &std::path::Path) -> Result<Vec<BenchReport>, ReadError> {
+    read_reports(&read_result_bytes(path)?)
+}
+
+/// The bytes of a result file of at most [`max_result_bytes`] (a larger file, or a device
+/// that never ends, is refused without being read whole).
+pub fn read_result_bytes(path: &std::path::Path) -> Result<Vec<u8>, ReadError> {
+    use std::io::Read;
+    let limit = max_result_bytes();
+    let file = std::fs::File::open(path)?;
+    let size = file.metadata()?.len();
+    if size > limit {
+        return Err(ReadError::TooLarge { bytes: size, limit });
+    }
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(ReadError::TooLarge {
+            bytes: bytes.len() as u64,
+            limit,
+        });
+    }
+    Ok(bytes)
+}
+
+fn limit(
+    field: String,
+    value: impl ToString,
+    limit: impl ToString,
+    why: &'static str,
+) -> ReadError {
+    ReadError::Limit {
+        field,
+        value: value.to_string(),
+        limit: limit.to_string(),
+        why,
+    }
+}
+
+/// Every number of the file finite and within ±[`MAX_NUMBER`]: nothing computed from them
+/// overflows to infinity (an axis from 0 to +∞ never finishes its ticks).
+fn check_numbers(value: &serde_json::Value, path: &mut String) -> Result<(), ReadError> {
+    match value {
+        serde_json::Value::Number(n) => {
+            let x = n.as_f64().unwrap_or(f64::INFINITY);
+            if !x.is_finite() || x.abs() > MAX_NUMBER {
+                return Err(limit(
+                    path.trim_start_matches('.').to_owned(),
+                    n,
+                    "±2^53",
+                    "no measurement or count comes near it; larger values overflow the figures",
+                ));
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                check_numbers(item, path)?;
+                path.truncate(len);
+            }
+        }
+        serde_json::Value::Object(map) => {
+            for (key, item) in map {
+                let len = path.len();
+                path.push('.');
+                path.push_str(&gigagas_guard::text::printable(key));
+                check_numbers(item, path)?;
+                path.truncate(len);
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Checks a value used as a size or count against its budget.
+fn at_most(
+    field: impl FnOnce() -> String,
+    value: usize,
+    max: usize,
+    why: &'static str,
+) -> Result<(), ReadError> {
+    if value > max {
+        return Err(limit(field(), value, max, why));
+    }
+    Ok(())
+}
+
+/// Checks that a family of values sums within `u64` (so no total computed from it wraps).
+fn total(
+    field: impl FnOnce() -> String,
+    values: impl Iterator<Item = u64>,
+) -> Result<(), ReadError> {
+    let sum: u128 = values.map(u128::from).sum();
+    if sum > u128::from(u64::MAX) {
+        return Err(limit(
+            field(),
+            sum,
+            u64::MAX,
+            "its total must fit in 64 bits",
+        ));
+    }
+    Ok(())
+}
+
+/// The budgets of the fields a report's readers use as sizes, counts or totals.
+fn check_budgets(r: &BenchReport, at: &str) -> Result<(), ReadError> {
+    const THREADS: &str = "gigagas bench --threads refuses more; a plot or simulation sizes by it";
+    const REPEATS: &str = "gigagas bench --repeats refuses more; comparisons resample every repeat";
+    at_most(
+        || format!("{at}settings.repeats"),
+        r.settings.repeats,
+        MAX_REPEATS,
+        REPEATS,
+    )?;
+    at_most(
+        || format!("{at}settings.warmup"),
+        r.settings.warmup,
+        MAX_WARMUP,
+        "gigagas bench --warmup refuses more",
+    )?;
+    at_most(
+        || format!("{at}machine.cores"),
+        r.machine.cores,
+        1 << 20,
+        "no machine has more",
+    )?;
+    for (i, run) in r.runs.iter().enumerate() {
+        at_most(
+            || format!("{at}runs[{i}].threads"),
+            run.threads,
+            MAX_THREADS,
+            THREADS,
+        )?;
+        at_most(
+            || format!("{at}runs[{i}].mega"),
+            run.mega,
+            MAX_MEGA,
+            "gigagas bench --mega refuses more",
+        )?;
+        at_most(
+            || format!("{at}runs[{i}].repeat_ns (count)"),
+            run.repeat_ns.len(),
+            MAX_REPEATS,
+            REPEATS,
+        )?;
+        total(
+            || format!("{at}runs[{i}].repeat_ns"),
+            run.repeat_ns.iter().copied(),
+        )?;
+        total(
+            || format!("{at}runs[{i}].block_ns"),
+            run.block_ns.iter().copied(),
+        )?;
+        total(
+            || format!("{at}runs[{i}].block_serial_ns"),
+            run.block_serial_ns.iter().copied(),
+        )?;
+    }
+    for (i, p) in r.pipeline.iter().enumerate() {
+        at_most(
+            || format!("{at}pipeline[{i}].threads"),
+            p.threads,
+            MAX_THREADS,
+            THREADS,
+        )?;
+        at_most(
+            || format!("{at}pipeline[{i}].repeat_ns (count)"),
+            p.repeat_ns.len(),
+            MAX_REPEATS,
+            REPEATS,
+        )?;
+        total(
+            || format!("{at}pipeline[{i}].phases_ns"),
+            p.phases_ns.values().copied(),
+        )?;
+    }
+    for (i, f) in r.contention_floor.iter().enumerate() {
+        at_most(
+            || format!("{at}contention_floor[{i}].threads"),
+            f.threads,
+            MAX_THREADS,
+            THREADS,
+        )?;
+        at_most(
+            || format!("{at}contention_floor[{i}].rounds"),
+            f.rounds,
+            MAX_REPEATS,
+            REPEATS,
+        )?;
+    }
+    total(
+        || format!("{at}blocks[].gas_used"),
+        r.blocks.iter().map(|b| b.gas_used),
+    )?;
+    let txs = || r.blocks.iter().flat_map(|b| b.tx.iter());
+    total(|| format!("{at}blocks[].tx[].ns"), txs().map(|t| t.ns))?;
+    total(|| format!("{at}blocks[].tx[].gas"), txs().map(|t| t.gas))?;
+    total(
+        || format!("{at}blocks[].tx[].gas_spent"),
+        txs().map(|t| t.gas_spent),
+    )?;
+    total(
+        || format!("{at}blocks[].phases.sequential_ns"),
+        r.blocks.iter().map(|b| b.phases.sequential_ns),
+    )?;
+    Ok(())
 }
 
 /// Reads a `gigagas bench --json` file: one report (`gigagas.bench/1`) or a sweep's reports
 /// (`gigagas.sweep/1`).
+///
+/// Every number must be finite and within ±[`MAX_NUMBER`], and the fields used as sizes,
+/// counts or totals within their budgets ([`MAX_THREADS`], [`MAX_REPEATS`], [`MAX_WARMUP`],
+/// [`MAX_MEGA`], totals within 64 bits): a value beyond them is a [`ReadError::Limit`]
+/// naming the field, never an allocation, a loop or a plot sized by it.
 pub fn read_reports(bytes: &[u8]) -> Result<Vec<BenchReport>, ReadError> {
     let value: serde_json::Value = serde_json::from_slice(bytes)?;
+    check_numbers(&value, &mut String::new())?;
+    let reports = parse_reports(value)?;
+    let sweep = reports.len() > 1;
+    for (i, report) in reports.iter().enumerate() {
+        let at = if sweep {
+            format!("reports[{i}].")
+        } else {
+            String::new()
+        };
+        check_budgets(report, &at)?;
+    }
+    Ok(reports)
+}
+
+fn parse_reports(value: serde_json::Value) -> Result<Vec<BenchReport>, ReadError> {
     let schema = value
         .get("schema")
         .and_then(|s| s.as_str())
@@ -742,6 +1033,114 @@ mod noise_tests {
         // Linux exposes /proc/loadavg; elsewhere the field stays absent.
         if cfg!(target_os = "linux") {
             assert!(load_average().is_some_and(|l| l >= 0.0));
+        }
+    }
+}
+
+#[cfg(test)]
+mod budget_tests {
+    use super::*;
+    use serde_json::{json, Value};
+
+    fn fixture() -> Value {
+        serde_json::from_str(include_str!("../tests/fixtures/tiny-report.json")).unwrap()
+    }
+
+    fn read(value: &Value) -> Result<Vec<BenchReport>, ReadError> {
+        read_reports(&serde_json::to_vec(value).unwrap())
+    }
+
+    fn refused(value: &Value, field: &str) -> String {
+        match read(value) {
+            Err(e @ ReadError::Limit { .. }) => {
+                let message = e.to_string();
+                assert!(message.starts_with(field), "{message}");
+                message
+            }
+            other => panic!("expected a limit on {field}, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_fixture_is_within_every_budget() {
+        assert_eq!(read(&fixture()).unwrap().len(), 1);
+    }
+
+    /// 2^32 − 1 threads once sized a 32 GiB vector of the throughput plot.
+    #[test]
+    fn thread_counts_beyond_the_bench_limit_are_refused() {
+        let mut v = fixture();
+        v["runs"][1]["threads"] = json!(4_294_967_295u64);
+        let message = refused(&v, "runs[1].threads = 4294967295");
+        assert!(
+            message.contains("1024") && message.contains("--threads"),
+            "{message}"
+        );
+    }
+
+    /// 1e308 Mgas/s once made an axis end at +∞, whose ticks never finished.
+    #[test]
+    fn absurd_numbers_are_refused_wherever_they_are() {
+        for (path, value) in [
+            (&["runs", "0", "mgas_per_s"][..], json!(1e308)),
+            (&["runs", "0", "median_ns"][..], json!(u64::MAX)),
+            (&["phases", "recover_ns_per_tx"][..], json!(-1e300)),
+            (&["machine", "load_avg_start"][..], json!(1e17)),
+        ] {
+            let mut v = fixture();
+            let mut at = &mut v;
+            for key in path {
+                at = match key.parse::<usize>() {
+                    Ok(i) => &mut at[i],
+                    Err(_) => &mut at[*key],
+                };
+            }
+            *at = value;
+            let field = path.join(".").replace(".0.", "[0].");
+            refused(&v, &field);
+        }
+    }
+
+    #[test]
+    fn repeats_and_warm_up_are_bounded() {
+        let mut v = fixture();
+        v["runs"][2]["repeat_ns"] = json!(vec![1000u64; MAX_REPEATS + 1]);
+        refused(&v, "runs[2].repeat_ns (count) = 10001");
+        let mut v = fixture();
+        v["settings"]["warmup"] = json!(1u64 << 40);
+        refused(&v, "settings.warmup");
+        let mut v = fixture();
+        v["runs"][0]["mega"] = json!(1u64 << 40);
+        refused(&v, "runs[0].mega");
+    }
+
+    /// Values each within 2^53 whose total would wrap 64 bits are refused.
+    #[test]
+    fn totals_must_fit_in_64_bits() {
+        let mut v = fixture();
+        let tx = v["blocks"][0]["tx"][0].clone();
+        let mut txs = vec![tx; 2100];
+        for t in &mut txs {
+            t["ns"] = json!(1u64 << 53);
+        }
+        v["blocks"][0]["tx"] = json!(txs);
+        refused(&v, "blocks[].tx[].ns");
+    }
+
+    #[test]
+    fn oversized_files_are_refused_before_they_are_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.json");
+        let file = std::fs::File::create(&path).unwrap();
+        file.set_len(max_result_bytes() + 1).unwrap();
+        assert!(matches!(
+            read_reports_file(&path),
+            Err(ReadError::TooLarge { .. })
+        ));
+        // A device that never ends is read only to the limit.
+        if cfg!(target_os = "linux") {
+            let err = read_reports_file(std::path::Path::new("/dev/zero")).unwrap_err();
+            assert!(err.to_string().contains(MAX_RESULT_BYTES_ENV), "{err}");
         }
     }
 }

@@ -3,6 +3,13 @@
 use crate::BenchReport;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 
+/// A table cell whose text is shown with control characters escaped: a cell's text may come
+/// from a result file (mode, scheduler, data set, fork names), and none of it reaches the
+/// terminal as an escape sequence or a line break. Every cell of these tables is made here.
+fn cell(content: impl std::fmt::Display) -> Cell {
+    Cell::new(gigagas_guard::text::printable(&content.to_string()))
+}
+
 fn ms(ns: u64) -> String {
     format!("{:.1}", ns as f64 / 1e6)
 }
@@ -48,18 +55,17 @@ pub fn runs_table(report: &BenchReport) -> Table {
         .map(|r| r.sum_tx_ns.max(1));
     for run in &report.runs {
         let row = vec![
-            Cell::new(if run.recover_senders == "inline" {
+            cell(if run.recover_senders == "inline" {
                 format!("{} +recovery", run.mode)
             } else {
                 run.mode.clone()
             }),
-            Cell::new(run.threads).set_alignment(CellAlignment::Right),
-            Cell::new(run.scheduler.as_deref().unwrap_or("-")),
-            Cell::new(run.mega).set_alignment(CellAlignment::Right),
-            Cell::new(format!("{:.1}", run.total_gas as f64 / 1e6))
-                .set_alignment(CellAlignment::Right),
-            Cell::new(ms(run.median_ns)).set_alignment(CellAlignment::Right),
-            Cell::new(
+            cell(run.threads).set_alignment(CellAlignment::Right),
+            cell(run.scheduler.as_deref().unwrap_or("-")),
+            cell(run.mega).set_alignment(CellAlignment::Right),
+            cell(format!("{:.1}", run.total_gas as f64 / 1e6)).set_alignment(CellAlignment::Right),
+            cell(ms(run.median_ns)).set_alignment(CellAlignment::Right),
+            cell(
                 match (
                     crate::stats::percentile(&run.repeat_ns, 10.0),
                     crate::stats::percentile(&run.repeat_ns, 90.0),
@@ -71,19 +77,17 @@ pub fn runs_table(report: &BenchReport) -> Table {
                 },
             )
             .set_alignment(CellAlignment::Right),
-            Cell::new(format!("{:.0}", run.mgas_per_s)).set_alignment(CellAlignment::Right),
-            Cell::new(format!("{:.2}x", run.speedup_vs_sequential))
+            cell(format!("{:.0}", run.mgas_per_s)).set_alignment(CellAlignment::Right),
+            cell(format!("{:.2}x", run.speedup_vs_sequential)).set_alignment(CellAlignment::Right),
+            cell(format!("{:.0}%", run.longest_tx_share * 100.0))
                 .set_alignment(CellAlignment::Right),
-            Cell::new(format!("{:.0}%", run.longest_tx_share * 100.0))
-                .set_alignment(CellAlignment::Right),
-            Cell::new(format!("{:.2}x", run.critical_path_bound))
-                .set_alignment(CellAlignment::Right),
-            Cell::new(
+            cell(format!("{:.2}x", run.critical_path_bound)).set_alignment(CellAlignment::Right),
+            cell(
                 run.bound_fraction
                     .map_or_else(|| "-".to_owned(), |f| format!("{:.0}%", f * 100.0)),
             )
             .set_alignment(CellAlignment::Right),
-            Cell::new(match (run.mode.as_str(), one_thread_work) {
+            cell(match (run.mode.as_str(), one_thread_work) {
                 ("parallel", Some(one)) => format!("{:.2}x", run.sum_tx_ns as f64 / one as f64),
                 _ => "-".to_owned(),
             })
@@ -92,7 +96,7 @@ pub fn runs_table(report: &BenchReport) -> Table {
         let mut row = row;
         if !report.contention_floor.is_empty() {
             row.push(
-                Cell::new(match (run.mode.as_str(), floor(run.threads)) {
+                cell(match (run.mode.as_str(), floor(run.threads)) {
                     ("parallel", Some(f)) => format!("{:.2}x", f.tx_work_ratio),
                     _ => "-".to_owned(),
                 })
@@ -101,7 +105,7 @@ pub fn runs_table(report: &BenchReport) -> Table {
         }
         if counted {
             row.push(
-                Cell::new(
+                cell(
                     run.allocs_per_tx
                         .map_or_else(|| "-".to_owned(), |a| format!("{a:.1}")),
                 )
@@ -123,9 +127,9 @@ pub fn phases_table(report: &BenchReport) -> Table {
     ]);
     let p = &report.phases;
     table.add_row(vec![
-        Cell::new("sender recovery"),
-        Cell::new(ms(p.recover_ns)).set_alignment(CellAlignment::Right),
-        Cell::new(format!(
+        cell("sender recovery"),
+        cell(ms(p.recover_ns)).set_alignment(CellAlignment::Right),
+        cell(format!(
             "{:.1} µs/tx wall on {} cores, {} txs",
             p.recover_ns_per_tx / 1e3,
             report.machine.cores,
@@ -133,9 +137,9 @@ pub fn phases_table(report: &BenchReport) -> Table {
         )),
     ]);
     table.add_row(vec![
-        Cell::new("BAL validate + index"),
-        Cell::new(ms(p.bal_prepare_ns)).set_alignment(CellAlignment::Right),
-        Cell::new("once per block, before parallel execution"),
+        cell("BAL validate + index"),
+        cell(ms(p.bal_prepare_ns)).set_alignment(CellAlignment::Right),
+        cell("once per block, before parallel execution"),
     ]);
     let sequential = |mode: &str| {
         report
@@ -164,18 +168,18 @@ pub fn phases_table(report: &BenchReport) -> Table {
         .max_by(|a, b| a.mgas_per_s.total_cmp(&b.mgas_per_s))
     {
         table.add_row(vec![
-            Cell::new("canonical commit + BAL rebuild"),
-            Cell::new(ms(best.commit_ns)).set_alignment(CellAlignment::Right),
-            Cell::new(format!(
+            cell("canonical commit + BAL rebuild"),
+            cell(ms(best.commit_ns)).set_alignment(CellAlignment::Right),
+            cell(format!(
                 "after the fastest parallel run ({} threads, {})",
                 best.threads,
                 best.scheduler.as_deref().unwrap_or("-")
             )),
         ]);
         table.add_row(vec![
-            Cell::new("verification"),
-            Cell::new(ms(best.verify_ns)).set_alignment(CellAlignment::Right),
-            Cell::new("header + per-tx comparison with sequential"),
+            cell("verification"),
+            cell(ms(best.verify_ns)).set_alignment(CellAlignment::Right),
+            cell("header + per-tx comparison with sequential"),
         ]);
     }
     table
@@ -207,12 +211,12 @@ pub fn simulation_table(
     ]);
     for p in predictions {
         table.add_row(vec![
-            Cell::new(&p.scheduler),
-            Cell::new(p.threads).set_alignment(CellAlignment::Right),
-            Cell::new(p.mega).set_alignment(CellAlignment::Right),
-            Cell::new(format!("{:.1}", p.predicted_ns / 1e6)).set_alignment(CellAlignment::Right),
-            Cell::new(format!("{:.2}x", p.predicted_speedup)).set_alignment(CellAlignment::Right),
-            Cell::new(format!(
+            cell(&p.scheduler),
+            cell(p.threads).set_alignment(CellAlignment::Right),
+            cell(p.mega).set_alignment(CellAlignment::Right),
+            cell(format!("{:.1}", p.predicted_ns / 1e6)).set_alignment(CellAlignment::Right),
+            cell(format!("{:.2}x", p.predicted_speedup)).set_alignment(CellAlignment::Right),
+            cell(format!(
                 "{:.2}x",
                 crate::critical_path_bound(
                     &crate::unit_traces(&traces, &crate::mega_units(&numbers, p.mega)),
@@ -220,9 +224,8 @@ pub fn simulation_table(
                 )
             ))
             .set_alignment(CellAlignment::Right),
-            Cell::new(p.measured_ns.map_or_else(|| "-".into(), ms))
-                .set_alignment(CellAlignment::Right),
-            Cell::new(
+            cell(p.measured_ns.map_or_else(|| "-".into(), ms)).set_alignment(CellAlignment::Right),
+            cell(
                 p.error()
                     .map_or_else(|| "-".into(), |e| format!("{:+.1}%", e * 100.0)),
             )
@@ -249,12 +252,12 @@ pub fn comparison_table(rows: &[crate::compare::Comparison]) -> Table {
     ]);
     for r in rows {
         table.add_row(vec![
-            Cell::new(&r.config),
-            Cell::new(format!("{:.0}", r.mgas_a)).set_alignment(CellAlignment::Right),
-            Cell::new(format!("{:.0}", r.mgas_b)).set_alignment(CellAlignment::Right),
-            Cell::new(pct(r.change)).set_alignment(CellAlignment::Right),
-            Cell::new(format!("[{}, {}]", pct(r.ci.0), pct(r.ci.1))),
-            Cell::new(r.verdict),
+            cell(&r.config),
+            cell(format!("{:.0}", r.mgas_a)).set_alignment(CellAlignment::Right),
+            cell(format!("{:.0}", r.mgas_b)).set_alignment(CellAlignment::Right),
+            cell(pct(r.change)).set_alignment(CellAlignment::Right),
+            cell(format!("[{}, {}]", pct(r.ci.0), pct(r.ci.1))),
+            cell(r.verdict),
         ]);
     }
     table
@@ -269,13 +272,13 @@ pub fn comparison_markdown(rows: &[crate::compare::Comparison], floor: f64) -> S
     for r in rows {
         out.push_str(&format!(
             "| {} | {:.0} | {:.0} | {} | [{}, {}] | {} |\n",
-            r.config,
+            gigagas_guard::text::markdown_cell(&r.config),
             r.mgas_a,
             r.mgas_b,
             pct(r.change),
             pct(r.ci.0),
             pct(r.ci.1),
-            r.verdict
+            gigagas_guard::text::markdown_cell(&r.verdict.to_string())
         ));
     }
     out
@@ -302,15 +305,15 @@ pub fn cost_model_table(report: &BenchReport) -> Option<Table> {
     ];
     for (name, value, (lo, hi), unit) in rows {
         table.add_row(vec![
-            Cell::new(name),
-            Cell::new(format!("{:.3}", value / unit)).set_alignment(CellAlignment::Right),
-            Cell::new(format!("[{:.3}, {:.3}]", lo / unit, hi / unit)),
+            cell(name),
+            cell(format!("{:.3}", value / unit)).set_alignment(CellAlignment::Right),
+            cell(format!("[{:.3}, {:.3}]", lo / unit, hi / unit)),
         ]);
     }
     table.add_row(vec![
-        Cell::new("R²"),
-        Cell::new(format!("{:.3}", m.r2)).set_alignment(CellAlignment::Right),
-        Cell::new(if m.is_poor() {
+        cell("R²"),
+        cell(format!("{:.3}", m.r2)).set_alignment(CellAlignment::Right),
+        cell(if m.is_poor() {
             format!("POOR FIT (R² < 0.5) over {} blocks", m.blocks)
         } else {
             format!("{} blocks", m.blocks)
@@ -329,9 +332,9 @@ pub fn cost_model_table(report: &BenchReport) -> Option<Table> {
     }
     for (fork, ns, gas) in forks.into_iter().filter(|(_, _, gas)| *gas > 0.0) {
         table.add_row(vec![
-            Cell::new(format!("mean ns per gas spent, {fork} blocks")),
-            Cell::new(format!("{:.3}", ns / gas)).set_alignment(CellAlignment::Right),
-            Cell::new(""),
+            cell(format!("mean ns per gas spent, {fork} blocks")),
+            cell(format!("{:.3}", ns / gas)).set_alignment(CellAlignment::Right),
+            cell(""),
         ]);
     }
     Some(table)
@@ -398,8 +401,8 @@ pub fn sweep_table(reports: &[BenchReport]) -> Table {
         .load_preset(UTF8_FULL_CONDENSED)
         .set_header(SWEEP_HEADER.to_vec());
     for row in sweep_rows(reports) {
-        table.add_row(row.into_iter().enumerate().map(|(k, cell)| {
-            let cell = Cell::new(cell);
+        table.add_row(row.into_iter().enumerate().map(|(k, text)| {
+            let cell = cell(text);
             if k == 0 || k == 6 {
                 cell
             } else {
@@ -515,7 +518,7 @@ pub fn contention_floor_table(report: &BenchReport) -> Option<Table> {
     for row in rows {
         table.add_row(
             row.cells()
-                .map(|c| Cell::new(c).set_alignment(CellAlignment::Right)),
+                .map(|c| cell(c).set_alignment(CellAlignment::Right)),
         );
     }
     Some(table)
@@ -544,17 +547,17 @@ pub fn pipeline_table(report: &BenchReport) -> Option<Table> {
     header.extend(stages);
     header.extend(["% of pipeline bound", "on vs off"]);
     table.load_preset(UTF8_FULL_CONDENSED).set_header(header);
-    let right = |text: String| Cell::new(text).set_alignment(CellAlignment::Right);
+    let right = |text: String| cell(text).set_alignment(CellAlignment::Right);
     for p in &report.pipeline {
         let busy: u64 = p.phases_ns.values().sum();
         let mut row = vec![
             right(p.threads.to_string()),
-            Cell::new(if p.state == "disk" {
+            cell(if p.state == "disk" {
                 format!("{} (disk)", p.root)
             } else {
                 p.root.clone()
             }),
-            Cell::new(if p.overlap { "on" } else { "off" }),
+            cell(if p.overlap { "on" } else { "off" }),
             right(ms(p.median_ns)),
             right(format!("{:.0}", p.e2e_mgas_per_s)),
             right(format!("{:.0}", p.mgas_per_s)),

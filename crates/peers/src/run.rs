@@ -2,11 +2,23 @@
 //! output must show that it accepted every block and reached the same head.
 
 use crate::export::{ChainExport, BLOCKTEST_FILE, GENESIS_FILE, RLP_FILE};
+use alloy_primitives::B256;
+use gigagas_guard::child::{self, ChildError, Finished, Limits};
 use std::{
     path::{Path, PathBuf},
-    process::{Command, Output},
-    time::Instant,
+    process::Command,
+    time::Duration,
 };
+
+/// How long one peer run (or `geth init`) may take before it is killed by default: far
+/// above any exported chain's run (`gigagas peers --timeout`).
+pub const PEER_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The flag that sets a peer run's deadline.
+const TIMEOUT_FLAG: &str = "gigagas peers --timeout";
+
+/// How long `BIN --version` may take (the start-floor measurement).
+pub const VERSION_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The engines `gigagas peers` runs as child processes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -92,15 +104,14 @@ pub enum PeerError {
         /// How to install it.
         hint: &'static str,
     },
-    /// The process could not be started.
-    #[error("{engine}: cannot start {path}: {source}")]
-    Spawn {
+    /// The process could not be started, or did not exit within its deadline (then it was
+    /// killed; the error quotes the end of its stderr).
+    #[error("{engine}: {source}")]
+    Child {
         /// Engine.
         engine: &'static str,
-        /// Binary.
-        path: PathBuf,
         /// Cause.
-        source: std::io::Error,
+        source: ChildError,
     },
     /// The peer rejected the blocks or disagreed with gigagas.
     #[error("{engine} on {file}: {what}")]
@@ -124,24 +135,25 @@ pub struct PeerRun {
     pub own_mgas_per_s: Option<f64>,
 }
 
+/// The last `n` lines of a peer's output, escaped and bounded, for an error message.
 fn tail(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join(" | ")
+    gigagas_guard::text::tail(text, n, 800)
 }
 
-fn timed(engine: &'static str, cmd: &mut Command) -> Result<(u64, Output), PeerError> {
-    let path = PathBuf::from(cmd.get_program());
-    let start = Instant::now();
-    let out = cmd.output().map_err(|source| PeerError::Spawn {
-        engine,
-        path,
-        source,
-    })?;
-    Ok((start.elapsed().as_nanos() as u64, out))
+/// Runs `cmd` to its exit within `timeout`, timed from spawn to exit.
+fn timed(
+    engine: &'static str,
+    what: String,
+    timeout: Duration,
+    cmd: &mut Command,
+) -> Result<(u64, Finished), PeerError> {
+    let done = child::run(cmd, &what, &Limits::new(timeout, TIMEOUT_FLAG))
+        .map_err(|source| PeerError::Child { engine, source })?;
+    Ok((done.wall.as_nanos() as u64, done))
 }
 
-fn text(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+fn text(out: &Finished) -> String {
+    out.text()
 }
 
 /// Median wall time of `BIN --version` (`revme --help`) over `repeats` runs, ns: the floor of
@@ -149,15 +161,14 @@ fn text(out: &Output) -> String {
 pub fn start_floor(bin: &Path, repeats: usize) -> Option<u64> {
     let mut samples = Vec::new();
     for _ in 0..repeats.max(1) {
-        let start = Instant::now();
-        let ok = Command::new(bin)
-            .args(crate::tools::idle_args(bin))
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if !ok {
-            return None;
-        }
-        samples.push(start.elapsed().as_nanos() as u64);
+        let done = child::run(
+            Command::new(bin).args(crate::tools::idle_args(bin)),
+            "the start floor (the binary's version)",
+            &Limits::new(VERSION_TIMEOUT, "the built-in start-floor limit"),
+        )
+        .ok()
+        .filter(|done| done.status.success())?;
+        samples.push(done.wall.as_nanos() as u64);
     }
     samples.sort_unstable();
     Some(samples[samples.len() / 2])
@@ -178,16 +189,32 @@ fn require(engine: &'static str, path: &Path, hint: &'static str) -> Result<(), 
 /// Runs `evm blocktest DIR/blocktest.json`; it must report exactly the export's test, passed
 /// (geth checks every block's header against its own execution — state root included — the
 /// last block hash and the post-state); its segment log lines give geth's own throughput.
-pub fn geth_blocktest(evm: &Path, dir: &Path, export: &ChainExport) -> Result<PeerRun, PeerError> {
+pub fn geth_blocktest(
+    evm: &Path,
+    dir: &Path,
+    export: &ChainExport,
+    timeout: Duration,
+) -> Result<PeerRun, PeerError> {
     const ENGINE: &str = "geth evm blocktest";
     require(ENGINE, evm, "scripts/install-geth-evm.sh")?;
     let file = dir.join(BLOCKTEST_FILE);
-    let (wall_ns, out) = timed(ENGINE, Command::new(evm).arg("blocktest").arg(&file))?;
+    let (wall_ns, out) = timed(
+        ENGINE,
+        format!("{ENGINE} on {}", file.display()),
+        timeout,
+        Command::new(evm).arg("blocktest").arg(&file),
+    )?;
     let failed = |what: String| PeerError::Failed {
         engine: ENGINE,
         file: file.clone(),
         what,
     };
+    if !out.stdout_complete {
+        return Err(failed(format!(
+            "its report is larger than the limit of {} bytes (or was cut off)",
+            Limits::new(timeout, TIMEOUT_FLAG).max_stdout
+        )));
+    }
     let stdout = String::from_utf8_lossy(&out.stdout);
     let start = stdout.find('[').unwrap_or(0);
     let results: serde_json::Value = serde_json::from_str(stdout[start..].trim()).map_err(|e| {
@@ -198,36 +225,85 @@ pub fn geth_blocktest(evm: &Path, dir: &Path, export: &ChainExport) -> Result<Pe
         ))
     })?;
     let results = results.as_array().cloned().unwrap_or_default();
-    if results.len() != 1 {
+    let [r] = results.as_slice() else {
         return Err(failed(format!(
             "{} results, expected 1: {}",
             results.len(),
             tail(&text(&out), 5)
         )));
-    }
-    let r = &results[0];
+    };
+    let shown = |v: &serde_json::Value| gigagas_guard::text::printable(&v.to_string()).into_owned();
     if r["name"].as_str() != Some(export.name.as_str()) {
         return Err(failed(format!(
             "reported test {}, expected {}",
-            r["name"], export.name
+            shown(&r["name"]),
+            export.name
         )));
     }
     if r["pass"].as_bool() != Some(true) || !out.status.success() {
         return Err(failed(format!(
             "did not pass (exit {}): {}",
             out.status,
-            r["error"].as_str().unwrap_or("no error given")
+            gigagas_guard::text::printable(r["error"].as_str().unwrap_or("no error given"))
+        )));
+    }
+    // A pass is only believed with the head's state root and the export's fork.
+    let (_, _, want) = head(export);
+    let root = r["stateRoot"].as_str().and_then(|s| s.parse::<B256>().ok());
+    if root != Some(want) {
+        return Err(failed(format!(
+            "claims a pass with state root {}, expected the head's {want}",
+            shown(&r["stateRoot"])
+        )));
+    }
+    if r["fork"].as_str() != Some(export.network) {
+        return Err(failed(format!(
+            "claims a pass on fork {}, expected {}",
+            shown(&r["fork"]),
+            export.network
         )));
     }
     Ok(PeerRun {
         wall_ns,
-        own_mgas_per_s: geth_segments(&text(&out)).1,
+        own_mgas_per_s: geth_segments(&text(&out)).own,
     })
 }
 
-/// From geth's "Imported new chain segment" log lines: the last block number imported and
-/// geth's own throughput, Σ `mgas` / Σ `elapsed` over the lines.
-fn geth_segments(log: &str) -> (Option<u64>, Option<f64>) {
+/// The export's head: (block number, block hash, state root) — the genesis for a chain
+/// without blocks.
+fn head(export: &ChainExport) -> (u64, B256, B256) {
+    export.blocks.last().map_or_else(
+        || (0, export.genesis.hash_slow(), export.genesis.state_root),
+        |b| (b.block.header.number, b.hash, b.block.header.state_root),
+    )
+}
+
+/// Whether geth's logged `hash` is `want`: in full (`0x…`), or as its terminal form (the
+/// first and last three bytes, `fd5e18..d2dc73`).
+fn logged_hash_is(logged: &str, want: B256) -> bool {
+    if let Ok(full) = logged.parse::<B256>() {
+        return full == want;
+    }
+    let hex = alloy_primitives::hex::encode(want);
+    logged.split_once("..").is_some_and(|(head, end)| {
+        head.len() == 6 && end.len() == 6 && hex.starts_with(head) && hex.ends_with(end)
+    })
+}
+
+/// What geth's "Imported new chain segment" log lines say.
+#[derive(Debug, Default, PartialEq)]
+struct Segments {
+    /// The last block number imported.
+    head: Option<u64>,
+    /// That block's hash as logged.
+    hash: Option<String>,
+    /// Σ `mgas` / Σ `elapsed` over the lines.
+    own: Option<f64>,
+}
+
+/// From geth's "Imported new chain segment" log lines: the last block number imported, its
+/// hash and geth's own throughput, Σ `mgas` / Σ `elapsed` over the lines.
+fn geth_segments(log: &str) -> Segments {
     let field = |line: &str, key: &str| -> Option<String> {
         line.split_whitespace()
             .find_map(|w| w.strip_prefix(&format!("{key}=")))
@@ -241,6 +317,7 @@ fn geth_segments(log: &str) -> (Option<u64>, Option<f64>) {
         .last()
         .and_then(|l| field(l, "number"))
         .and_then(|n| n.parse::<u64>().ok());
+    let hash = segments.last().and_then(|l| field(l, "hash"));
     let (mut mgas, mut seconds) = (0.0, 0.0);
     for line in &segments {
         let m = field(line, "mgas").and_then(|v| v.parse::<f64>().ok());
@@ -250,7 +327,11 @@ fn geth_segments(log: &str) -> (Option<u64>, Option<f64>) {
             seconds += e;
         }
     }
-    (head, (seconds > 0.0).then(|| mgas / seconds))
+    Segments {
+        head,
+        hash,
+        own: (seconds > 0.0).then(|| mgas / seconds),
+    }
 }
 
 /// Seconds of a Go duration as geth prints it (`950.1µs`, `15.440ms`, `1.2s`, `1m2.5s`).
@@ -283,12 +364,14 @@ fn parse_go_duration(text: &str) -> Option<f64> {
 /// Runs `revme blockchaintest --omit-progress DIR/blocktest.json`; it must exit 0 with one
 /// test passed and none failed or skipped (revme checks gas used and the receipts root of
 /// every block and the post-state account by account; it computes no state root).
-pub fn revme(revme: &Path, dir: &Path) -> Result<PeerRun, PeerError> {
+pub fn revme(revme: &Path, dir: &Path, timeout: Duration) -> Result<PeerRun, PeerError> {
     const ENGINE: &str = "revme blockchaintest";
     require(ENGINE, revme, "scripts/install-revme.sh")?;
     let file = dir.join(BLOCKTEST_FILE);
     let (wall_ns, out) = timed(
         ENGINE,
+        format!("{ENGINE} on {}", file.display()),
+        timeout,
         Command::new(revme)
             .args(["blockchaintest", "--omit-progress"])
             .arg(&file),
@@ -323,7 +406,12 @@ pub fn revme(revme: &Path, dir: &Path) -> Result<PeerRun, PeerError> {
 /// exits non-zero on a bad one; its last "Imported new chain segment" line must name the
 /// export's head block number; geth's own throughput is Σ `mgas` / Σ `elapsed` over those
 /// lines (execution, validation and commit of the blocks, without process start).
-pub fn geth_import(geth: &Path, dir: &Path, export: &ChainExport) -> Result<PeerRun, PeerError> {
+pub fn geth_import(
+    geth: &Path,
+    dir: &Path,
+    export: &ChainExport,
+    timeout: Duration,
+) -> Result<PeerRun, PeerError> {
     const ENGINE: &str = "geth import";
     require(ENGINE, geth, "scripts/install-geth.sh")?;
     let rlp = dir.join(RLP_FILE);
@@ -338,6 +426,8 @@ pub fn geth_import(geth: &Path, dir: &Path, export: &ChainExport) -> Result<Peer
         .map_err(|e| failed(format!("temporary data directory: {e}")))?;
     let (_, init) = timed(
         ENGINE,
+        format!("geth init of {}", dir.join(GENESIS_FILE).display()),
+        timeout,
         Command::new(geth)
             .arg("--datadir")
             .arg(datadir.path())
@@ -354,6 +444,8 @@ pub fn geth_import(geth: &Path, dir: &Path, export: &ChainExport) -> Result<Peer
     }
     let (wall_ns, out) = timed(
         ENGINE,
+        format!("{ENGINE} of {}", rlp.display()),
+        timeout,
         Command::new(geth)
             .arg("--datadir")
             .arg(datadir.path())
@@ -364,38 +456,79 @@ pub fn geth_import(geth: &Path, dir: &Path, export: &ChainExport) -> Result<Peer
     if !out.status.success() {
         return Err(failed(format!("exit {}: {}", out.status, tail(&all, 6))));
     }
-    let (head, own) = geth_segments(&all);
-    let want = export.blocks.last().map_or(0, |b| b.block.header.number);
-    if head != Some(want) {
+    let segments = geth_segments(&all);
+    let (number, hash, _) = head(export);
+    if segments.head != Some(number) {
         return Err(failed(format!(
-            "last imported block {head:?}, expected {want}: {}",
+            "last imported block {:?}, expected {number}: {}",
+            segments.head,
+            tail(&all, 6)
+        )));
+    }
+    // geth checked every header's state root against its own execution; the head's hash
+    // (which covers that root) must be the export's.
+    if !segments
+        .hash
+        .as_deref()
+        .is_some_and(|h| logged_hash_is(h, hash))
+    {
+        return Err(failed(format!(
+            "last imported block {number} has hash {}, expected {hash}: {}",
+            gigagas_guard::text::printable(segments.hash.as_deref().unwrap_or("(none logged)")),
             tail(&all, 6)
         )));
     }
     Ok(PeerRun {
         wall_ns,
-        own_mgas_per_s: own,
+        own_mgas_per_s: segments.own,
     })
 }
 
 /// Runs gigagas itself as a process on the same blockchain test:
-/// `GIGAGAS conformance DIR/blocktest.json --mode sequential`; it must exit 0.
-pub fn gigagas_process(gigagas: &Path, dir: &Path) -> Result<PeerRun, PeerError> {
+/// `GIGAGAS conformance DIR/blocktest.json --mode sequential --json -`; it must exit 0 and its
+/// summary must count exactly one test, passed (none failed or skipped).
+pub fn gigagas_process(
+    gigagas: &Path,
+    dir: &Path,
+    timeout: Duration,
+) -> Result<PeerRun, PeerError> {
     const ENGINE: &str = "gigagas conformance (process)";
     let file = dir.join(BLOCKTEST_FILE);
     let (wall_ns, out) = timed(
         ENGINE,
-        Command::new(gigagas)
-            .arg("conformance")
-            .arg(&file)
-            .args(["--mode", "sequential"]),
+        format!("{ENGINE} on {}", file.display()),
+        timeout,
+        Command::new(gigagas).arg("conformance").arg(&file).args([
+            "--mode",
+            "sequential",
+            "--json",
+            "-",
+        ]),
     )?;
+    let failed = |what: String| PeerError::Failed {
+        engine: ENGINE,
+        file: file.clone(),
+        what,
+    };
     if !out.status.success() {
-        return Err(PeerError::Failed {
-            engine: ENGINE,
-            file,
-            what: format!("exit {}: {}", out.status, tail(&text(&out), 6)),
-        });
+        return Err(failed(format!(
+            "exit {}: {}",
+            out.status,
+            tail(&text(&out), 6)
+        )));
+    }
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .ok()
+        .filter(|_| out.stdout_complete)
+        .ok_or_else(|| failed(format!("no readable summary: {}", tail(&text(&out), 6))))?;
+    let count = |key: &str| summary[key].as_u64();
+    if (count("passed"), count("failed"), count("skipped")) != (Some(1), Some(0), Some(0)) {
+        return Err(failed(format!(
+            "passed {:?}, failed {:?}, skipped {:?}; expected the one test passed",
+            count("passed"),
+            count("failed"),
+            count("skipped")
+        )));
     }
     Ok(PeerRun {
         wall_ns,
@@ -403,18 +536,20 @@ pub fn gigagas_process(gigagas: &Path, dir: &Path) -> Result<PeerRun, PeerError>
     })
 }
 
-/// Runs one peer kind (`gigagas` is this binary, for [`PeerKind::GigagasProcess`]).
+/// Runs one peer kind (`gigagas` is this binary, for [`PeerKind::GigagasProcess`]); each
+/// child is killed when it runs past `timeout`.
 pub fn run_peer(
     kind: PeerKind,
     gigagas: &Path,
     dir: &Path,
     export: &ChainExport,
+    timeout: Duration,
 ) -> Result<PeerRun, PeerError> {
     match kind {
-        PeerKind::GethBlocktest => geth_blocktest(&crate::tools::evm_path(), dir, export),
-        PeerKind::GethImport => geth_import(&crate::tools::geth_path(), dir, export),
-        PeerKind::Revme => revme(&crate::tools::revme_path(), dir),
-        PeerKind::GigagasProcess => gigagas_process(gigagas, dir),
+        PeerKind::GethBlocktest => geth_blocktest(&crate::tools::evm_path(), dir, export, timeout),
+        PeerKind::GethImport => geth_import(&crate::tools::geth_path(), dir, export, timeout),
+        PeerKind::Revme => revme(&crate::tools::revme_path(), dir, timeout),
+        PeerKind::GigagasProcess => gigagas_process(gigagas, dir, timeout),
     }
 }
 
@@ -425,5 +560,34 @@ pub fn binary(kind: PeerKind, gigagas: &Path) -> PathBuf {
         PeerKind::GethImport => crate::tools::geth_path(),
         PeerKind::Revme => crate::tools::revme_path(),
         PeerKind::GigagasProcess => gigagas.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn logged_hashes_match_in_full_or_terminal_form() {
+        let want: B256 = "0xfd5e18aa00000000000000000000000000000000000000000000000000d2dc73"
+            .parse()
+            .unwrap();
+        assert!(logged_hash_is("fd5e18..d2dc73", want));
+        assert!(logged_hash_is(&want.to_string(), want));
+        assert!(!logged_hash_is("fd5e18..d2dc74", want));
+        assert!(!logged_hash_is("000000..000000", want));
+        assert!(!logged_hash_is(&B256::ZERO.to_string(), want));
+        assert!(!logged_hash_is("", want));
+    }
+
+    #[test]
+    fn segment_lines_give_head_hash_and_throughput() {
+        let log = "INFO [01-01|00:00:00.000] Imported new chain segment number=1 hash=aaaaaa..bbbbbb blocks=1 txs=2 mgas=3.000 elapsed=1.5s mgasps=2.0\n\
+                   INFO [01-01|00:00:00.000] Imported new chain segment number=2 hash=cccccc..dddddd blocks=1 txs=2 mgas=3.000 elapsed=1.5s mgasps=2.0\n";
+        let s = geth_segments(log);
+        assert_eq!(s.head, Some(2));
+        assert_eq!(s.hash.as_deref(), Some("cccccc..dddddd"));
+        assert_eq!(s.own, Some(2.0));
+        assert_eq!(geth_segments("nothing"), Segments::default());
     }
 }

@@ -66,14 +66,20 @@ pub fn version(bin: &Path) -> Option<String> {
     if !bin.is_file() {
         return None;
     }
+    let answer = |arg: &str| {
+        gigagas_guard::child::run(
+            Command::new(bin).arg(arg),
+            "the version of a peer",
+            &gigagas_guard::child::Limits::new(
+                crate::run::VERSION_TIMEOUT,
+                "the built-in version-query limit",
+            ),
+        )
+        .ok()
+        .filter(|done| done.status.success())
+    };
     if bin.file_name().is_some_and(|n| n == "revme") {
-        Command::new(bin)
-            .arg("--help")
-            .output()
-            .ok()?
-            .status
-            .success()
-            .then_some(())?;
+        answer("--help")?;
         let record = bin.parent()?.parent()?.join(".crates.toml");
         let recorded = std::fs::read_to_string(record).ok().and_then(|text| {
             text.split('"')
@@ -83,14 +89,9 @@ pub fn version(bin: &Path) -> Option<String> {
         });
         return Some(recorded.unwrap_or_else(|| "revme (version not recorded)".into()));
     }
-    let out = Command::new(bin).arg("--version").output().ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let text = answer("--version")?.text();
     text.lines()
         .map(str::trim)
         .find(|l| !l.is_empty())
-        .map(str::to_owned)
+        .map(|l| gigagas_guard::text::printable(l).into_owned())
 }

@@ -104,7 +104,7 @@ fn exported_chains_pass_gigagas_conformance_in_both_paths() {
 fn exported_chains_pass_geth_evm_blocktest() {
     let evm = gigagas_peers::tools::evm_path();
     for (label, dir, export) in exports() {
-        run::geth_blocktest(&evm, &dir.path().join("export"), &export)
+        run::geth_blocktest(&evm, &dir.path().join("export"), &export, run::PEER_TIMEOUT)
             .unwrap_or_else(|e| panic!("{label}: {e}"));
     }
 }
@@ -130,8 +130,13 @@ fn geth_rejects_a_tampered_export() {
     let out = dir.path().join("export");
     std::fs::create_dir(&out).unwrap();
     export.write(&out, &[Format::BlockTest]).unwrap();
-    let err = run::geth_blocktest(&gigagas_peers::tools::evm_path(), &out, &export)
-        .expect_err("a wrong post-state must fail");
+    let err = run::geth_blocktest(
+        &gigagas_peers::tools::evm_path(),
+        &out,
+        &export,
+        run::PEER_TIMEOUT,
+    )
+    .expect_err("a wrong post-state must fail");
     assert!(err.to_string().contains("did not pass"), "{err}");
 }
 
@@ -166,4 +171,113 @@ fn data_without_a_genesis_is_refused() {
         err.to_string().contains("/nonexistent/gigagas-peers"),
         "{err}"
     );
+}
+
+/// A fake peer: an executable shell script printing `stdout` (and exiting with `code`).
+fn fake_peer(dir: &Path, name: &str, body: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+fn one_export() -> (tempfile::TempDir, gigagas_peers::ChainExport) {
+    let dir = tempfile::tempdir().unwrap();
+    chain(
+        &dir.path().join("chain"),
+        Workload::Transfers,
+        SpecId::PRAGUE,
+        2,
+    );
+    let export = export_chain(&dir.path().join("chain")).unwrap();
+    let out = dir.path().join("export");
+    std::fs::create_dir(&out).unwrap();
+    export
+        .write(&out, &[Format::BlockTest, Format::Rlp])
+        .unwrap();
+    (dir, export)
+}
+
+/// A peer's claimed pass is checked against the export: a pass with a zero (or any other)
+/// state root, another fork or another head hash is a failure; the true values pass.
+#[test]
+fn peers_claiming_a_pass_are_checked_against_the_head() {
+    let (dir, export) = one_export();
+    let out = dir.path().join("export");
+    let head = export.blocks.last().unwrap();
+    let root = head.block.header.state_root;
+    let claim = |root: String, fork: &str| {
+        format!(
+            "echo '[{{\"name\":\"{}\",\"pass\":true,\"stateRoot\":\"{root}\",\"fork\":\"{fork}\"}}]'",
+            export.name
+        )
+    };
+    let zero = fake_peer(
+        dir.path(),
+        "evm-zero",
+        &claim(format!("{}", alloy_primitives::B256::ZERO), export.network),
+    );
+    let err = run::geth_blocktest(&zero, &out, &export, run::PEER_TIMEOUT).unwrap_err();
+    assert!(
+        err.to_string().contains("claims a pass with state root"),
+        "{err}"
+    );
+    let fork = fake_peer(
+        dir.path(),
+        "evm-fork",
+        &claim(format!("{root}"), "Frontier"),
+    );
+    let err = run::geth_blocktest(&fork, &out, &export, run::PEER_TIMEOUT).unwrap_err();
+    assert!(err.to_string().contains("fork"), "{err}");
+    let none = fake_peer(
+        dir.path(),
+        "evm-none",
+        &format!("echo '[{{\"name\":\"{}\",\"pass\":true}}]'", export.name),
+    );
+    assert!(run::geth_blocktest(&none, &out, &export, run::PEER_TIMEOUT).is_err());
+    let honest = fake_peer(
+        dir.path(),
+        "evm-honest",
+        &claim(format!("{root}"), export.network),
+    );
+    run::geth_blocktest(&honest, &out, &export, run::PEER_TIMEOUT).unwrap();
+
+    // geth import: the last segment must name the head's number and hash.
+    let number = head.block.header.number;
+    let hex = alloy_primitives::hex::encode(head.hash);
+    let segment = |hash: &str| {
+        format!(
+            "case \"$3\" in init) exit 0;; esac\necho 'INFO Imported new chain segment number={number} hash={hash} blocks=2 txs=4 mgas=1.0 elapsed=1ms' >&2"
+        )
+    };
+    let liar = fake_peer(dir.path(), "geth-liar", &segment("000000..000000"));
+    let err = run::geth_import(&liar, &out, &export, run::PEER_TIMEOUT).unwrap_err();
+    assert!(err.to_string().contains("has hash"), "{err}");
+    let honest = fake_peer(
+        dir.path(),
+        "geth-honest",
+        &segment(&format!("{}..{}", &hex[..6], &hex[58..])),
+    );
+    run::geth_import(&honest, &out, &export, run::PEER_TIMEOUT).unwrap();
+}
+
+/// A peer that never exits is killed at the deadline, and the error says what was waited
+/// for, the flag that sets the limit and the (escaped) end of its stderr.
+#[test]
+fn a_hanging_peer_fails_at_its_deadline() {
+    let (dir, export) = one_export();
+    let out = dir.path().join("export");
+    let hang = fake_peer(
+        dir.path(),
+        "evm-hang",
+        "echo 'loading \x1b[1mblocks' >&2\nsleep 1000",
+    );
+    let err = run::geth_blocktest(&hang, &out, &export, std::time::Duration::from_millis(500))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("blocktest.json"), "{err}");
+    assert!(err.contains("--timeout"), "{err}");
+    assert!(err.contains("loading \\u{1b}[1mblocks"), "{err}");
+    assert!(!err.contains('\x1b'), "{err}");
 }

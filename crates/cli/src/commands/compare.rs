@@ -50,7 +50,11 @@ fn read_side(files: &[PathBuf]) -> Result<Vec<gigagas_lab::BenchReport>> {
     for (file, reports) in files.iter().zip(&sets) {
         for report in reports {
             if let Some(warning) = gigagas_lab::report::busy_warning(report) {
-                note!("warning: {}: {}: {warning}", file.display(), report.data);
+                note!(
+                    "warning: {}: {}: {warning}",
+                    gigagas_guard::text::printable(&file.display().to_string()),
+                    gigagas_guard::text::printable(&report.data)
+                );
             }
         }
     }
@@ -74,11 +78,8 @@ fn read_side(files: &[PathBuf]) -> Result<Vec<gigagas_lab::BenchReport>> {
 }
 
 fn show(files: &[PathBuf]) -> String {
-    files
-        .iter()
-        .map(|f| f.display().to_string())
-        .collect::<Vec<_>>()
-        .join(",")
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    gigagas_guard::text::printable(&names.join(",")).into_owned()
 }
 
 pub fn exec(args: CompareArgs) -> Result<()> {
@@ -133,7 +134,10 @@ pub fn exec(args: CompareArgs) -> Result<()> {
     }
     for (ra, rb) in &pairs {
         if let Some(warning) = gigagas_lab::report::load_mismatch(ra, rb) {
-            note!("warning: {}: {warning}", ra.data);
+            note!(
+                "warning: {}: {warning}",
+                gigagas_guard::text::printable(&ra.data)
+            );
         }
     }
     Ok(())

@@ -64,6 +64,10 @@ pub struct PeersArgs {
     /// Keep the exported files in DIR (new or empty) instead of a temporary directory.
     #[arg(long, value_name = "DIR")]
     keep_export: Option<PathBuf>,
+    /// Seconds one peer process may run before it is killed and the peer reported failed
+    /// (with the end of its stderr), 1 to 86400.
+    #[arg(long, value_name = "SECONDS", default_value_t = gigagas_peers::run::PEER_TIMEOUT.as_secs())]
+    timeout: u64,
 }
 
 fn parse_formats(names: &[String]) -> Result<Vec<Format>> {
@@ -160,6 +164,8 @@ const PROCESS: &str = "gigagas conformance (process)";
 pub fn exec(args: PeersArgs) -> Result<()> {
     crate::limits::check_range("--repeats", args.repeats, 1, 1000)?;
     crate::limits::check_range("--warmup", args.warmup, 0, 100)?;
+    let timeout = usize::try_from(args.timeout).unwrap_or(usize::MAX);
+    crate::limits::check_range("--timeout", timeout, 1, 86_400)?;
     let mut kinds = Vec::new();
     for name in &args.peers {
         let k = parse_peer(name)?;
@@ -339,7 +345,13 @@ pub fn exec(args: PeersArgs) -> Result<()> {
             if !runnable(row) {
                 continue;
             }
-            match run_peer(*kind, &gigagas_exe, tmp.path(), &export) {
+            match run_peer(
+                *kind,
+                &gigagas_exe,
+                tmp.path(),
+                &export,
+                std::time::Duration::from_secs(args.timeout),
+            ) {
                 Ok(run) => {
                     if round >= args.warmup {
                         row.repeat_ns.push(run.wall_ns);
@@ -526,7 +538,7 @@ fn say_report(console: crate::common::Console, report: &PeersReport) {
     for r in &report.rows {
         table.add_row([
             r.engine.clone(),
-            r.version.clone(),
+            gigagas_guard::text::printable(&r.version).into_owned(),
             r.status.clone(),
             ms(r.median_ns),
             ms(r.start_floor_ns),
@@ -563,7 +575,12 @@ fn say_report(console: crate::common::Console, report: &PeersReport) {
     console.line(format_args!("ratio: {}", report.ratio_definition));
     for r in &report.rows {
         if let Some(e) = &r.error {
-            console.line(format_args!("{} {}: {e}", r.engine, r.status));
+            console.line(format_args!(
+                "{} {}: {}",
+                r.engine,
+                r.status,
+                gigagas_guard::text::printable(e)
+            ));
         }
     }
 }

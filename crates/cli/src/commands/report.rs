@@ -19,8 +19,7 @@ pub struct ReportArgs {
 
 /// Reads a result file: one report, or every report of a sweep.
 pub(crate) fn read_reports(path: &std::path::Path) -> Result<Vec<gigagas_lab::BenchReport>> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    gigagas_lab::read_reports(&bytes)
+    gigagas_lab::read_reports_file(path)
         .with_context(|| format!("{}: unreadable result", path.display()))
 }
 
@@ -34,8 +33,8 @@ pub fn exec(args: ReportArgs) -> Result<()> {
         &out_path,
         &Input::all("FILE", std::slice::from_ref(&args.file)),
     )?;
-    let bytes =
-        std::fs::read(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
+    let bytes = gigagas_lab::report::read_result_bytes(&args.file)
+        .with_context(|| format!("reading {}", args.file.display()))?;
     if let Some(page) = super::peers::report_html(&bytes) {
         let page =
             page.with_context(|| format!("{}: unreadable peers result", args.file.display()))?;

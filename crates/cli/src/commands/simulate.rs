@@ -59,8 +59,8 @@ pub fn exec(args: SimulateArgs) -> Result<()> {
             gigagas_lab::simulate::predict(report, &names, &threads, &megas, &scheduler_order);
         out!(
             "{}: {}: {} blocks, {} txs; 1-thread traces calibrated on the measured 1-thread runs",
-            args.file.display(),
-            report.data,
+            gigagas_guard::text::printable(&args.file.display().to_string()),
+            gigagas_guard::text::printable(&report.data),
             report.blocks.len(),
             report.phases.txs
         );
@@ -70,7 +70,10 @@ pub fn exec(args: SimulateArgs) -> Result<()> {
         );
         // The traces were measured under these conditions: the prediction inherits them.
         for warning in gigagas_lab::report::noise_warnings(report) {
-            note!("warning: {}: {warning}", report.data);
+            note!(
+                "warning: {}: {warning}",
+                gigagas_guard::text::printable(&report.data)
+            );
         }
     }
     Ok(())

@@ -79,3 +79,29 @@ fn amsterdam_differs_only_by_eip8282() {
         "geth's BAL minus the EIP-8282 accounts"
     );
 }
+
+/// An `evm` that never exits is killed at the deadline: the error names the run, the
+/// setting that changes the limit, and quotes its stderr escaped.
+#[test]
+fn a_hanging_evm_fails_at_its_deadline() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let evm = dir.path().join("evm");
+    std::fs::write(
+        &evm,
+        "#!/bin/sh\necho 'resolving \x1b]0;title\x07' >&2\nsleep 1000\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&evm, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut limits = geth::t8n_limits();
+    limits.timeout = std::time::Duration::from_millis(500);
+    let err = geth::run_t8n_within(&evm, &scenario::build(SpecId::PRAGUE), &limits)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("evm t8n on the differential block (Prague)"),
+        "{err}"
+    );
+    assert!(err.contains(geth::T8N_TIMEOUT_ENV), "{err}");
+    assert!(err.contains("resolving \\u{1b}]0;title\\u{7}"), "{err}");
+}

@@ -1,0 +1,362 @@
+//! Child processes with a deadline and bounded output.
+//!
+//! [`run`] starts a command in a process group of its own, with stdin closed and stdout and
+//! stderr each read by a thread that keeps at most a bounded head and a short tail. A thread
+//! waits for the exit and stamps its time, so the wall time is the process's own (spawn to
+//! exit), not a polling interval. When the deadline passes first, the whole process group is
+//! killed (a script's children too, so nothing is left holding the pipes) and the error says
+//! what was waited for, how long, the setting that raises the limit, and the escaped tail of
+//! the child's stderr. A child that exits while something it started keeps its pipes open is
+//! not waited for beyond a short grace: its output is then marked incomplete.
+
+use crate::text;
+use std::{
+    io::Read,
+    process::{Command, ExitStatus, Stdio},
+    sync::mpsc,
+    thread,
+    time::{Duration, Instant},
+};
+
+/// Bytes of a stream's end always kept (for the error's tail), beyond the bounded head.
+const TAIL_BYTES: usize = 16 * 1024;
+
+/// How long the output of an exited child is waited for (its own children may hold the pipes).
+const PIPE_GRACE: Duration = Duration::from_secs(2);
+
+/// Lines and characters of stderr an error quotes.
+const QUOTED_LINES: usize = 6;
+const QUOTED_CHARS: usize = 600;
+
+/// The bounds of one child run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Wall time from spawn until the child must have exited.
+    pub timeout: Duration,
+    /// Bytes of stdout kept (the rest is read and dropped; [`Finished::stdout_complete`]
+    /// says whether anything was).
+    pub max_stdout: usize,
+    /// Bytes of stderr kept.
+    pub max_stderr: usize,
+    /// The flag or setting that changes `timeout`, named by the error when it passes.
+    pub setting: &'static str,
+}
+
+impl Limits {
+    /// `timeout`, changed by `setting`, and 64 MiB of each stream.
+    pub fn new(timeout: Duration, setting: &'static str) -> Self {
+        Self {
+            timeout,
+            max_stdout: 64 << 20,
+            max_stderr: 64 << 20,
+            setting,
+        }
+    }
+}
+
+/// A child that exited before its deadline.
+#[derive(Debug, Clone)]
+pub struct Finished {
+    /// Its exit status.
+    pub status: ExitStatus,
+    /// Wall time from spawn to exit.
+    pub wall: Duration,
+    /// The first [`Limits::max_stdout`] bytes of stdout.
+    pub stdout: Vec<u8>,
+    /// The first [`Limits::max_stderr`] bytes of stderr.
+    pub stderr: Vec<u8>,
+    /// Whether `stdout` is all the child wrote (not cut at the limit, pipe closed).
+    pub stdout_complete: bool,
+    /// Whether `stderr` is all the child wrote.
+    pub stderr_complete: bool,
+    stderr_end: Vec<u8>,
+}
+
+impl Finished {
+    /// The last lines of stderr (the stream's real end even when the kept head was cut),
+    /// escaped and bounded: what an error message quotes.
+    pub fn stderr_tail(&self) -> String {
+        text::tail(
+            &String::from_utf8_lossy(&self.stderr_end),
+            QUOTED_LINES,
+            QUOTED_CHARS,
+        )
+    }
+
+    /// stdout then stderr, as (lossy) text: for peers that log their verdict to either.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned() + &String::from_utf8_lossy(&self.stderr)
+    }
+}
+
+/// Why a child run produced no [`Finished`].
+#[derive(Debug, thiserror::Error)]
+pub enum ChildError {
+    /// The program could not be started.
+    #[error("{what}: cannot start {program}: {source}")]
+    Spawn {
+        /// What the child was run for.
+        what: String,
+        /// The program.
+        program: String,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// The deadline passed: the child and its process group were killed.
+    #[error(
+        "{what}: {program} did not exit within {} s (the limit, set by {setting}), killed; its \
+         stderr ended: {}",
+        timeout.as_secs_f64(),
+        if stderr_tail.is_empty() { "(nothing)" } else { stderr_tail.as_str() }
+    )]
+    TimedOut {
+        /// What the child was run for.
+        what: String,
+        /// The program.
+        program: String,
+        /// The limit that passed.
+        timeout: Duration,
+        /// The flag or setting that changes it.
+        setting: &'static str,
+        /// The escaped end of its stderr.
+        stderr_tail: String,
+    },
+    /// Waiting for the child failed.
+    #[error("{what}: waiting for {program}: {source}")]
+    Wait {
+        /// What the child was run for.
+        what: String,
+        /// The program.
+        program: String,
+        /// Cause.
+        source: std::io::Error,
+    },
+}
+
+/// What a reader thread kept of one stream.
+#[derive(Debug, Default)]
+struct Capture {
+    head: Vec<u8>,
+    end: Vec<u8>,
+    cut: bool,
+}
+
+fn read_bounded(mut stream: impl Read, max: usize) -> Capture {
+    let mut capture = Capture::default();
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = match stream.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => {
+                capture.cut = true;
+                break;
+            }
+        };
+        let chunk = &buf[..n];
+        let room = max.saturating_sub(capture.head.len());
+        capture.head.extend_from_slice(&chunk[..room.min(n)]);
+        if room < n {
+            capture.cut = true;
+        }
+        capture.end.extend_from_slice(chunk);
+        if capture.end.len() > 2 * TAIL_BYTES {
+            let drop = capture.end.len() - TAIL_BYTES;
+            capture.end.drain(..drop);
+        }
+    }
+    if capture.end.len() > TAIL_BYTES {
+        let drop = capture.end.len() - TAIL_BYTES;
+        capture.end.drain(..drop);
+    }
+    capture
+}
+
+/// Sends SIGKILL to the process group `pid` leads (the child was started as its leader).
+fn kill_group(pid: u32) {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return;
+    };
+    // SAFETY: kill(2) takes plain integers and has no memory effects; the group's leader has
+    // not been reaped yet (its waiter thread has not returned), so the id is still ours.
+    unsafe {
+        libc::kill(-pid, libc::SIGKILL);
+        libc::kill(pid, libc::SIGKILL);
+    }
+}
+
+/// Runs `cmd` to its exit within `limits`; `what` says what it is waited for ("geth evm
+/// blocktest on DIR/blocktest.json"). stdin is closed; stdout and stderr are captured.
+pub fn run(cmd: &mut Command, what: &str, limits: &Limits) -> Result<Finished, ChildError> {
+    let program = text::printable(&cmd.get_program().to_string_lossy()).into_owned();
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(cmd, 0);
+    let start = Instant::now();
+    let mut child = cmd.spawn().map_err(|source| ChildError::Spawn {
+        what: what.to_owned(),
+        program: program.clone(),
+        source,
+    })?;
+    let pid = child.id();
+    let (out_tx, out_rx) = mpsc::channel::<(usize, Capture)>();
+    let mut readers = 0;
+    if let Some(stdout) = child.stdout.take() {
+        let (tx, max) = (out_tx.clone(), limits.max_stdout);
+        thread::spawn(move || tx.send((0, read_bounded(stdout, max))));
+        readers += 1;
+    }
+    if let Some(stderr) = child.stderr.take() {
+        let (tx, max) = (out_tx.clone(), limits.max_stderr);
+        thread::spawn(move || tx.send((1, read_bounded(stderr, max))));
+        readers += 1;
+    }
+    drop(out_tx);
+    let (exit_tx, exit_rx) = mpsc::channel();
+    thread::spawn(move || {
+        let status = child.wait();
+        let _ = exit_tx.send((status, Instant::now()));
+    });
+    let collect = |grace: Duration| {
+        let mut streams: [Option<Capture>; 2] = [None, None];
+        let until = Instant::now() + grace;
+        for _ in 0..readers {
+            let left = until.saturating_duration_since(Instant::now());
+            match out_rx.recv_timeout(left) {
+                Ok((i, capture)) => streams[i] = Some(capture),
+                Err(_) => break,
+            }
+        }
+        streams
+    };
+    match exit_rx.recv_timeout(limits.timeout) {
+        Ok((status, end)) => {
+            let status = status.map_err(|source| ChildError::Wait {
+                what: what.to_owned(),
+                program: program.clone(),
+                source,
+            })?;
+            let [out, err] = collect(PIPE_GRACE);
+            let complete = |c: &Option<Capture>| c.as_ref().is_some_and(|c| !c.cut);
+            let (stdout_complete, stderr_complete) = (complete(&out), complete(&err));
+            let out = out.unwrap_or_default();
+            let err = err.unwrap_or_default();
+            Ok(Finished {
+                status,
+                wall: end.duration_since(start),
+                stdout: out.head,
+                stderr: err.head,
+                stdout_complete,
+                stderr_complete,
+                stderr_end: err.end,
+            })
+        }
+        Err(_) => {
+            kill_group(pid);
+            // The waiter reaps the killed child; its pipes close with the group.
+            let _ = exit_rx.recv_timeout(PIPE_GRACE);
+            let [_, err] = collect(PIPE_GRACE);
+            let stderr_tail = err.map_or_else(String::new, |c| {
+                text::tail(&String::from_utf8_lossy(&c.end), QUOTED_LINES, QUOTED_CHARS)
+            });
+            Err(ChildError::TimedOut {
+                what: what.to_owned(),
+                program,
+                timeout: limits.timeout,
+                setting: limits.setting,
+                stderr_tail,
+            })
+        }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    fn limits(ms: u64) -> Limits {
+        Limits {
+            timeout: Duration::from_millis(ms),
+            max_stdout: 1024,
+            max_stderr: 1024,
+            setting: "--test-timeout",
+        }
+    }
+
+    #[test]
+    fn a_child_that_exits_gives_its_output_and_status() {
+        let done = run(
+            Command::new("sh").args(["-c", "echo out; echo err >&2; exit 3"]),
+            "a test script",
+            &limits(60_000),
+        )
+        .unwrap();
+        assert_eq!(done.status.code(), Some(3));
+        assert_eq!(done.stdout, b"out\n");
+        assert_eq!(done.stderr, b"err\n");
+        assert!(done.stdout_complete && done.stderr_complete);
+        assert_eq!(done.stderr_tail(), "err");
+    }
+
+    /// A script that hangs (and whose own child, `sleep`, holds the pipes) is killed at the
+    /// deadline with its whole group; the error names what was waited for and quotes its
+    /// stderr, escaped.
+    #[test]
+    fn a_hanging_child_is_killed_at_its_deadline() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("hang.sh");
+        std::fs::write(
+            &script,
+            "#!/bin/sh\necho 'starting \x1b[31mred' >&2\nsleep 1000\necho never\n",
+        )
+        .unwrap();
+        let err = run(
+            Command::new("sh").arg(&script),
+            "the hanging peer on blocks.json",
+            &limits(300),
+        )
+        .unwrap_err();
+        let ChildError::TimedOut {
+            ref stderr_tail, ..
+        } = err
+        else {
+            panic!("{err}")
+        };
+        assert_eq!(stderr_tail, "starting \\u{1b}[31mred");
+        let message = err.to_string();
+        assert!(
+            message.contains("the hanging peer on blocks.json"),
+            "{message}"
+        );
+        assert!(message.contains("--test-timeout"), "{message}");
+        assert!(!message.contains('\u{1b}'), "{message}");
+    }
+
+    #[test]
+    fn output_beyond_the_limit_is_dropped_and_marked() {
+        let done = run(
+            Command::new("sh").args(["-c", "head -c 100000 /dev/zero; echo last >&2"]),
+            "a chatty script",
+            &limits(60_000),
+        )
+        .unwrap();
+        assert_eq!(done.stdout.len(), 1024);
+        assert!(!done.stdout_complete);
+        assert!(done.stderr_complete);
+    }
+
+    #[test]
+    fn a_missing_program_is_a_spawn_error_naming_it() {
+        let err = run(
+            &mut Command::new("/nonexistent/gigagas-peer"),
+            "a peer",
+            &limits(1000),
+        )
+        .unwrap_err();
+        assert!(matches!(err, ChildError::Spawn { .. }));
+        assert!(err.to_string().contains("/nonexistent/gigagas-peer"));
+    }
+}
