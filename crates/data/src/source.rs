@@ -555,11 +555,14 @@ fn member_key(path: &Path) -> Result<String, &'static str> {
 /// read: a regular file or a directory (skipped), a relative path without `..`, a size within
 /// `limits.member_bytes`, the sizes' sum within `limits.total_bytes`, at most
 /// `limits.members` members, no path twice. `visit(key, size, content)` gets each file.
+/// What [`stream_members`] calls per file: key, declared size, content.
+type MemberVisit<'a> = &'a mut dyn FnMut(&str, u64, &mut dyn Read) -> Result<(), DataError>;
+
 fn stream_members(
     name: &Path,
     compressed: &[u8],
     limits: &ArchiveLimits,
-    visit: &mut dyn FnMut(&str, u64, &mut dyn Read) -> Result<(), DataError>,
+    visit: MemberVisit<'_>,
 ) -> Result<(), DataError> {
     use tar::EntryType;
     let archive_err = |source| DataError::Archive {

@@ -327,11 +327,11 @@ fn fill_memory_is_estimated_from_counts_and_checked_against_the_limit() {
     };
     // At least the 64 bytes of each (key, value) per slot, per copy.
     let one = fill_memory_bytes(&[fill(1, 1_000_000)], 1);
-    assert!(one >= 64 * 1_000_000 && one <= 200 * 1_000_000, "{one}");
+    assert!((64 * 1_000_000..=200 * 1_000_000).contains(&one), "{one}");
     assert_eq!(fill_memory_bytes(&[fill(1, 1_000_000)], 3), 3 * one);
     let split = fill_memory_bytes(&[fill(10, 1_000_000)], 1);
     assert!(
-        split >= 64 * 1_000_000 && split <= 200 * 1_000_000,
+        (64 * 1_000_000..=200 * 1_000_000).contains(&split),
         "{split}"
     );
     assert!(check_fill_memory(&[fill(1, 1_000_000)], 2, 1 << 30).is_ok());

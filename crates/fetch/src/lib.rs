@@ -125,12 +125,11 @@ pub enum Failure {
     #[error("the node has no such block (result null)")]
     NoSuchBlock,
     /// Transport errors or HTTP 429/5xx on every try, or the deadline passed.
-    #[error("no usable answer after {attempts} tries in {seconds:.1} s: {why}; last: {last}")]
+    #[error("no usable answer after {attempts} tries {why}")]
     GaveUp {
         attempts: u32,
-        seconds: f64,
+        /// How long, why it stopped, and the last try's failure.
         why: String,
-        last: String,
     },
     /// An HTTP status that is not worth another try (4xx other than 429).
     #[error("HTTP {status}: {body}")]

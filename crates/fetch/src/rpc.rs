@@ -237,14 +237,13 @@ impl Client {
         }
         Err(fail(Failure::GaveUp {
             attempts: tries,
-            seconds: start.elapsed().as_secs_f64(),
             why: format!(
-                "{why} (at most {} tries of {:.0} s each, {:.0} s in all: --retries, --timeout)",
+                "in {:.1} s: {why} (at most {} tries of {:.0} s each, {:.0} s in all: --retries, --timeout); last: {last}",
+                start.elapsed().as_secs_f64(),
                 self.attempts,
                 timeout.as_secs_f64(),
                 deadline.as_secs_f64()
             ),
-            last,
         }))
     }
 

@@ -210,7 +210,7 @@ pub fn live_workload(
     // Each transaction raises any one account's nonce at most once, so a start that leaves
     // room for `opts.txs` (the deployer: its deployments) can never wrap.
     let room = |who: String, nonce: u64, uses: u64| {
-        if nonce.checked_add(uses).is_none_or(|last| last >= u64::MAX) {
+        if nonce.checked_add(uses).is_none_or(|last| last == u64::MAX) {
             return Err(GenError::Options(format!(
                 "{who} has nonce {nonce}: {uses} more transactions would pass the largest \
                  nonce 2^64 - 2 (EIP-2681); use other accounts (--seed) or fewer transactions"
