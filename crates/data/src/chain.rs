@@ -167,6 +167,62 @@ impl ChainMeta {
     }
 }
 
+/// Default most memory (bytes) the expanded `storage_fill` accounts of a chain may take, over
+/// every copy the in-memory loader holds (one per block's pre-state and the genesis). Raised
+/// with the environment setting [`MAX_FILL_MEMORY_ENV`].
+pub const MAX_FILL_MEMORY: u64 = 8 << 30;
+/// Environment setting that raises [`MAX_FILL_MEMORY`] (bytes).
+pub const MAX_FILL_MEMORY_ENV: &str = "GIGAGAS_MAX_FILL_MEMORY";
+
+/// Bytes a storage map of `n` slots takes (hashbrown: a power-of-two number of buckets at
+/// most 7/8 full, 64 bytes per `(U256, U256)` entry and one control byte), plus the account.
+fn fill_account_bytes(n: u64) -> u128 {
+    const ACCOUNT: u128 = 256;
+    let buckets: u128 = match n {
+        0 => 0,
+        1..=3 => 4,
+        4..=7 => 8,
+        _ => u128::from(n.saturating_mul(8) / 7).next_power_of_two(),
+    };
+    ACCOUNT + buckets * 65
+}
+
+/// The memory (bytes) the `storage_fill` entries take once expanded, `copies` times (the
+/// in-memory loader holds one copy of the genesis state per block). Computed from the counts;
+/// allocates nothing.
+pub fn fill_memory_bytes(fills: &[StorageFill], copies: u64) -> u128 {
+    let one: u128 = fills
+        .iter()
+        .filter(|f| f.accounts > 0)
+        .map(|f| {
+            let (q, r) = (f.slots / f.accounts, f.slots % f.accounts);
+            u128::from(r) * fill_account_bytes(q + 1)
+                + u128::from(f.accounts - r) * fill_account_bytes(q)
+        })
+        .sum();
+    one.saturating_mul(u128::from(copies.max(1)))
+}
+
+/// Refuses `storage_fill` entries whose expansion into memory ([`fill_memory_bytes`], `copies`
+/// times) would pass `limit` bytes, before anything is allocated; the error names the memory
+/// needed, the limit and the setting that raises it.
+pub fn check_fill_memory(fills: &[StorageFill], copies: u64, limit: u64) -> Result<(), String> {
+    let need = fill_memory_bytes(fills, copies);
+    if need <= u128::from(limit) {
+        return Ok(());
+    }
+    let slots: u64 = fills.iter().map(|f| f.slots).fold(0, u64::saturating_add);
+    let gib = |b: u128| b as f64 / f64::from(1u32 << 30);
+    Err(format!(
+        "storage_fill: {slots} slots would take about {:.1} GiB of memory expanded ({copies} \
+         in-memory copies: the genesis and each block's pre-state), above the limit of {:.1} GiB \
+         (raise it with the environment setting {MAX_FILL_MEMORY_ENV}=BYTES); refused before \
+         allocating",
+        gib(need),
+        gib(u128::from(limit))
+    ))
+}
+
 /// Checks the `storage_fill` entries: bounds (at most [`MAX_FILL_SLOTS`] slots and
 /// [`MAX_FILL_ACCOUNTS`] accounts in all, every account at least one slot, period at
 /// least 1), address ranges inside 2^160, no account in two entries or also in `alloc`.
@@ -474,6 +530,14 @@ pub(crate) fn load(source: &DataSource) -> Result<Dataset, DataError> {
         hashes.insert(b.block.header.number, b.block.header.hash_slow());
     }
     let hashes = Arc::new(hashes);
+    // Bounded before anything is expanded: every block below holds its own copy.
+    meta.check_storage_fill()
+        .and_then(|()| {
+            let limit = crate::limit_from_env(MAX_FILL_MEMORY_ENV, MAX_FILL_MEMORY)
+                .map_err(|e| e.to_string())?;
+            check_fill_memory(&meta.storage_fill, blocks.len() as u64 + 1, limit)
+        })
+        .map_err(|what| invalid(source, CHAIN_META, what))?;
     let mut state = meta
         .genesis_state()
         .map_err(|what| invalid(source, CHAIN_META, what))?;

@@ -27,6 +27,29 @@ const TIME_FORKS: [(&str, SpecId); 4] = [
     ("osakaTime", SpecId::OSAKA),
 ];
 
+/// Largest geth genesis file read (bytes); raised with [`MAX_GENESIS_BYTES_ENV`]. A dev
+/// chain's genesis is a few kilobytes; one listing a large state can be hundreds of megabytes.
+pub const MAX_GENESIS_BYTES: u64 = 256 << 20;
+/// Environment setting that raises [`MAX_GENESIS_BYTES`] (bytes).
+pub const MAX_GENESIS_BYTES_ENV: &str = "GIGAGAS_MAX_GENESIS_BYTES";
+
+/// Reads and parses the geth genesis file `path`: a regular file of at most
+/// [`MAX_GENESIS_BYTES`] (a device such as `/dev/zero`, a FIFO or a directory is refused
+/// unread). Errors name the file.
+pub fn read_geth_genesis(path: &std::path::Path) -> Result<GethGenesis, crate::DataError> {
+    let bytes =
+        crate::read_limited(path, MAX_GENESIS_BYTES, MAX_GENESIS_BYTES_ENV).map_err(|source| {
+            crate::DataError::Io {
+                path: path.to_owned(),
+                source,
+            }
+        })?;
+    parse_geth_genesis(&bytes).map_err(|what| crate::DataError::Invalid {
+        path: path.to_owned(),
+        what,
+    })
+}
+
 /// Parses a geth genesis JSON. Errors say what is wrong in the file's terms.
 pub fn parse_geth_genesis(bytes: &[u8]) -> Result<GethGenesis, String> {
     const NOT_GETH: &str = "not a geth genesis file (a JSON object with `config` holding \

@@ -16,12 +16,15 @@ mod shared;
 mod source;
 
 pub use error::DataError;
+pub use mainnet::parse_block_json;
 pub use model::{BlockInput, Dataset, Transaction};
 pub use pack::pack_sample;
 pub use prestate::{PreAccount, PreState, PreStateError};
 pub use shared::shared_data_dir;
 pub use source::{
-    read_bounded, DataSource, ARCHIVE_MANIFEST, EMBEDDED_SAMPLE, MAX_ARCHIVE_BYTES, MAX_FILE_BYTES,
+    limit_from_env, read_bounded, read_limited, ArchiveLimits, DataSource, ARCHIVE_MANIFEST,
+    EMBEDDED_SAMPLE, MAX_ARCHIVE_BYTES, MAX_ARCHIVE_BYTES_ENV, MAX_ARCHIVE_MEMBERS, MAX_FILE_BYTES,
+    MAX_FILE_BYTES_ENV, MAX_MANIFEST_BYTES,
 };
 
 /// Loads every block of a data set in the mainnet layout

@@ -186,9 +186,27 @@ fn load_block(
     let block_rel = format!("blocks/{number}/block.json");
     let pre_rel = format!("blocks/{number}/pre_state.json");
     let block_path = source.display_path(&block_rel);
+    let mut block = parse_block_json(&block_path, number, &source.read(&block_rel)?)?;
+    block.pre_state = Arc::new(load_pre_state(source, &pre_rel, codes, block_hashes)?);
+    Ok(block)
+}
 
+/// Parses `bytes`, an `eth_getBlockByNumber(number, true)` answer as `blocks/<n>/block.json`
+/// stores it, into a block with an empty pre-state: the header must be block `number`, every
+/// transaction of a known type whose fields hash to its stated hash. (The header's own hash
+/// and roots are checked by [`crate::integrity::check_block`].) `path` names it in errors.
+pub fn parse_block_json(
+    path: &std::path::Path,
+    number: u64,
+    bytes: &[u8],
+) -> Result<BlockInput, DataError> {
+    let block_path = path.to_owned();
     let mut value: serde_json::Value =
-        parse_json(source, &block_rel, &source.read(&block_rel)?, "block")?;
+        serde_json::from_slice(bytes).map_err(|e| DataError::Json {
+            path: block_path.clone(),
+            what: "block".into(),
+            source: e,
+        })?;
     let raw_txs = match value.get_mut("transactions").map(serde_json::Value::take) {
         Some(serde_json::Value::Array(txs)) => txs,
         _ => {
@@ -219,7 +237,6 @@ fn load_block(
         .map(|(index, tx)| parse_transaction(&block_path, index, tx))
         .collect::<Result<Vec<_>, _>>()?;
 
-    let pre_state = load_pre_state(source, &pre_rel, codes, block_hashes)?;
     Ok(BlockInput {
         hash: raw.header.hash,
         header: raw.header.inner,
@@ -227,7 +244,7 @@ fn load_block(
         withdrawals: raw.withdrawals.unwrap_or_default(),
         ommers: raw.uncles,
         ommer_headers: Vec::new(),
-        pre_state: Arc::new(pre_state),
+        pre_state: Arc::default(),
         source: block_path,
         spec: None,
         access_list: None,

@@ -5,8 +5,9 @@ use alloy_primitives::B256;
 use std::{collections::BTreeSet, io::Write, path::Path};
 
 /// Writes the blocks `numbers` of the mainnet-layout directory `source` into a zstd-compressed
-/// tar at `out`, keeping only the code the chosen blocks' pre-states refer to. Returns the
-/// archive size in bytes.
+/// tar at `out`, keeping only the code the chosen blocks' pre-states refer to. A number given
+/// twice is packed once. The [`crate::ARCHIVE_MANIFEST`] is the first member, so that a loader
+/// can refuse an unlisted member before reading it. Returns the archive size in bytes.
 pub fn pack_sample(
     source: &Path,
     numbers: &[u64],
@@ -14,28 +15,11 @@ pub fn pack_sample(
     level: i32,
 ) -> Result<u64, DataError> {
     let src = DataSource::open(source)?;
-    let mut builder = tar::Builder::new(Vec::new());
-    let mut members: Vec<(String, String)> = Vec::new();
-    let mut add = |rel: &str, bytes: &[u8]| -> Result<(), DataError> {
-        use sha2::{Digest, Sha256};
-        members.push((
-            rel.to_owned(),
-            alloy_primitives::hex::encode(Sha256::digest(bytes)),
-        ));
-        let mut header = tar::Header::new_gnu();
-        header.set_size(bytes.len() as u64);
-        header.set_mode(0o644);
-        header.set_mtime(0);
-        header.set_cksum();
-        builder
-            .append_data(&mut header, rel, bytes)
-            .map_err(|source| DataError::Io {
-                path: out.to_owned(),
-                source,
-            })
-    };
+    // Each block once, ascending: a repeated number would make two members of one path.
+    let numbers: BTreeSet<u64> = numbers.iter().copied().collect();
+    let mut members: Vec<(String, Vec<u8>)> = Vec::new();
     let mut code_hashes = BTreeSet::new();
-    for n in numbers {
+    for n in &numbers {
         for file in ["block.json", "pre_state.json"] {
             let rel = format!("blocks/{n}/{file}");
             let bytes = src.read(&rel)?;
@@ -52,7 +36,7 @@ pub fn pack_sample(
                         .filter_map(|a| a.get("code_hash")?.as_str()?.parse::<B256>().ok()),
                 );
             }
-            add(&rel, &bytes)?;
+            members.push((rel, bytes));
         }
     }
     let codes: serde_json::Map<String, serde_json::Value> =
@@ -65,32 +49,43 @@ pub fn pack_sample(
         .into_iter()
         .filter(|(h, _)| h.parse::<B256>().is_ok_and(|h| code_hashes.contains(&h)))
         .collect();
-    add(
-        "bytecodes.json",
-        &serde_json::to_vec(&kept).expect("serialising JSON"),
-    )?;
+    let kept = serde_json::to_vec(&kept).map_err(|e| DataError::Json {
+        path: out.to_owned(),
+        what: "bytecodes".into(),
+        source: e,
+    })?;
+    members.push(("bytecodes.json".into(), kept));
     if let Some(hashes) = src.read_optional("block_hashes.json")? {
-        add("block_hashes.json", &hashes)?;
+        members.push(("block_hashes.json".into(), hashes));
     }
     let manifest: String = members
         .iter()
-        .map(|(rel, hash)| format!("{hash}  {rel}\n"))
+        .map(|(rel, bytes)| {
+            use sha2::{Digest, Sha256};
+            format!(
+                "{}  {rel}\n",
+                alloy_primitives::hex::encode(Sha256::digest(bytes))
+            )
+        })
         .collect();
-    let mut header = tar::Header::new_gnu();
-    header.set_size(manifest.len() as u64);
-    header.set_mode(0o644);
-    header.set_mtime(0);
-    header.set_cksum();
-    builder
-        .append_data(
-            &mut header,
-            crate::source::ARCHIVE_MANIFEST,
-            manifest.as_bytes(),
-        )
-        .map_err(|source| DataError::Io {
-            path: out.to_owned(),
-            source,
-        })?;
+    let mut builder = tar::Builder::new(Vec::new());
+    let manifest_member = (
+        crate::source::ARCHIVE_MANIFEST.to_owned(),
+        manifest.into_bytes(),
+    );
+    for (rel, bytes) in std::iter::once(&manifest_member).chain(&members) {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(bytes.len() as u64);
+        header.set_mode(0o644);
+        header.set_mtime(0);
+        header.set_cksum();
+        builder
+            .append_data(&mut header, rel, &bytes[..])
+            .map_err(|source| DataError::Io {
+                path: out.to_owned(),
+                source,
+            })?;
+    }
     let tar = builder.into_inner().map_err(|source| DataError::Io {
         path: out.to_owned(),
         source,

@@ -14,18 +14,43 @@ pub static EMBEDDED_SAMPLE: &[u8] = include_bytes!("../../../data/mainnet-sample
 
 /// Largest input file read (bytes): a larger file, or an endless one such as a device, is an
 /// error naming it, never an unbounded allocation. The largest shipped file is ~40 MB.
+/// Raised with the environment setting [`MAX_FILE_BYTES_ENV`].
 pub const MAX_FILE_BYTES: u64 = 1 << 30;
-/// Largest total size of an unpacked archive held in memory (bytes).
+/// Environment setting that raises [`MAX_FILE_BYTES`] (bytes; also the per-member limit of an
+/// archive).
+pub const MAX_FILE_BYTES_ENV: &str = "GIGAGAS_MAX_FILE_BYTES";
+/// Largest total size of an unpacked archive (bytes): what is held in memory, and what is
+/// decompressed while its members are checked. Raised with [`MAX_ARCHIVE_BYTES_ENV`].
 pub const MAX_ARCHIVE_BYTES: u64 = 8 << 30;
+/// Environment setting that raises [`MAX_ARCHIVE_BYTES`] (bytes).
+pub const MAX_ARCHIVE_BYTES_ENV: &str = "GIGAGAS_MAX_ARCHIVE_BYTES";
+/// Most members (files and directories) an archive may have.
+pub const MAX_ARCHIVE_MEMBERS: u64 = 1 << 20;
+/// Largest [`ARCHIVE_MANIFEST`] (bytes): about 100 bytes per listed member.
+pub const MAX_MANIFEST_BYTES: u64 = 64 << 20;
 /// The archive member listing the SHA-256 of every other member (`<hex>  <path>` per line),
-/// written by `gigagas pack` and checked on load.
+/// written by `gigagas pack` (first, so that a loader can refuse an unlisted member before
+/// reading it) and checked on load.
 pub const ARCHIVE_MANIFEST: &str = "MANIFEST.sha256";
 
-fn too_large(path: PathBuf, size: u64) -> DataError {
+/// A limit in bytes: `default`, or the value of the environment setting `env` when it is set
+/// to a whole number (an unparsable value is an error naming the setting).
+pub fn limit_from_env(env: &str, default: u64) -> Result<u64, DataError> {
+    match std::env::var(env) {
+        Err(_) => Ok(default),
+        Ok(v) => v.trim().parse().map_err(|_| DataError::Invalid {
+            path: PathBuf::from(format!("${env}")),
+            what: format!("{v:?} is not a whole number of bytes"),
+        }),
+    }
+}
+
+fn too_large(path: PathBuf, size: u64, limit: u64) -> DataError {
     DataError::Invalid {
         path,
         what: format!(
-            "{size} bytes or more, above the input limit of {MAX_FILE_BYTES} bytes per file"
+            "{size} bytes or more, above the input limit of {limit} bytes per file \
+             (raise it with the environment setting {MAX_FILE_BYTES_ENV}=BYTES)"
         ),
     }
 }
@@ -33,7 +58,16 @@ fn too_large(path: PathBuf, size: u64) -> DataError {
 /// Reads a regular file of at most [`MAX_FILE_BYTES`]; a FIFO, device or directory is refused
 /// (reading one could block or never end).
 pub fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
+    read_limited(path, MAX_FILE_BYTES, MAX_FILE_BYTES_ENV)
+}
+
+/// Reads a regular file of at most `default` bytes, or the value of the environment setting
+/// `env` when set; a FIFO, device or directory is refused unread (reading one could block or
+/// never end), a larger file is refused naming the limit and the setting.
+pub fn read_limited(path: &Path, default: u64, env: &str) -> std::io::Result<Vec<u8>> {
     use std::io::{Error, ErrorKind};
+    let limit = limit_from_env(env, default)
+        .map_err(|e| Error::new(ErrorKind::InvalidInput, e.to_string()))?;
     // Refuse before opening: opening a FIFO for reading blocks until a writer appears.
     if !std::fs::metadata(path)?.is_file() {
         return Err(Error::new(
@@ -57,12 +91,25 @@ pub fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
             "not a regular file (a FIFO, device or directory is not read)",
         ));
     }
-    let mut buf = Vec::with_capacity(meta.len().min(MAX_FILE_BYTES) as usize);
-    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut buf)?;
-    if buf.len() as u64 > MAX_FILE_BYTES {
+    if meta.len() > limit {
         return Err(Error::new(
             ErrorKind::FileTooLarge,
-            format!("larger than the input limit of {MAX_FILE_BYTES} bytes per file"),
+            format!(
+                "{} bytes, larger than the input limit of {limit} bytes per file (raise it with \
+                 the environment setting {env}=BYTES)",
+                meta.len()
+            ),
+        ));
+    }
+    let mut buf = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(limit + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > limit {
+        return Err(Error::new(
+            ErrorKind::FileTooLarge,
+            format!(
+                "larger than the input limit of {limit} bytes per file (raise it with the \
+                 environment setting {env}=BYTES)"
+            ),
         ));
     }
     Ok(buf)
@@ -83,16 +130,20 @@ pub enum DataSource {
 }
 
 impl DataSource {
-    /// Opens a directory, or a `.tar.zst` archive when `path` is a file.
+    /// Opens a directory, or a `.tar.zst` archive when `path` is a file. An archive must carry
+    /// an [`ARCHIVE_MANIFEST`]; every member is checked against it while it is streamed (see
+    /// [`Self::from_archive_checked`]).
     pub fn open(path: &Path) -> Result<Self, DataError> {
         if path.is_file() {
             let bytes = read_bounded(path).map_err(|source| DataError::Io {
                 path: path.to_owned(),
                 source,
             })?;
-            let source = Self::from_archive(path.to_owned(), &bytes)?;
-            source.check_manifest(true)?;
-            return Ok(source);
+            return Self::from_archive_checked(
+                path.to_owned(),
+                &bytes,
+                &ArchiveLimits::from_env()?,
+            );
         }
         if !path.is_dir() {
             return Err(DataError::Io {
@@ -105,13 +156,10 @@ impl DataSource {
 
     /// The data set compiled into the binary.
     pub fn embedded() -> Result<Self, DataError> {
-        let source =
-            Self::from_archive(PathBuf::from("<embedded mainnet sample>"), EMBEDDED_SAMPLE)?;
-        source.check_manifest(false)?;
-        Ok(source)
+        Self::from_archive(PathBuf::from("<embedded mainnet sample>"), EMBEDDED_SAMPLE)
     }
 
-    /// Checks every member against the archive's [`ARCHIVE_MANIFEST`]: each listed file
+    /// Checks every member held against the archive's [`ARCHIVE_MANIFEST`]: each listed file
     /// present with its SHA-256, no unlisted file. Without a manifest: an error when
     /// `required`, else nothing to check. Directories have nothing to check.
     pub fn check_manifest(&self, required: bool) -> Result<(), DataError> {
@@ -119,97 +167,140 @@ impl DataSource {
         let Self::Archive { name, files } = self else {
             return Ok(());
         };
-        let bad = |what: String| DataError::Invalid {
-            path: name.clone(),
-            what,
-        };
-        let Some(manifest) = files.get(ARCHIVE_MANIFEST) else {
+        let Some(text) = files.get(ARCHIVE_MANIFEST) else {
             return if required {
-                Err(bad(format!(
-                    "archive has no {ARCHIVE_MANIFEST} (content hashes); re-pack it with `gigagas pack`"
-                )))
+                Err(no_manifest(name))
             } else {
                 Ok(())
             };
         };
-        let manifest = std::str::from_utf8(manifest)
-            .map_err(|_| bad(format!("{ARCHIVE_MANIFEST} is not UTF-8")))?;
-        let mut listed = 0usize;
-        for (line_no, line) in manifest.lines().enumerate() {
-            let (hex, rel) = line.split_once("  ").ok_or_else(|| {
-                bad(format!(
-                    "{ARCHIVE_MANIFEST} line {}: expected `<sha256>  <path>`",
-                    line_no + 1
-                ))
-            })?;
+        let manifest = Manifest::parse(name, text)?;
+        for (rel, expected) in &manifest.0 {
             let bytes = files
                 .get(rel)
-                .ok_or_else(|| bad(format!("{rel}: listed in {ARCHIVE_MANIFEST} but missing")))?;
-            let actual = alloy_primitives::hex::encode(Sha256::digest(bytes));
-            if actual != hex {
-                return Err(bad(format!(
-                    "{rel}: content hash {actual} but {ARCHIVE_MANIFEST} says {hex} (the archive was altered or damaged)"
-                )));
-            }
-            listed += 1;
+                .ok_or_else(|| listed_but_missing(name, rel))?;
+            manifest_check(name, rel, expected, Sha256::digest(bytes).into())?;
         }
-        if listed + 1 != files.len() {
-            let unlisted: Vec<&String> = files
-                .keys()
-                .filter(|k| {
-                    *k != ARCHIVE_MANIFEST
-                        && !manifest.lines().any(|l| l.ends_with(&format!("  {k}")))
-                })
-                .take(3)
-                .collect();
-            return Err(bad(format!(
-                "members not listed in {ARCHIVE_MANIFEST}: {unlisted:?}"
-            )));
+        if let Some(rel) = files
+            .keys()
+            .find(|k| *k != ARCHIVE_MANIFEST && !manifest.0.contains_key(*k))
+        {
+            return Err(unlisted(name, rel));
         }
         Ok(())
     }
 
-    /// Unpacks a zstd-compressed tar archive into memory (each member at most
-    /// [`MAX_FILE_BYTES`], all together at most [`MAX_ARCHIVE_BYTES`]).
+    /// Unpacks a trusted zstd-compressed tar archive (the embedded sample) into memory in one
+    /// pass, under the default [`ArchiveLimits`]; its manifest, when it has one, is checked.
     pub fn from_archive(name: PathBuf, compressed: &[u8]) -> Result<Self, DataError> {
-        let archive_err = |source| DataError::Archive {
-            path: name.clone(),
-            source,
-        };
-        let decoder = zstd::stream::read::Decoder::new(compressed).map_err(archive_err)?;
-        let mut archive = tar::Archive::new(decoder);
+        let limits = ArchiveLimits::default();
         let mut files = BTreeMap::new();
-        let mut total = 0u64;
-        for entry in archive.entries().map_err(archive_err)? {
-            let mut entry = entry.map_err(archive_err)?;
-            if !entry.header().entry_type().is_file() {
-                continue;
+        stream_members(&name, compressed, &limits, &mut |key, _, entry| {
+            let bytes = read_member(&name, key, entry, &limits)?;
+            files.insert(key.to_owned(), bytes);
+            Ok(())
+        })?;
+        let source = Self::Archive { name, files };
+        source.check_manifest(false)?;
+        Ok(source)
+    }
+
+    /// Unpacks an untrusted zstd-compressed tar archive that must carry an
+    /// [`ARCHIVE_MANIFEST`], streaming its members: nothing unlisted, altered or over the
+    /// `limits` is ever held in memory.
+    ///
+    /// - Manifest first (as `gigagas pack` writes it): one pass; an unlisted member is refused
+    ///   by name before its content is read, a listed one is hashed while it is read.
+    /// - Manifest elsewhere: a first pass hashes every member without holding it and checks
+    ///   the manifest; a second pass holds the (now verified) members.
+    ///
+    /// Every member is a regular file or a directory under a relative path without `..`;
+    /// anything else (an absolute path, `..`, a link, a device) is refused by name.
+    pub fn from_archive_checked(
+        name: PathBuf,
+        compressed: &[u8],
+        limits: &ArchiveLimits,
+    ) -> Result<Self, DataError> {
+        use sha2::{Digest, Sha256};
+        let mut manifest: Option<Manifest> = None;
+        let mut files = BTreeMap::new();
+        let mut first = true;
+        let mut manifest_first = false;
+        let mut hashes: BTreeMap<String, [u8; 32]> = BTreeMap::new();
+        stream_members(&name, compressed, limits, &mut |key, size, entry| {
+            let is_first = std::mem::replace(&mut first, false);
+            if key == ARCHIVE_MANIFEST {
+                if size > MAX_MANIFEST_BYTES {
+                    return Err(DataError::Invalid {
+                        path: name.join(key),
+                        what: format!(
+                            "{size} bytes, above the limit of {MAX_MANIFEST_BYTES} bytes for a manifest"
+                        ),
+                    });
+                }
+                let text = read_member(&name, key, entry, limits)?;
+                manifest = Some(Manifest::parse(&name, &text)?);
+                manifest_first = is_first;
+                files.insert(key.to_owned(), text);
+                return Ok(());
             }
-            let path = entry.path().map_err(archive_err)?;
-            let key = path.to_string_lossy().trim_start_matches("./").to_owned();
-            let size = entry.size();
-            if size > MAX_FILE_BYTES {
-                return Err(too_large(name.join(&key), size));
+            match (&manifest, manifest_first) {
+                (Some(m), true) => {
+                    let expected = m.0.get(key).ok_or_else(|| unlisted(&name, key))?;
+                    let bytes = read_member(&name, key, entry, limits)?;
+                    manifest_check(&name, key, expected, Sha256::digest(&bytes).into())?;
+                    files.insert(key.to_owned(), bytes);
+                }
+                _ => {
+                    // Manifest not seen yet: hash without holding.
+                    let mut hasher = Sha256::new();
+                    let copied =
+                        std::io::copy(&mut entry.take(size), &mut hasher).map_err(|source| {
+                            DataError::Archive {
+                                path: name.join(key),
+                                source,
+                            }
+                        })?;
+                    if copied != size {
+                        return Err(truncated(&name, key, size, copied));
+                    }
+                    hashes.insert(key.to_owned(), hasher.finalize().into());
+                }
             }
-            total += size;
-            if total > MAX_ARCHIVE_BYTES {
-                return Err(DataError::Invalid {
-                    path: name.clone(),
-                    what: format!("unpacks to more than {MAX_ARCHIVE_BYTES} bytes"),
-                });
+            Ok(())
+        })?;
+        let manifest = manifest.ok_or_else(|| no_manifest(&name))?;
+        if manifest_first {
+            if let Some(rel) = manifest.0.keys().find(|k| !files.contains_key(*k)) {
+                return Err(listed_but_missing(&name, rel));
             }
-            let mut buf = Vec::with_capacity(size as usize);
-            (&mut entry)
-                .take(MAX_FILE_BYTES + 1)
-                .read_to_end(&mut buf)
-                .map_err(archive_err)?;
-            if files.insert(key.clone(), buf).is_some() {
-                return Err(DataError::Invalid {
-                    path: name.join(&key),
-                    what: "appears twice in the archive".into(),
-                });
-            }
+            return Ok(Self::Archive { name, files });
         }
+        // Manifest after some members: check what the first pass hashed, then hold.
+        if let Some(rel) = hashes.keys().find(|k| !manifest.0.contains_key(*k)) {
+            return Err(unlisted(&name, rel));
+        }
+        for (rel, expected) in &manifest.0 {
+            let actual = hashes
+                .get(rel)
+                .ok_or_else(|| listed_but_missing(&name, rel))?;
+            manifest_check(&name, rel, expected, *actual)?;
+        }
+        let mut files = BTreeMap::new();
+        stream_members(&name, compressed, limits, &mut |key, _, entry| {
+            let bytes = read_member(&name, key, entry, limits)?;
+            if key != ARCHIVE_MANIFEST {
+                let actual: [u8; 32] = Sha256::digest(&bytes).into();
+                if hashes.get(key) != Some(&actual) {
+                    return Err(DataError::Invalid {
+                        path: name.join(key),
+                        what: "changed between two reads of the archive".into(),
+                    });
+                }
+            }
+            files.insert(key.to_owned(), bytes);
+            Ok(())
+        })?;
         Ok(Self::Archive { name, files })
     }
 
@@ -291,4 +382,307 @@ impl DataSource {
         }
         Ok(numbers)
     }
+}
+
+/// Size and count limits on an archive's members, checked before anything is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArchiveLimits {
+    /// Largest member (bytes): [`MAX_FILE_BYTES`] by default.
+    pub member_bytes: u64,
+    /// Largest sum of all members' sizes (bytes): [`MAX_ARCHIVE_BYTES`] by default.
+    pub total_bytes: u64,
+    /// Most members: [`MAX_ARCHIVE_MEMBERS`].
+    pub members: u64,
+}
+
+impl Default for ArchiveLimits {
+    fn default() -> Self {
+        Self {
+            member_bytes: MAX_FILE_BYTES,
+            total_bytes: MAX_ARCHIVE_BYTES,
+            members: MAX_ARCHIVE_MEMBERS,
+        }
+    }
+}
+
+impl ArchiveLimits {
+    /// The defaults, raised by the environment settings [`MAX_FILE_BYTES_ENV`] and
+    /// [`MAX_ARCHIVE_BYTES_ENV`] where they are set.
+    pub fn from_env() -> Result<Self, DataError> {
+        Ok(Self {
+            member_bytes: limit_from_env(MAX_FILE_BYTES_ENV, MAX_FILE_BYTES)?,
+            total_bytes: limit_from_env(MAX_ARCHIVE_BYTES_ENV, MAX_ARCHIVE_BYTES)?,
+            members: MAX_ARCHIVE_MEMBERS,
+        })
+    }
+}
+
+/// The parsed [`ARCHIVE_MANIFEST`]: relative path → SHA-256.
+struct Manifest(BTreeMap<String, [u8; 32]>);
+
+impl Manifest {
+    /// Parses `<64 hex digits>  <path>` lines (`sha256sum`'s format; ` *<path>`, its binary
+    /// mode, too; hex digits in either case). Errors name the line and what is wrong.
+    fn parse(name: &Path, bytes: &[u8]) -> Result<Self, DataError> {
+        let bad = |what: String| DataError::Invalid {
+            path: name.join(ARCHIVE_MANIFEST),
+            what,
+        };
+        let text = std::str::from_utf8(bytes).map_err(|_| bad("not UTF-8".into()))?;
+        let mut listed = BTreeMap::new();
+        for (i, line) in text.lines().enumerate() {
+            let n = i + 1;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let (hex, rel) = line
+                .split_once("  ")
+                .or_else(|| line.split_once(" *"))
+                .ok_or_else(|| {
+                    bad(format!(
+                        "line {n}: expected `<sha256 in 64 hex digits>  <path>`, found {:?}",
+                        truncate(line)
+                    ))
+                })?;
+            let mut hash = [0u8; 32];
+            if hex.len() != 64 {
+                return Err(bad(format!(
+                    "line {n}: the hash {:?} has {} characters, a SHA-256 has 64 hex digits",
+                    truncate(hex),
+                    hex.len()
+                )));
+            }
+            alloy_primitives::hex::decode_to_slice(hex, &mut hash).map_err(|_| {
+                bad(format!(
+                    "line {n}: the hash {:?} is not hexadecimal (digits 0-9, a-f or A-F)",
+                    truncate(hex)
+                ))
+            })?;
+            let key = member_key(Path::new(rel))
+                .map_err(|why| bad(format!("line {n}: path {:?}: {why}", truncate(rel))))?;
+            if key == ARCHIVE_MANIFEST {
+                return Err(bad(format!("line {n}: the manifest lists itself")));
+            }
+            if listed.insert(key.clone(), hash).is_some() {
+                return Err(bad(format!("line {n}: {key:?} is listed twice")));
+            }
+        }
+        Ok(Self(listed))
+    }
+}
+
+/// At most 120 characters of `s`, for messages.
+fn truncate(s: &str) -> String {
+    let mut out: String = s.chars().take(120).collect();
+    if out.len() < s.len() {
+        out.push('…');
+    }
+    out
+}
+
+fn manifest_check(
+    name: &Path,
+    rel: &str,
+    expected: &[u8; 32],
+    actual: [u8; 32],
+) -> Result<(), DataError> {
+    if &actual == expected {
+        return Ok(());
+    }
+    Err(DataError::Invalid {
+        path: name.join(rel),
+        what: format!(
+            "content hash {} but {ARCHIVE_MANIFEST} says {} (the archive was altered or damaged)",
+            alloy_primitives::hex::encode(actual),
+            alloy_primitives::hex::encode(expected)
+        ),
+    })
+}
+
+fn no_manifest(name: &Path) -> DataError {
+    DataError::Invalid {
+        path: name.to_owned(),
+        what: format!(
+            "archive has no {ARCHIVE_MANIFEST} (content hashes); re-pack it with `gigagas pack`"
+        ),
+    }
+}
+
+fn unlisted(name: &Path, rel: &str) -> DataError {
+    DataError::Invalid {
+        path: name.to_owned(),
+        what: format!("member {rel:?} is not listed in {ARCHIVE_MANIFEST}; refused"),
+    }
+}
+
+fn listed_but_missing(name: &Path, rel: &str) -> DataError {
+    DataError::Invalid {
+        path: name.to_owned(),
+        what: format!("{rel:?} is listed in {ARCHIVE_MANIFEST} but not in the archive"),
+    }
+}
+
+fn truncated(name: &Path, rel: &str, size: u64, got: u64) -> DataError {
+    DataError::Archive {
+        path: name.join(rel),
+        source: std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            format!("the member header says {size} bytes, the archive holds {got}"),
+        ),
+    }
+}
+
+/// The key of a member path: its normal components joined by `/` (`./` dropped). An absolute
+/// path, `..` or a name that is not UTF-8 is refused: such a member would be written outside
+/// the data set by `tar -x`, and is never silently dropped.
+fn member_key(path: &Path) -> Result<String, &'static str> {
+    use std::path::Component;
+    let mut parts = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::Normal(p) => parts.push(p.to_str().ok_or("the name is not UTF-8")?),
+            Component::CurDir => {}
+            Component::ParentDir => return Err("contains `..` (a path outside the archive)"),
+            Component::RootDir | Component::Prefix(_) => {
+                return Err("is absolute (a path outside the archive)")
+            }
+        }
+    }
+    Ok(parts.join("/"))
+}
+
+/// Streams the members of a zstd-compressed tar, checking each header before its content is
+/// read: a regular file or a directory (skipped), a relative path without `..`, a size within
+/// `limits.member_bytes`, the sizes' sum within `limits.total_bytes`, at most
+/// `limits.members` members, no path twice. `visit(key, size, content)` gets each file.
+/// What [`stream_members`] calls per file: key, declared size, content.
+type MemberVisit<'a> = &'a mut dyn FnMut(&str, u64, &mut dyn Read) -> Result<(), DataError>;
+
+fn stream_members(
+    name: &Path,
+    compressed: &[u8],
+    limits: &ArchiveLimits,
+    visit: MemberVisit<'_>,
+) -> Result<(), DataError> {
+    use tar::EntryType;
+    let archive_err = |source| DataError::Archive {
+        path: name.to_owned(),
+        source,
+    };
+    let decoder = zstd::stream::read::Decoder::new(compressed).map_err(archive_err)?;
+    let mut archive = tar::Archive::new(decoder);
+    let mut seen = std::collections::BTreeSet::new();
+    let (mut total, mut count) = (0u64, 0u64);
+    for entry in archive.entries().map_err(archive_err)? {
+        let mut entry = entry.map_err(archive_err)?;
+        count += 1;
+        if count > limits.members {
+            return Err(DataError::Invalid {
+                path: name.to_owned(),
+                what: format!("more than {} members", limits.members),
+            });
+        }
+        let raw_path = entry.path().map_err(archive_err)?.into_owned();
+        let shown = format!("{:?}", raw_path.to_string_lossy());
+        let kind = entry.header().entry_type();
+        match kind {
+            EntryType::XGlobalHeader | EntryType::XHeader => continue,
+            EntryType::Directory => {
+                member_key(&raw_path).map_err(|why| DataError::Invalid {
+                    path: name.to_owned(),
+                    what: format!("member {shown} {why}; refused"),
+                })?;
+                continue;
+            }
+            k if k.is_file() => {}
+            other => {
+                return Err(DataError::Invalid {
+                    path: name.to_owned(),
+                    what: format!(
+                        "member {shown} is a {} entry; an archive may hold only regular files and directories",
+                        entry_kind(other)
+                    ),
+                })
+            }
+        }
+        let key = member_key(&raw_path).map_err(|why| DataError::Invalid {
+            path: name.to_owned(),
+            what: format!("member {shown} {why}; refused"),
+        })?;
+        if key.is_empty() {
+            return Err(DataError::Invalid {
+                path: name.to_owned(),
+                what: format!("member {shown} is a file without a name"),
+            });
+        }
+        let size = entry.size();
+        if size > limits.member_bytes {
+            return Err(DataError::Invalid {
+                path: name.join(&key),
+                what: format!(
+                    "archive member of {size} bytes, above the limit of {} bytes per member \
+                     (raise it with the environment setting {MAX_FILE_BYTES_ENV}=BYTES); refused unread",
+                    limits.member_bytes
+                ),
+            });
+        }
+        total = total.saturating_add(size);
+        if total > limits.total_bytes {
+            return Err(DataError::Invalid {
+                path: name.join(&key),
+                what: format!(
+                    "the archive's members up to this one hold {total} bytes, above the limit of \
+                     {} bytes per archive (raise it with the environment setting \
+                     {MAX_ARCHIVE_BYTES_ENV}=BYTES); refused unread",
+                    limits.total_bytes
+                ),
+            });
+        }
+        if !seen.insert(key.clone()) {
+            return Err(DataError::Invalid {
+                path: name.join(&key),
+                what: "appears twice in the archive".into(),
+            });
+        }
+        visit(&key, size, &mut entry)?;
+    }
+    Ok(())
+}
+
+fn entry_kind(kind: tar::EntryType) -> &'static str {
+    use tar::EntryType as E;
+    match kind {
+        E::Symlink => "symbolic link",
+        E::Link => "hard link",
+        E::Char => "character device",
+        E::Block => "block device",
+        E::Fifo => "FIFO",
+        E::GNUSparse => "sparse file",
+        _ => "special",
+    }
+}
+
+/// Reads one member of declared `size` (already checked against the limits) whole.
+fn read_member(
+    name: &Path,
+    key: &str,
+    entry: &mut dyn Read,
+    limits: &ArchiveLimits,
+) -> Result<Vec<u8>, DataError> {
+    let mut buf = Vec::new();
+    entry
+        .take(limits.member_bytes.saturating_add(1))
+        .read_to_end(&mut buf)
+        .map_err(|source| DataError::Archive {
+            path: name.join(key),
+            source,
+        })?;
+    if buf.len() as u64 > limits.member_bytes {
+        return Err(too_large(
+            name.join(key),
+            buf.len() as u64,
+            limits.member_bytes,
+        ));
+    }
+    Ok(buf)
 }

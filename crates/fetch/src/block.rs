@@ -60,8 +60,25 @@ pub(crate) struct BlockSummary {
 }
 
 /// Checks block JSON `text` as the answer for block `number`: an object with that number,
-/// a header that hashes to its stated hash, and full transaction objects.
+/// a header that hashes to its stated hash, and full transaction objects — each of a known
+/// type whose fields hash to its stated hash, together giving the header's transactions root
+/// (and the withdrawals their root): exactly what the loader accepts, checked by its own
+/// parser ([`gigagas_data::parse_block_json`], [`gigagas_data::integrity::check_block`]).
 pub(crate) fn check_block_json(number: u64, text: &str) -> Result<BlockSummary, String> {
+    let summary = check_block_shape(number, text)?;
+    let name = std::path::PathBuf::from(format!("block {number}"));
+    let block = gigagas_data::parse_block_json(&name, number, text.as_bytes())
+        .map_err(|e| e.to_string())?;
+    gigagas_data::integrity::check_block(&block).map_err(|e| e.to_string())?;
+    let hashes: Vec<B256> = block.transactions.iter().map(|t| t.hash()).collect();
+    if hashes != summary.tx_hashes {
+        return Err("the transactions' stated hashes are not their computed ones".into());
+    }
+    Ok(summary)
+}
+
+/// The shape checks of [`check_block_json`]: number, header hash, full transactions.
+fn check_block_shape(number: u64, text: &str) -> Result<BlockSummary, String> {
     #[derive(Deserialize)]
     struct Tx {
         hash: B256,
@@ -253,9 +270,11 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> FetchError + '_ {
 /// `codes`. `None` when it is not (it is then fetched again).
 pub(crate) fn complete(blocks: &Path, number: u64, codes: &HashSet<B256>) -> Option<BlockFacts> {
     let dir = blocks.join(number.to_string());
-    let text = fs::read_to_string(dir.join("block.json")).ok()?;
+    let text = gigagas_data::read_bounded(&dir.join("block.json")).ok()?;
+    let text = String::from_utf8(text).ok()?;
+    // Re-verified in full (every transaction's hash, the roots), as when it was fetched.
     let summary = check_block_json(number, &text).ok()?;
-    let pre = fs::read(dir.join("pre_state.json")).ok()?;
+    let pre = gigagas_data::read_bounded(&dir.join("pre_state.json")).ok()?;
     let pre: BTreeMap<Address, StoredAccount> = serde_json::from_slice(&pre).ok()?;
     let empty = keccak256([]);
     let all_codes = pre

@@ -80,14 +80,11 @@ pub fn fetch_header(options: &FetchOptions, number: u64) -> Result<(B256, Header
 }
 
 fn client(options: &FetchOptions) -> Result<Client, FetchError> {
-    Ok(Client::new(
-        &options.rpc,
+    crate::client(
+        options,
         crate::rpc_host(&options.rpc)?,
-        options.timeout,
-        options.attempts,
-        options.backoff,
-        options.max_response_bytes,
-    ))
+        std::time::Instant::now(),
+    )
 }
 
 fn header_from(client: &Client, number: u64) -> Result<(B256, Header), FetchError> {

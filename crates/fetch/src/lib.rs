@@ -37,7 +37,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-pub use rpc::MAX_BACKOFF;
+pub use rpc::{Notice, MAX_BACKOFF, PROBE_DEADLINE, PROBE_TIMEOUT};
 pub use store::{Marker, MARKER, MARKER_FORMAT};
 
 /// Most concurrent requests (`--jobs`).
@@ -52,6 +52,8 @@ pub const ANCESTOR_HASHES: u64 = 256;
 pub const MAX_ATTEMPTS: u32 = 11;
 /// Longest request timeout accepted (`--timeout`, seconds).
 pub const MAX_TIMEOUT_SECS: u64 = 3600;
+/// Default most time one request takes over all its tries ([`FetchOptions::deadline`]).
+pub const DEFAULT_REQUEST_DEADLINE: Duration = Duration::from_secs(180);
 
 /// What to fetch, from where, to where, and how.
 #[derive(Debug, Clone)]
@@ -79,11 +81,20 @@ pub struct FetchOptions {
     /// The fork the blocks run under (`--fork`; recorded in `fetch.json`); `None`: the
     /// mainnet schedule, which only chain 1 may use.
     pub fork: Option<String>,
+    /// Most time one request takes over all its tries and pauses (each try's timeout is cut
+    /// to what is left); the first call of a run has at most [`PROBE_DEADLINE`].
+    pub deadline: Duration,
+    /// Most time the whole run takes (`None`: no limit): no request runs past it.
+    pub run_deadline: Option<Duration>,
+    /// Where each retry is reported as it happens (default: a line on stderr); `None`: only
+    /// the counts in the report and the error.
+    pub notice: Option<Notice>,
 }
 
 impl FetchOptions {
-    /// The defaults: 4 jobs, 120 s timeout, 6 tries from 500 ms back-off, 256 MiB answers,
-    /// 256 ancestors.
+    /// The defaults: 4 jobs, 120 s timeout, 6 tries from 500 ms back-off, at most
+    /// [`DEFAULT_REQUEST_DEADLINE`] per request, no run deadline, retries reported on stderr,
+    /// 256 MiB answers, 256 ancestors.
     pub fn new(rpc: impl Into<String>, from: u64, to: u64, out: impl Into<PathBuf>) -> Self {
         Self {
             rpc: rpc.into(),
@@ -97,6 +108,9 @@ impl FetchOptions {
             max_response_bytes: MAX_RESPONSE_BYTES,
             ancestors: ANCESTOR_HASHES,
             fork: None,
+            deadline: DEFAULT_REQUEST_DEADLINE,
+            run_deadline: None,
+            notice: Some(Notice::stderr()),
         }
     }
 }
@@ -110,9 +124,13 @@ pub enum Failure {
     /// The node answered `null`: it does not have the block.
     #[error("the node has no such block (result null)")]
     NoSuchBlock,
-    /// Transport errors or HTTP 429/5xx on every try.
-    #[error("no usable answer after {attempts} tries; last: {last}")]
-    GaveUp { attempts: u32, last: String },
+    /// Transport errors or HTTP 429/5xx on every try, or the deadline passed.
+    #[error("no usable answer after {attempts} tries {why}")]
+    GaveUp {
+        attempts: u32,
+        /// How long, why it stopped, and the last try's failure.
+        why: String,
+    },
     /// An HTTP status that is not worth another try (4xx other than 429).
     #[error("HTTP {status}: {body}")]
     Http { status: u16, body: String },
@@ -223,8 +241,33 @@ pub fn check_options(o: &FetchOptions) -> Result<(), FetchError> {
             ),
         );
     }
+    if o.deadline.is_zero() {
+        return flag("--deadline", "0 s: a request needs some time".into());
+    }
+    if o.run_deadline.is_some_and(|d| d.is_zero()) {
+        return flag("--run-deadline", "0 s: a run needs some time".into());
+    }
     rpc_host(&o.rpc)?;
     Ok(())
+}
+
+/// The JSON-RPC client of a run that started at `start`.
+pub(crate) fn client(
+    options: &FetchOptions,
+    host: String,
+    start: Instant,
+) -> Result<rpc::Client, FetchError> {
+    Ok(rpc::Client::new(
+        &options.rpc,
+        host,
+        options.timeout,
+        options.attempts,
+        options.backoff,
+        options.max_response_bytes,
+    )
+    .with_deadline(options.deadline)
+    .with_run_end(options.run_deadline.map(|d| start + d))
+    .with_notice(options.notice.clone()))
 }
 
 /// `host[:port]` of an `http(s)://` URL (no user info, path or query).
@@ -273,14 +316,7 @@ pub fn fetch(
     let host = rpc_host(&options.rpc)?;
     let out = &options.out;
     let previous = store::open_out(out)?;
-    let client = rpc::Client::new(
-        &options.rpc,
-        host.clone(),
-        options.timeout,
-        options.attempts,
-        options.backoff,
-        options.max_response_bytes,
-    );
+    let client = client(options, host.clone(), t0)?;
     let chain_id = store::chain_id(&client)?;
     let marker = store::Marker::next(
         previous.as_ref(),

@@ -6,8 +6,11 @@ use crate::{Failure, FetchError};
 use serde_json::value::RawValue;
 use std::{
     collections::HashMap,
-    sync::atomic::{AtomicU64, Ordering},
-    time::Duration,
+    sync::{
+        atomic::{AtomicU64, Ordering},
+        Arc,
+    },
+    time::{Duration, Instant},
 };
 
 /// Longest pause between two tries of one request.
@@ -15,6 +18,31 @@ pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
 /// Characters of an answer quoted in an error message.
 const SNIPPET: usize = 160;
+
+/// Timeout of one try of the first call of a run (`eth_chainId`, which any live node answers
+/// at once): a node that accepts connections but never answers fails within
+/// [`PROBE_DEADLINE`], not after the full per-request timeout and every retry.
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Most time the first call of a run takes over all its tries.
+pub const PROBE_DEADLINE: Duration = Duration::from_secs(30);
+
+/// Where a client reports each retry as it happens (the CLI: one line on stderr), so that a
+/// slow or failing node is visible while it is waited for.
+#[derive(Clone)]
+pub struct Notice(pub Arc<dyn Fn(&str) + Send + Sync>);
+
+impl Notice {
+    /// Prints each notice as a line on stderr.
+    pub fn stderr() -> Self {
+        Self(Arc::new(|line| eprintln!("{line}")))
+    }
+}
+
+impl std::fmt::Debug for Notice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Notice(..)")
+    }
+}
 
 pub(crate) struct Client {
     agent: ureq::Agent,
@@ -25,6 +53,12 @@ pub(crate) struct Client {
     attempts: u32,
     backoff: Duration,
     limit: u64,
+    timeout: Duration,
+    /// Most time one request takes over all its tries.
+    deadline: Duration,
+    /// When the whole run must end, if ever.
+    run_end: Option<Instant>,
+    notice: Option<Notice>,
     next_id: AtomicU64,
     pub requests: AtomicU64,
     pub retries: AtomicU64,
@@ -59,7 +93,6 @@ impl Client {
         limit: u64,
     ) -> Self {
         let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(timeout))
             .http_status_as_error(false)
             .max_redirects(0)
             .user_agent(concat!("gigagas-fetch/", env!("CARGO_PKG_VERSION")))
@@ -72,10 +105,49 @@ impl Client {
             attempts: attempts.max(1),
             backoff,
             limit,
+            timeout,
+            deadline: timeout.saturating_mul(attempts.max(1)),
+            run_end: None,
+            notice: None,
             next_id: AtomicU64::new(1),
             requests: AtomicU64::new(0),
             retries: AtomicU64::new(0),
         }
+    }
+
+    /// Sets the most time one request takes over all its tries (by default the timeout times
+    /// the tries).
+    pub fn with_deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = deadline;
+        self
+    }
+
+    /// Sets when the whole run must end: no try starts, and none runs, past it.
+    pub fn with_run_end(mut self, end: Option<Instant>) -> Self {
+        self.run_end = end;
+        self
+    }
+
+    /// Sets where retries are reported as they happen.
+    pub fn with_notice(mut self, notice: Option<Notice>) -> Self {
+        self.notice = notice;
+        self
+    }
+
+    /// The first call of a run: [`Self::call`] with [`PROBE_TIMEOUT`] per try and
+    /// [`PROBE_DEADLINE`] in all, so that a node that never answers is named in seconds.
+    pub fn probe(
+        &self,
+        method: &str,
+        params: serde_json::Value,
+    ) -> Result<Box<RawValue>, FetchError> {
+        self.call_within(
+            method,
+            params,
+            None,
+            self.timeout.min(PROBE_TIMEOUT),
+            self.deadline.min(PROBE_DEADLINE),
+        )
     }
 
     /// Calls `method` with `params`; `block` is the block the call is for (for messages).
@@ -88,17 +160,44 @@ impl Client {
         params: serde_json::Value,
         block: Option<u64>,
     ) -> Result<Box<RawValue>, FetchError> {
+        self.call_within(method, params, block, self.timeout, self.deadline)
+    }
+
+    /// [`Self::call`] with `timeout` per try and `deadline` over all tries (and never past the
+    /// run's end). Each retry is reported to the notice as it happens.
+    fn call_within(
+        &self,
+        method: &str,
+        params: serde_json::Value,
+        block: Option<u64>,
+        timeout: Duration,
+        deadline: Duration,
+    ) -> Result<Box<RawValue>, FetchError> {
         let fail = |what| FetchError::Rpc {
             block,
             method: method.to_owned(),
             host: self.host.clone(),
             what,
         };
+        let start = Instant::now();
+        let request_end = start + deadline;
+        let (end, stop) = match self.run_end {
+            Some(run_end) if run_end < request_end => (run_end, "the run's deadline passed"),
+            _ => (request_end, "the deadline of one request passed"),
+        };
         let mut last = String::new();
+        let mut tries = 0;
+        let mut why = "every try was used";
         for attempt in 1..=self.attempts {
+            let now = Instant::now();
+            if now >= end {
+                why = stop;
+                break;
+            }
             if attempt > 1 {
                 self.retries.fetch_add(1, Ordering::Relaxed);
             }
+            tries = attempt;
             let id = self.next_id.fetch_add(1, Ordering::Relaxed);
             let body = serde_json::json!({
                 "jsonrpc": "2.0",
@@ -107,31 +206,54 @@ impl Client {
                 "params": params,
             });
             self.requests.fetch_add(1, Ordering::Relaxed);
-            match self.try_once(id, &body.to_string()) {
+            match self.try_once(id, &body.to_string(), timeout.min(end - now)) {
                 Try::Done(result) => return Ok(result),
                 Try::Fatal(what) => return Err(fail(what)),
-                Try::Again(why, asked) => {
-                    last = why;
+                Try::Again(reason, asked) => {
+                    last = reason;
                     if attempt < self.attempts {
                         let exp = self
                             .backoff
                             .saturating_mul(1u32 << (attempt - 1).min(16))
                             .min(MAX_BACKOFF);
-                        std::thread::sleep(asked.map_or(exp, |a| a.min(MAX_BACKOFF)));
+                        let pause = asked.map_or(exp, |a| a.min(MAX_BACKOFF));
+                        if Instant::now() + pause >= end {
+                            why = stop;
+                            break;
+                        }
+                        if let Some(Notice(notice)) = &self.notice {
+                            notice(&format!(
+                                "node {}: {}{method}: try {attempt} of {} failed ({last}); trying again in {:.1} s",
+                                self.host,
+                                block.map(|b| format!("block {b}: ")).unwrap_or_default(),
+                                self.attempts,
+                                pause.as_secs_f64()
+                            ));
+                        }
+                        std::thread::sleep(pause);
                     }
                 }
             }
         }
         Err(fail(Failure::GaveUp {
-            attempts: self.attempts,
-            last,
+            attempts: tries,
+            why: format!(
+                "in {:.1} s: {why} (at most {} tries of {:.0} s each, {:.0} s in all: --retries, --timeout); last: {last}",
+                start.elapsed().as_secs_f64(),
+                self.attempts,
+                timeout.as_secs_f64(),
+                deadline.as_secs_f64()
+            ),
         }))
     }
 
-    fn try_once(&self, id: u64, body: &str) -> Try {
+    fn try_once(&self, id: u64, body: &str, timeout: Duration) -> Try {
         let response = self
             .agent
             .post(&self.url)
+            .config()
+            .timeout_global(Some(timeout))
+            .build()
             .header("content-type", "application/json")
             .send(body);
         let mut response = match response {

@@ -167,7 +167,7 @@ pub(crate) fn open_out(out: &Path) -> Result<Option<Marker>, FetchError> {
                 };
                 return Err(out_err(out, what));
             }
-            let bytes = fs::read(&marker_path).map_err(|e| FetchError::Io {
+            let bytes = gigagas_data::read_bounded(&marker_path).map_err(|e| FetchError::Io {
                 path: marker_path.clone(),
                 source: e,
             })?;
@@ -190,7 +190,9 @@ pub(crate) fn open_out(out: &Path) -> Result<Option<Marker>, FetchError> {
 /// `eth_chainId` of the node.
 pub(crate) fn chain_id(client: &Client) -> Result<u64, FetchError> {
     const METHOD: &str = "eth_chainId";
-    let raw = client.call(METHOD, serde_json::json!([]), None)?;
+    // The first call of a run: a short deadline, so that a node that never answers is named
+    // in seconds.
+    let raw = client.probe(METHOD, serde_json::json!([]))?;
     let parsed = serde_json::from_str::<String>(raw.get())
         .ok()
         .and_then(|s| u64::from_str_radix(s.strip_prefix("0x")?, 16).ok());
@@ -255,19 +257,14 @@ fn read_shared<T: serde::de::DeserializeOwned + Default>(
     rel: &str,
 ) -> Result<T, FetchError> {
     let path = out.join(rel);
-    let file = match fs::File::open(&path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(T::default()),
-        Err(source) => return Err(FetchError::Io { path, source }),
-    };
-    let mut bytes = Vec::new();
-    use std::io::Read;
-    file.take(MAX_SHARED_BYTES)
-        .read_to_end(&mut bytes)
-        .map_err(|source| FetchError::Io {
-            path: path.clone(),
-            source,
-        })?;
+    // A regular file within the limit (a FIFO or device there is refused unread).
+    let bytes =
+        match gigagas_data::read_limited(&path, MAX_SHARED_BYTES, gigagas_data::MAX_FILE_BYTES_ENV)
+        {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(T::default()),
+            Err(source) => return Err(FetchError::Io { path, source }),
+        };
     serde_json::from_slice(&bytes).map_err(|e| {
         out_err(
             out,

@@ -513,3 +513,104 @@ fn another_chain_needs_a_fork_which_the_marker_records_and_the_loader_uses() {
         .to_string();
     assert!(err.contains("--fork"), "{err}");
 }
+
+/// A node that lies about a transaction (a field changed, its stated hash kept) or repeats a
+/// transaction (the header's transactions root no longer matches) is refused,
+/// naming the block and the transaction; a stored block altered on disk the same way is not
+/// "already complete" on a re-run but fetched again.
+#[test]
+fn a_block_whose_transactions_do_not_hash_as_stated_is_refused_and_refetched() {
+    let chain = Chain::sample(&MERGE);
+    let honest: serde_json::Value = serde_json::from_str(&chain.blocks[&MERGE[0]]).unwrap();
+    let mut lying = honest.clone();
+    lying["transactions"][0]["value"] = serde_json::json!("0x1234");
+    let answer = lying.clone();
+    let (err, dirs, _node) = failing(Box::new(move |c| {
+        (c.method == "eth_getBlockByNumber"
+            && c.block == Some(MERGE[0])
+            && c.params[1] == serde_json::json!(true))
+        .then(|| Reply::Result(answer.clone()))
+    }));
+    assert!(
+        err.contains("block 15537393") && err.contains("transaction 0") && err.contains("hash"),
+        "{err}"
+    );
+    assert!(!dirs.iter().any(|d| d == "15537393"), "{dirs:?}");
+
+    // A transaction repeated (each hashes as stated): the root gives it away.
+    let mut swapped = honest.clone();
+    let txs = swapped["transactions"].as_array_mut().unwrap();
+    let first = txs[0].clone();
+    txs.push(first);
+    let (err, _dirs, _node) = failing(Box::new(move |c| {
+        (c.method == "eth_getBlockByNumber"
+            && c.block == Some(MERGE[0])
+            && c.params[1] == serde_json::json!(true))
+        .then(|| Reply::Result(swapped.clone()))
+    }));
+    assert!(err.contains("transactionsRoot"), "{err}");
+
+    // Stored, then altered on disk: the re-run re-verifies it and fetches it again.
+    let node = Node::start(Chain::sample(&MERGE), None);
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("data");
+    run(&options(&node, MERGE[0], MERGE[0], &out)).unwrap();
+    let stored = out.join("blocks/15537393/block.json");
+    std::fs::write(&stored, lying.to_string()).unwrap();
+    let again = run(&options(&node, MERGE[0], MERGE[0], &out)).unwrap();
+    assert_eq!(again.fetched, [MERGE[0]], "{again:?}");
+    assert!(again.skipped.is_empty(), "{again:?}");
+    assert_eq!(
+        std::fs::read_to_string(&stored).unwrap(),
+        honest.to_string()
+    );
+}
+
+/// A node that accepts connections but never answers fails the run at the first call within
+/// the probe's deadline, not after the full timeout times every retry; a node that answers
+/// the first call and then hangs fails within the per-request deadline, each retry reported.
+#[test]
+fn a_node_that_never_answers_fails_within_the_deadlines_and_says_so() {
+    let node = Node::start(
+        Chain::sample(&MERGE),
+        Some(Box::new(|_| Some(Reply::Stall(Duration::from_secs(600))))),
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let mut o = FetchOptions::new(&node.url, MERGE[0], MERGE[0], tmp.path().join("data"));
+    // The defaults (120 s per try, 6 tries) would wait 12 minutes; a short probe deadline
+    // keeps the test short while exercising the same path.
+    assert_eq!(o.timeout, Duration::from_secs(120));
+    o.deadline = Duration::from_secs(2);
+    o.notice = None;
+    let t0 = std::time::Instant::now();
+    let err = run(&o).unwrap_err().to_string();
+    assert!(t0.elapsed() < Duration::from_secs(60), "{:?}", t0.elapsed());
+    assert!(
+        err.contains("eth_chainId") && err.contains("deadline") && err.contains("tries"),
+        "{err}"
+    );
+
+    // Answers eth_chainId, then hangs on the block: per-request deadline, retries reported.
+    let node = Node::start(
+        Chain::sample(&MERGE),
+        Some(Box::new(|c| {
+            (c.method != "eth_chainId").then_some(Reply::Stall(Duration::from_secs(600)))
+        })),
+    );
+    let notices = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let seen = notices.clone();
+    let mut o = options(&node, MERGE[0], MERGE[0], &tmp.path().join("data2"));
+    o.timeout = Duration::from_millis(400);
+    o.attempts = 11;
+    o.deadline = Duration::from_secs(2);
+    o.notice = Some(gigagas_fetch::Notice(std::sync::Arc::new(move |line| {
+        seen.lock().unwrap().push(line.to_owned())
+    })));
+    let err = run(&o).unwrap_err().to_string();
+    assert!(err.contains("deadline of one request"), "{err}");
+    let notices = notices.lock().unwrap();
+    assert!(
+        !notices.is_empty() && notices[0].contains("try 1 of 11"),
+        "{notices:?}"
+    );
+}

@@ -212,6 +212,27 @@ pub fn live_workload(
     let keys: Vec<PrivateKeySigner> = (0..opts.senders).map(|i| key(opts.seed, i)).collect();
     let addresses: Vec<Address> = keys.iter().map(|k| k.address()).collect();
     let deployer = deployer_key(opts.seed);
+    // EIP-2681: an account's nonce never reaches 2^64 - 1, so the last usable one is 2^64 - 2.
+    // Each transaction raises any one account's nonce at most once, so a start that leaves
+    // room for `opts.txs` (the deployer: its deployments) can never wrap.
+    let room = |who: String, nonce: u64, uses: u64| {
+        if nonce.checked_add(uses).is_none_or(|last| last == u64::MAX) {
+            return Err(GenError::Options(format!(
+                "{who} has nonce {nonce}: {uses} more transactions would pass the largest \
+                 nonce 2^64 - 2 (EIP-2681); use other accounts (--seed) or fewer transactions"
+            )));
+        }
+        Ok(())
+    };
+    let deployments = genesis_at(opts.workload, &addresses, &Layout::FIXED).len() as u64;
+    room(
+        format!("the deployer {}", deployer.address()),
+        deployer_nonce,
+        deployments,
+    )?;
+    for (address, nonce) in addresses.iter().zip(sender_nonces) {
+        room(format!("sender {address}"), *nonce, opts.txs as u64)?;
+    }
 
     // The contracts in fixed-address order; the i-th is created by the deployer's nonce + i.
     let fixed: Vec<Address> = genesis_at(opts.workload, &addresses, &Layout::FIXED)

@@ -102,6 +102,14 @@ pub enum Error {
         /// The directory.
         path: PathBuf,
     },
+    /// The store belongs to another chain than the data it is used with.
+    #[error("{}: the store belongs to another chain: {what}; use the store built from this data set, or build one with `gigagas db init`", path.display())]
+    WrongChain {
+        /// The directory.
+        path: PathBuf,
+        /// What differs (both values).
+        what: String,
+    },
     /// A state was loaded into a store that already holds one.
     #[error("{}: the store already holds block {}", path.display(), head.number)]
     NotEmpty {
@@ -121,6 +129,70 @@ pub struct Head {
     pub hash: B256,
     /// State root after the block.
     pub state_root: B256,
+}
+
+/// The chain a store belongs to, recorded when it is built and checked whenever it is used
+/// with a data set: the chain id and the hash of the genesis block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChainIdentity {
+    /// Chain id of the transactions.
+    pub chain_id: u64,
+    /// Hash of block 0.
+    pub genesis_hash: B256,
+}
+
+impl ChainIdentity {
+    /// The identity of the chain `block` belongs to: its chain id, and block 0's hash from its
+    /// pre-state's block-hash table (a generated or fetched chain has it); `None` without it.
+    pub fn of_block(block: &gigagas_data::BlockInput) -> Option<Self> {
+        let genesis_hash = if block.number() == 0 {
+            block.hash
+        } else {
+            *block.pre_state.block_hashes().get(&0)?
+        };
+        Some(Self {
+            chain_id: block.chain_id,
+            genesis_hash,
+        })
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        [
+            &self.chain_id.to_be_bytes()[..],
+            self.genesis_hash.as_slice(),
+        ]
+        .concat()
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Self, Error> {
+        let corrupt = || Error::Corrupt {
+            table: Table::Meta.name(),
+            key: codec::hex(b"chain"),
+            what: format!(
+                "{} bytes, expected 40 (chain id, genesis hash)",
+                bytes.len()
+            ),
+        };
+        let (id, hash) = bytes.split_at_checked(8).ok_or_else(corrupt)?;
+        let id: [u8; 8] = id.try_into().map_err(|_| corrupt())?;
+        if hash.len() != 32 {
+            return Err(corrupt());
+        }
+        Ok(Self {
+            chain_id: u64::from_be_bytes(id),
+            genesis_hash: B256::from_slice(hash),
+        })
+    }
+}
+
+impl std::fmt::Display for ChainIdentity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "chain {} with genesis {}",
+            self.chain_id, self.genesis_hash
+        )
+    }
 }
 
 /// A block as the store records it.
@@ -169,6 +241,8 @@ pub struct Counts {
     pub nodes: usize,
     /// Codes.
     pub codes: usize,
+    /// Entries of the block-hash table.
+    pub block_hashes: usize,
 }
 
 /// A block whose root [`Store::compute_block`] computed and checked, not yet written.
@@ -200,9 +274,46 @@ pub struct Store<B: Backend = mdbx::Mdbx> {
 
 fn at(path: &Path, e: Error) -> Error {
     match e {
-        Error::Backend(msg) => Error::Backend(format!("{}: {msg}", path.display())),
+        Error::Backend(msg) => {
+            // MDBX reports a write that found no space as a plain I/O error (EIO on tmpfs):
+            // say so when the store's file system is (nearly) full.
+            let full = match free_bytes(path) {
+                Some(free)
+                    if free < FULL_BELOW
+                        && !msg.contains("disk full")
+                        && !msg.contains("mdbx open") =>
+                {
+                    format!(
+                        " (disk full: the store's file system has {free} bytes free; free space \
+                     and run again: the store stays at its last whole block)"
+                    )
+                }
+                _ => String::new(),
+            };
+            Error::Backend(format!("{}: {msg}{full}", path.display()))
+        }
         e => e,
     }
+}
+
+/// Free space below which a failed write is reported as a full disk (bytes).
+const FULL_BELOW: u64 = 16 << 20;
+
+/// Bytes available to this user on the file system holding `path`.
+#[allow(clippy::useless_conversion)] // the field types differ between platforms
+fn free_bytes(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: `c` is a valid NUL-terminated path and `st` a buffer of the right type, which
+    // statvfs fills when it returns 0.
+    let rc = unsafe { libc::statvfs(c.as_ptr(), st.as_mut_ptr()) };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: statvfs returned 0, so it initialised `st`.
+    let st = unsafe { st.assume_init() };
+    Some(u64::from(st.f_bavail).saturating_mul(u64::from(st.f_frsize)))
 }
 
 impl<B: Backend> Store<B> {
@@ -243,16 +354,24 @@ impl<B: Backend> Store<B> {
                 why: "not a directory".into(),
             });
         }
-        if !path.join("mdbx.dat").is_file() {
-            return Err(Error::NotAStore {
-                path: path.to_owned(),
-                why: "no mdbx.dat".into(),
-            });
+        let dat = path.join("mdbx.dat");
+        match std::fs::metadata(&dat) {
+            Ok(m) if m.is_file() => {}
+            Ok(_) => {
+                return Err(Error::NotAStore {
+                    path: path.to_owned(),
+                    why: "mdbx.dat is not a regular file".into(),
+                })
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::NotAStore {
+                    path: path.to_owned(),
+                    why: "it has no mdbx.dat (the store's data file)".into(),
+                })
+            }
+            Err(source) => return Err(Error::Io { path: dat, source }),
         }
-        let backend = B::open(path, false).map_err(|e| Error::NotAStore {
-            path: path.to_owned(),
-            why: e.to_string(),
-        })?;
+        let backend = B::open(path, false).map_err(|e| at(path, e))?;
         let store = Self {
             backend,
             path: path.to_owned(),
@@ -317,6 +436,175 @@ impl<B: Backend> Store<B> {
         self.head()?.ok_or_else(|| Error::Empty {
             path: self.path.clone(),
         })
+    }
+
+    /// The chain the store belongs to, `None` for a store built before it was recorded.
+    pub fn chain(&self) -> Result<Option<ChainIdentity>, Error> {
+        self.read_kv()?
+            .get(Table::Meta, b"chain")?
+            .map(|v| ChainIdentity::decode(&v))
+            .transpose()
+    }
+
+    /// Records the chain the store belongs to (once: another chain is refused).
+    pub fn record_chain(&self, chain: ChainIdentity) -> Result<(), Error> {
+        let txn = self.backend.write().map_err(|e| at(&self.path, e))?;
+        if let Some(old) = txn.get(Table::Meta, b"chain")? {
+            let old = ChainIdentity::decode(&old)?;
+            if old != chain {
+                return Err(Error::WrongChain {
+                    path: self.path.clone(),
+                    what: format!("it records {old}, not {chain}"),
+                });
+            }
+            return Ok(());
+        }
+        txn.put(Table::Meta, b"chain", &chain.encode())?;
+        if txn.get(Table::Meta, HASHES_DIGEST)?.is_none() {
+            let digest = table_digest(&txn)?;
+            txn.put(Table::Meta, HASHES_DIGEST, digest.as_slice())?;
+        }
+        txn.commit().map_err(|e| at(&self.path, e))
+    }
+
+    /// The hash the block-hash table records for block `number`.
+    pub fn block_hash(&self, number: u64) -> Result<Option<B256>, Error> {
+        self.read_kv()?
+            .get(Table::BlockHashes, &number.to_be_bytes())?
+            .map(|v| codec::b256(Table::BlockHashes, &number.to_be_bytes(), &v))
+            .transpose()
+    }
+
+    /// Checks that the store belongs to the chain of a data set: its recorded chain (or, for
+    /// a store without the record, its block 0) is `expected` when known, and every block of
+    /// `blocks` (number, hash) the store's block-hash table also names has the same hash.
+    /// A store of another chain is [`Error::WrongChain`], naming both.
+    pub fn check_chain(
+        &self,
+        expected: Option<ChainIdentity>,
+        blocks: &[(u64, B256)],
+    ) -> Result<(), Error> {
+        let wrong = |what: String| Error::WrongChain {
+            path: self.path.clone(),
+            what,
+        };
+        if let Some(expected) = expected {
+            match self.chain()? {
+                Some(recorded) if recorded != expected => {
+                    return Err(wrong(format!(
+                        "it records {recorded}, the data set is {expected}"
+                    )))
+                }
+                Some(_) => {}
+                None => {
+                    if let Some(genesis) = self.block_hash(0)? {
+                        if genesis != expected.genesis_hash {
+                            return Err(wrong(format!(
+                                "its block 0 is {genesis}, the data set's genesis is {}",
+                                expected.genesis_hash
+                            )));
+                        }
+                    }
+                }
+            }
+        }
+        let kv = self.read_kv()?;
+        for (number, hash) in blocks {
+            let key = number.to_be_bytes();
+            if let Some(v) = kv.get(Table::BlockHashes, &key)? {
+                let stored = codec::b256(Table::BlockHashes, &key, &v)?;
+                if stored != *hash {
+                    return Err(wrong(format!(
+                        "its block {number} is {stored}, the data set's block {number} is {hash}"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the block-hash table and the meta records: every entry decodes (8-byte number,
+    /// 32-byte hash), the table's entry for the head block (where there is one) is the head's
+    /// hash, block 0's entry is the recorded genesis, the table digests to the digest every
+    /// commit keeps (stores that record their chain), and the format record is intact.
+    /// Returns the number of entries.
+    fn verify_block_hashes(&self, head: &Head) -> Result<usize, Error> {
+        let kv = self.read_kv()?;
+        let corrupt = |table: Table, key: &[u8], what: String| Error::Corrupt {
+            table: table.name(),
+            key: codec::hex(key),
+            what,
+        };
+        let mut entries = 0usize;
+        let mut at_head = None;
+        let mut genesis = None;
+        kv.scan(Table::BlockHashes, &[], &mut |k, v| {
+            let number: [u8; 8] = k.try_into().map_err(|_| {
+                corrupt(
+                    Table::BlockHashes,
+                    k,
+                    format!("key of {} bytes, expected an 8-byte block number", k.len()),
+                )
+            })?;
+            let hash = codec::b256(Table::BlockHashes, k, v)?;
+            match u64::from_be_bytes(number) {
+                0 => genesis = Some(hash),
+                n if n == head.number => at_head = Some(hash),
+                _ => {}
+            }
+            if head.number == 0 {
+                at_head = genesis;
+            }
+            entries += 1;
+            Ok(true)
+        })?;
+        let key = head.number.to_be_bytes();
+        match at_head {
+            Some(h) if h != head.hash => {
+                return Err(corrupt(
+                    Table::BlockHashes,
+                    &key,
+                    format!(
+                        "block {} is {h} in the table but the head record says {}",
+                        head.number, head.hash
+                    ),
+                ))
+            }
+            // A store loaded without the head's hash (a partial table) has none to compare.
+            Some(_) | None => {}
+        }
+        if let (Some(chain), Some(genesis)) = (self.chain()?, genesis) {
+            if chain.genesis_hash != genesis {
+                return Err(corrupt(
+                    Table::BlockHashes,
+                    &0u64.to_be_bytes(),
+                    format!("block 0 is {genesis} in the table but the store records {chain}"),
+                ));
+            }
+        }
+        if let Some(recorded) = kv.get(Table::Meta, HASHES_DIGEST)? {
+            let recorded = codec::b256(Table::Meta, HASHES_DIGEST, &recorded)?;
+            let digest = table_digest(&kv)?;
+            if digest != recorded {
+                return Err(corrupt(
+                    Table::BlockHashes,
+                    &[],
+                    format!(
+                        "the table's {entries} entries digest to {digest}, the store recorded \
+                         {recorded} at its last commit: an entry was changed, added or removed"
+                    ),
+                ));
+            }
+        }
+        let format = kv.get(Table::Meta, b"format")?;
+        if format.as_deref() != Some(FORMAT) {
+            return Err(corrupt(
+                Table::Meta,
+                b"format",
+                "the format record is missing or changed".into(),
+            ));
+        }
+        Ok(entries)
     }
 
     /// Bulk-loads a complete state into an empty store: builds every trie from scratch (in
@@ -508,11 +796,16 @@ impl<B: Backend> Store<B> {
         for code in codes {
             txn.put(Table::Code, keccak256(code).as_slice(), code)?;
         }
-        txn.put(
-            Table::BlockHashes,
-            &new_head.number.to_be_bytes(),
-            new_head.hash.as_slice(),
-        )?;
+        let key = new_head.number.to_be_bytes();
+        if let Some(digest) = txn.get(Table::Meta, HASHES_DIGEST)? {
+            let mut digest = codec::b256(Table::Meta, HASHES_DIGEST, &digest)?;
+            if let Some(old) = txn.get(Table::BlockHashes, &key)? {
+                digest = xor(digest, entry_digest(&key, &old));
+            }
+            digest = xor(digest, entry_digest(&key, new_head.hash.as_slice()));
+            txn.put(Table::Meta, HASHES_DIGEST, digest.as_slice())?;
+        }
+        txn.put(Table::BlockHashes, &key, new_head.hash.as_slice())?;
         txn.put(Table::Meta, b"head", &codec::encode_head(&new_head))?;
         txn.commit().map_err(|e| at(&self.path, e))?;
         Ok(new_head)
@@ -586,6 +879,7 @@ impl<B: Backend> Store<B> {
     /// storage tables and compares them with the head record and the stored nodes.
     pub fn verify(&self) -> Result<Verified, Error> {
         let head = self.require_head()?;
+        let block_hashes = self.verify_block_hashes(&head)?;
         let (stored, codes) = self.to_memory()?;
         let accounts = stored.accounts.iter().map(|(k, a)| {
             (
@@ -608,6 +902,7 @@ impl<B: Backend> Store<B> {
             slots: stored.storage.values().map(BTreeMap::len).sum(),
             nodes: stored.node_count(),
             codes,
+            block_hashes,
         };
         Ok(Verified {
             head,
@@ -616,6 +911,29 @@ impl<B: Backend> Store<B> {
             node_difference: first_difference(&stored, &scratch),
         })
     }
+}
+
+/// Meta key of the block-hash table's digest ([`entry_digest`] of every entry, XORed: any
+/// changed, added or removed entry changes it; kept up to date by every commit).
+const HASHES_DIGEST: &[u8] = b"block_hashes_digest";
+
+/// One block-hash entry's share of the table's digest.
+fn entry_digest(key: &[u8], value: &[u8]) -> B256 {
+    keccak256([key, value].concat())
+}
+
+fn xor(a: B256, b: B256) -> B256 {
+    B256::from(std::array::from_fn::<u8, 32, _>(|i| a[i] ^ b[i]))
+}
+
+/// The digest of a whole block-hash table.
+fn table_digest(kv: &impl KvRead) -> Result<B256, Error> {
+    let mut digest = B256::ZERO;
+    kv.scan(Table::BlockHashes, &[], &mut |k, v| {
+        digest = xor(digest, entry_digest(k, v));
+        Ok(true)
+    })?;
+    Ok(digest)
 }
 
 /// The first place where the branch nodes or leaves of `a` and `b` differ, described.

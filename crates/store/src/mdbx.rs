@@ -23,7 +23,75 @@ const MAX_MAP_BYTES: usize = 1 << 42;
 /// Growth step of the data file.
 const GROWTH_STEP: isize = 256 << 20;
 
-fn mdbx_err(op: &str, table: Option<Table>, e: impl std::fmt::Display) -> Error {
+/// What an MDBX error means for a user of the store, in words: the named cases (disk full,
+/// map full, corrupted, wrong version, read-only, permission) say what to do; an operating
+/// system error code is shown as the system's message, never as a bare number.
+pub fn describe(e: &MdbxError) -> String {
+    match e {
+        MdbxError::MapFull => format!(
+            "the store is full: it reached its size limit of {} GiB (MDBX map full)",
+            MAX_MAP_BYTES >> 30
+        ),
+        MdbxError::UnableExtendMapSize | MdbxError::TooLarge => {
+            "the store cannot grow its memory map (address space or file size limit)".into()
+        }
+        MdbxError::TxnFull => {
+            "one write transaction is too large for the store (MDBX transaction full)".into()
+        }
+        MdbxError::Corrupted | MdbxError::PageNotFound | MdbxError::Invalid | MdbxError::Panic => {
+            format!(
+                "the store is corrupted ({e}); rebuild it (`gigagas db init`) or restore a copy"
+            )
+        }
+        MdbxError::BadSignature | MdbxError::Problem => format!(
+            "the store is corrupted or was modified outside gigagas ({e}); rebuild it"
+        ),
+        MdbxError::VersionMismatch | MdbxError::Incompatible => format!(
+            "the store was written by an incompatible MDBX version or with other settings ({e}); rebuild it with this gigagas"
+        ),
+        MdbxError::WannaRecovery => {
+            "the store needs recovery but was opened read-only; open it writable once".into()
+        }
+        MdbxError::Access | MdbxError::Permission => {
+            "permission denied: the store's files cannot be opened for writing".into()
+        }
+        MdbxError::Busy => "the store is locked by another writer".into(),
+        MdbxError::ReadersFull => "too many readers on the store at once".into(),
+        MdbxError::BotchedTransaction => {
+            "a write transaction failed inside MDBX and was aborted; nothing of it was written"
+                .into()
+        }
+        MdbxError::Other(code) => os_error(*code),
+        other => other.to_string(),
+    }
+}
+
+/// An operating system error code in words: disk full, read-only, ... (libmdbx passes the
+/// system's `errno` through).
+fn os_error(code: i32) -> String {
+    let io = std::io::Error::from_raw_os_error(code);
+    let what = match io.kind() {
+        std::io::ErrorKind::StorageFull => {
+            "disk full: no space left on the store's file system; free space and run again \
+             (the store stays at its last whole block)"
+        }
+        std::io::ErrorKind::ReadOnlyFilesystem => "the store's file system is read-only",
+        std::io::ErrorKind::QuotaExceeded => "disk quota exceeded on the store's file system",
+        std::io::ErrorKind::PermissionDenied => "permission denied",
+        std::io::ErrorKind::IsADirectory => "a directory stands where a store file should be",
+        std::io::ErrorKind::NotADirectory => "a path component of the store is not a directory",
+        std::io::ErrorKind::NotFound => "a store file is missing",
+        _ => "",
+    };
+    if what.is_empty() {
+        io.to_string()
+    } else {
+        format!("{what} ({io})")
+    }
+}
+
+fn mdbx_err(op: &str, table: Option<Table>, e: MdbxError) -> Error {
+    let e = describe(&e);
     Error::Backend(match table {
         Some(t) => format!("mdbx {op} on table {}: {e}", t.name()),
         None => format!("mdbx {op}: {e}"),
@@ -31,7 +99,10 @@ fn mdbx_err(op: &str, table: Option<Table>, e: impl std::fmt::Display) -> Error 
 }
 
 fn read_err(op: &str, table: Table, e: ReadError) -> Error {
-    mdbx_err(op, Some(table), e)
+    match e {
+        ReadError::Mdbx(m) => mdbx_err(op, Some(table), m),
+        other => Error::Backend(format!("mdbx {op} on table {}: {other}", table.name())),
+    }
 }
 
 /// An MDBX environment holding the store's tables.
@@ -173,7 +244,24 @@ impl KvWrite for MdbxWrite {
     }
 
     fn commit(self) -> Result<(), Error> {
-        self.txn.commit().map_err(|e| mdbx_err("commit", None, e))
+        commit(self.txn).map_err(|e| mdbx_err("commit", None, e))
+    }
+}
+
+/// Commits `txn`. signet-libmdbx aborts a transaction whose commit failed when its last handle
+/// drops, and panics on that abort's `BadTxn` (MDBX has already ended the transaction): on a
+/// full disk a failed commit became `called Result::unwrap() on an Err value: BadTxn`. A
+/// second handle is kept and, on failure, forgotten, so that the abort never runs on the
+/// ended transaction (a few bytes leak once, on the error path); on success it drops as a
+/// committed transaction, which does nothing.
+fn commit(txn: RwTxSync) -> Result<(), MdbxError> {
+    let keep = txn.clone();
+    match txn.commit() {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            std::mem::forget(keep);
+            Err(e)
+        }
     }
 }
 
@@ -199,9 +287,10 @@ impl Backend for Mdbx {
             })
             .open(path)
             .map_err(|e| match e {
-                MdbxError::Other(11) | MdbxError::Busy => Error::Backend(format!(
-                    "mdbx open: {e} (the store is already open in this process, or locked)"
-                )),
+                MdbxError::Other(11) | MdbxError::Busy => Error::Backend(
+                    "mdbx open: the store is already open in this process, or locked by another"
+                        .into(),
+                ),
                 e => mdbx_err("open", None, e),
             })?;
         let txn = env
@@ -221,7 +310,7 @@ impl Backend for Mdbx {
                 e => mdbx_err("open table", Some(table), e),
             })?;
         }
-        txn.commit().map_err(|e| mdbx_err("commit", None, e))?;
+        commit(txn).map_err(|e| mdbx_err("commit", None, e))?;
         Ok(Self {
             env,
             path: path.to_owned(),

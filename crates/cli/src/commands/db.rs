@@ -113,6 +113,9 @@ fn init_store(flag: &str, out: &Path, data: &Path, first: &BlockInput) -> Result
             first.number().saturating_sub(1),
             first.header.parent_hash,
         )?;
+        if let Some(chain) = gigagas_store::ChainIdentity::of_block(first) {
+            store.record_chain(chain)?;
+        }
         let secs = t0.elapsed().as_secs_f64();
         summary = format!(
             "block {} ({}), state root {}, {} accounts, loaded in {:.2} s, {:.1} MiB",
@@ -130,6 +133,12 @@ fn init_store(flag: &str, out: &Path, data: &Path, first: &BlockInput) -> Result
 
 fn cmd_init(args: &InitArgs) -> Result<()> {
     refuse_symlink("--out", &args.out)?;
+    if std::fs::read_dir(&args.out).is_ok_and(|mut d| d.next().is_some()) {
+        bail!(
+            "--out {}: directory is not empty; `db init` never replaces a directory: remove it or choose a new one",
+            args.out.display()
+        );
+    }
     let dataset = load(&args.data)?;
     let first = first_complete(&dataset, &args.data)?;
     let summary = init_store("--out", &args.out, &args.data, first)?;
@@ -218,6 +227,16 @@ pub fn open_for_run(
     let head = store
         .head()?
         .with_context(|| format!("--db {}: the store holds no state", db.display()))?;
+    let blocks: Vec<_> = dataset
+        .blocks
+        .iter()
+        .map(|b| (b.number(), b.hash))
+        .collect();
+    let chain = dataset
+        .blocks
+        .first()
+        .and_then(gigagas_store::ChainIdentity::of_block);
+    store.check_chain(chain, &blocks)?;
     let done = dataset
         .blocks
         .iter()

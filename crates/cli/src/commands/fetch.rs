@@ -100,10 +100,7 @@ fn cmd_fetch_chain(
     let t0 = std::time::Instant::now();
     let inputs = Input::all("--genesis", [genesis]);
     let out = OutputDir::new("--out", &args.out, false, &inputs)?;
-    let bytes = std::fs::read(genesis)
-        .with_context(|| format!("--genesis {}: cannot read", genesis.display()))?;
-    let parsed = gigagas_data::geth_genesis::parse_geth_genesis(&bytes)
-        .map_err(|e| anyhow::anyhow!("--genesis {}: {e}", genesis.display()))?;
+    let parsed = gigagas_data::geth_genesis::read_geth_genesis(genesis).context("--genesis")?;
     let name = format!("--genesis {}", genesis.display());
     let bar = progress(0, "fetching");
     let chain = gigagas_fetch::chain::fetch_chain(options, &parsed, &name, &|done, total| {
