@@ -267,6 +267,9 @@ pub fn generate(opts: &GenOptions, progress: &dyn Fn(usize)) -> Result<Generated
         )));
     }
     let fills = storage_fills(opts.workload, &bloat);
+    // The builder holds the genesis, each block's pre-state and the copy its roots are built
+    // from: about four in-memory copies of the filled storage.
+    gigagas_data::chain::check_fill_memory(&fills, 4, "gen").map_err(GenError::Options)?;
     let start = Instant::now();
     let keys: Vec<PrivateKeySigner> = (0..opts.senders).map(|i| key(opts.seed, i)).collect();
     let addresses: Vec<Address> = keys.iter().map(|k| k.address()).collect();
