@@ -161,7 +161,8 @@ fn init_genesis(flag: &str, out: &Path, data: &Path) -> Result<Option<String>> {
     let (meta, spec) = gigagas_data::chain::read_meta(&source)
         .with_context(|| format!("--data {}", data.display()))?;
     let slots = gigagas_store::genesis_slots(&meta.alloc, &meta.storage_fill);
-    let accounts = meta.alloc.len() as u64 + meta.storage_fill.iter().map(|f| f.accounts).sum::<u64>();
+    let accounts =
+        meta.alloc.len() as u64 + meta.storage_fill.iter().map(|f| f.accounts).sum::<u64>();
     refuse_symlink(flag, out)?;
     let target = OutputDir::new(flag, out, false, &Input::all("--data", [&data.to_owned()]))?;
     check_disk(flag, out, slots, accounts)?;
@@ -269,9 +270,9 @@ fn cmd_verify(db: &Path) -> Result<()> {
     let t0 = Instant::now();
     let store: Store = Store::open(db)?;
     let bar = ProgressBar::new_spinner();
-    if let Ok(style) = ProgressStyle::with_template(
-        "{msg:>12} {human_pos} slots, {per_sec} {elapsed_precise}",
-    ) {
+    if let Ok(style) =
+        ProgressStyle::with_template("{msg:>12} {human_pos} slots, {per_sec} {elapsed_precise}")
+    {
         bar.set_style(style);
     }
     bar.set_message("verify");

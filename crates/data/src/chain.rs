@@ -520,8 +520,12 @@ pub(crate) fn load(source: &DataSource) -> Result<Dataset, DataError> {
     }
     let hashes = Arc::new(hashes);
     // The genesis and one pre-state per block, each a full copy.
-    check_fill_memory(&meta.storage_fill, blocks.len() as u64 + 1, "loading the chain")
-        .map_err(|what| invalid(source, CHAIN_META, what))?;
+    check_fill_memory(
+        &meta.storage_fill,
+        blocks.len() as u64 + 1,
+        "loading the chain",
+    )
+    .map_err(|what| invalid(source, CHAIN_META, what))?;
     let mut state = meta
         .genesis_state()
         .map_err(|what| invalid(source, CHAIN_META, what))?;
@@ -666,4 +670,35 @@ pub fn system_contracts() -> Vec<(Address, Bytes)> {
             eip8282::BUILDER_EXIT_CONTRACT_CODE.clone(),
         ),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fill(slots: u64) -> StorageFill {
+        StorageFill {
+            address: Address::repeat_byte(0x40),
+            accounts: 1,
+            slots,
+            period: 4,
+            nonce: 1,
+            code: Bytes::new(),
+        }
+    }
+
+    /// A fill the machine cannot hold is refused before anything is allocated, naming the
+    /// slots, the memory needed and the memory available; a small one passes.
+    #[test]
+    fn fill_memory_is_checked_before_expanding() {
+        if available_memory().is_none() {
+            return; // Not Linux: no limit is known, nothing to check.
+        }
+        let err =
+            check_fill_memory(&[fill(MAX_FILL_SLOTS)], 1 << 20, "loading the chain").unwrap_err();
+        assert!(err.contains("100000000 slots"), "{err}");
+        assert!(err.contains("MemAvailable"), "{err}");
+        assert!(err.contains("GiB"), "{err}");
+        check_fill_memory(&[fill(1000)], 3, "loading the chain").unwrap();
+    }
 }

@@ -20,7 +20,7 @@ use std::{cell::RefCell, collections::BTreeMap, path::Path};
 /// Bytes of store per genesis slot, measured (`docs/results/hot-account-10gb-2core.md`:
 /// 1M and 10M slots of one account), rounded up: the slot record and its share of the storage
 /// trie's branch nodes and of the B-tree pages.
-pub const STORE_BYTES_PER_SLOT: u64 = 170;
+pub const STORE_BYTES_PER_SLOT: u64 = 210;
 
 /// Bytes of store a genesis with `slots` slots and `accounts` accounts takes (an estimate
 /// for the free-space check; [`STORE_BYTES_PER_SLOT`] per slot, 256 per account, 16 MiB
@@ -378,11 +378,10 @@ impl<B: Backend> Store<B> {
                     }
                 }
                 if let Some((_, b)) = current.as_mut() {
-                    b.push(slot, alloy_rlp::encode(value))
-                        .map_err(stream_err)?;
+                    b.push(slot, alloy_rlp::encode(value)).map_err(stream_err)?;
                 }
                 slots += 1;
-                if slots % (1 << 20) == 0 {
+                if slots & ((1 << 20) - 1) == 0 {
                     progress(slots);
                 }
                 Ok(true)
@@ -622,7 +621,11 @@ mod tests {
         extra.extend([0x0f; 20]);
         txn.put(Table::StorageTrie, &extra, &node).unwrap();
         txn.commit().unwrap();
-        let d = store.verify_streaming(&|_| {}).unwrap().node_difference.unwrap();
+        let d = store
+            .verify_streaming(&|_| {})
+            .unwrap()
+            .node_difference
+            .unwrap();
         assert!(d.contains("branch nodes stored"), "{d}");
     }
 
@@ -632,16 +635,37 @@ mod tests {
         let store: Store = Store::create(dir.path()).unwrap();
         let bad = [fill(0x40, 3, 2, 1)];
         let err = store
-            .load_genesis(&alloc(), &bad, 0, B256::ZERO, &GenesisOptions::default(), &|_| {})
+            .load_genesis(
+                &alloc(),
+                &bad,
+                0,
+                B256::ZERO,
+                &GenesisOptions::default(),
+                &|_| {},
+            )
             .unwrap_err();
         assert!(err.to_string().contains("3 accounts for 2 slots"), "{err}");
         assert!(store.head().unwrap().is_none());
         let ok = [fill(0x40, 1, 10, 1)];
         store
-            .load_genesis(&alloc(), &ok, 0, B256::ZERO, &GenesisOptions::default(), &|_| {})
+            .load_genesis(
+                &alloc(),
+                &ok,
+                0,
+                B256::ZERO,
+                &GenesisOptions::default(),
+                &|_| {},
+            )
             .unwrap();
         let err = store
-            .load_genesis(&alloc(), &ok, 0, B256::ZERO, &GenesisOptions::default(), &|_| {})
+            .load_genesis(
+                &alloc(),
+                &ok,
+                0,
+                B256::ZERO,
+                &GenesisOptions::default(),
+                &|_| {},
+            )
             .unwrap_err();
         assert!(matches!(err, Error::NotEmpty { .. }), "{err}");
     }

@@ -30,12 +30,12 @@ mod view;
 
 use alloy_primitives::{keccak256, Bytes, B256, U256};
 use alloy_trie::Nibbles;
-use gigagas_trie::{ChangeSet, MemoryStore, Parallelism, StoreError};
-use kv::{Backend, KvRead, KvWrite, Table};
 pub use genesis::{
     estimate_store_bytes, fill_slots_sorted, free_bytes, genesis_slots, GenesisOptions,
     STORE_BYTES_PER_SLOT,
 };
+use gigagas_trie::{ChangeSet, MemoryStore, Parallelism, StoreError};
+use kv::{Backend, KvRead, KvWrite, Table};
 pub use state::{CodeCache, DiskState};
 use std::{
     collections::BTreeMap,

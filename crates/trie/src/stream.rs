@@ -3,10 +3,7 @@
 //! (children before their parent), and the root at the end. What a store's bulk load and a
 //! from-scratch verification of a store too large for memory need.
 
-use crate::{
-    node::BranchNode,
-    update::Sub,
-};
+use crate::{node::BranchNode, update::Sub};
 use alloy_primitives::B256;
 use alloy_trie::{Nibbles, TrieMask};
 

@@ -4,7 +4,9 @@
 
 use alloy_primitives::{keccak256, B256, U256};
 use alloy_trie::{HashBuilder, Nibbles, EMPTY_ROOT_HASH, KECCAK_EMPTY};
-use gigagas_trie::{from_scratch, AccountInfo, BranchNode, Parallelism, StreamBuilder, StreamError};
+use gigagas_trie::{
+    from_scratch, AccountInfo, BranchNode, Parallelism, StreamBuilder, StreamError,
+};
 use proptest::prelude::*;
 use std::{collections::BTreeMap, convert::Infallible};
 
@@ -12,7 +14,10 @@ use std::{collections::BTreeMap, convert::Infallible};
 fn streamed(slots: &BTreeMap<B256, U256>) -> (B256, BTreeMap<Nibbles, BranchNode>, u64) {
     let mut nodes = BTreeMap::new();
     let mut builder = StreamBuilder::new(|path, node| {
-        assert!(nodes.insert(path, node).is_none(), "a node handed out twice");
+        assert!(
+            nodes.insert(path, node).is_none(),
+            "a node handed out twice"
+        );
         Ok::<(), Infallible>(())
     });
     for (k, v) in slots {
@@ -25,11 +30,18 @@ fn streamed(slots: &BTreeMap<B256, U256>) -> (B256, BTreeMap<Nibbles, BranchNode
 
 /// Keys that share long prefixes: each byte drawn from a small alphabet.
 fn keys() -> impl Strategy<Value = BTreeMap<B256, U256>> {
-    let byte = prop_oneof![Just(0x00u8), Just(0x01), Just(0x10), Just(0xff), any::<u8>()];
-    let key = (proptest::collection::vec(byte, 1..6), any::<[u8; 32]>()).prop_map(|(head, mut rest)| {
-        rest[..head.len()].copy_from_slice(&head);
-        B256::from(rest)
-    });
+    let byte = prop_oneof![
+        Just(0x00u8),
+        Just(0x01),
+        Just(0x10),
+        Just(0xff),
+        any::<u8>()
+    ];
+    let key =
+        (proptest::collection::vec(byte, 1..6), any::<[u8; 32]>()).prop_map(|(head, mut rest)| {
+            rest[..head.len()].copy_from_slice(&head);
+            B256::from(rest)
+        });
     proptest::collection::btree_map(key, (1u64..u64::MAX).prop_map(U256::from), 0..300)
 }
 
@@ -68,7 +80,10 @@ fn empty_and_single_leaf() {
     let (root, nodes, _) = streamed(&one);
     assert!(nodes.is_empty());
     let mut hb = HashBuilder::default();
-    hb.add_leaf(Nibbles::unpack(keccak256([1u8])), &alloy_rlp::encode(U256::from(5)));
+    hb.add_leaf(
+        Nibbles::unpack(keccak256([1u8])),
+        &alloy_rlp::encode(U256::from(5)),
+    );
     assert_eq!(root, hb.root());
 }
 
