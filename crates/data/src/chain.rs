@@ -497,8 +497,10 @@ pub fn parse_fork(name: &str) -> Option<SpecId> {
     })
 }
 
-/// Loads a chain directory (or archive).
-pub(crate) fn load(source: &DataSource) -> Result<Dataset, DataError> {
+/// Reads and checks `chain.json` of a chain directory (or archive) without reading its
+/// blocks or expanding its genesis: schema, fork, stored genesis header, `storage_fill`
+/// bounds. Returns it with the fork.
+pub fn read_meta(source: &DataSource) -> Result<(ChainMeta, SpecId), DataError> {
     let meta_bytes = source.read(CHAIN_META)?;
     let meta: ChainMeta = serde_json::from_slice(&meta_bytes).map_err(|e| DataError::Json {
         path: source.display_path(CHAIN_META),
@@ -516,6 +518,53 @@ pub(crate) fn load(source: &DataSource) -> Result<Dataset, DataError> {
         .ok_or_else(|| invalid(source, CHAIN_META, format!("unknown fork {:?}", meta.fork)))?;
     meta.stored_genesis_header()
         .map_err(|what| invalid(source, CHAIN_META, what))?;
+    meta.check_storage_fill()
+        .map_err(|what| invalid(source, CHAIN_META, what))?;
+    Ok((meta, spec))
+}
+
+/// Bytes of memory one genesis slot takes in a loaded pre-state (a `HashMap<U256, U256>`
+/// entry with the map's spare capacity), rounded up from measurements
+/// (`docs/results/hot-account-10gb-2core.md`).
+pub const LOADED_BYTES_PER_SLOT: u64 = 128;
+
+/// The memory the machine has available (`MemAvailable` of `/proc/meminfo`), if known.
+pub fn available_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
+/// Refuses, before anything is allocated, to expand `fills` into `copies` in-memory copies of
+/// the genesis storage when that needs more than the memory available: the error names the
+/// slots, the memory needed and what is available. `what` names who expands them.
+pub fn check_fill_available_memory(
+    fills: &[StorageFill],
+    copies: u64,
+    what: &str,
+) -> Result<(), String> {
+    let slots: u64 = fills.iter().map(|f| f.slots).sum();
+    let need = slots
+        .saturating_mul(LOADED_BYTES_PER_SLOT)
+        .saturating_mul(copies.max(1));
+    let Some(available) = available_memory() else {
+        return Ok(());
+    };
+    if need > available {
+        let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
+        return Err(format!(
+            "storage_fill: {slots} slots; {what} holds {copies} in-memory copies of them, about {:.1} GiB ({LOADED_BYTES_PER_SLOT} B a slot), more than the {:.1} GiB available (MemAvailable); nothing was allocated. `gigagas db init --data DIR --out DBDIR` builds the store of such a genesis in bounded memory, but executing its blocks still loads the state in memory: use fewer --slots",
+            gib(need),
+            gib(available)
+        ));
+    }
+    Ok(())
+}
+
+/// Loads a chain directory (or archive).
+pub(crate) fn load(source: &DataSource) -> Result<Dataset, DataError> {
+    let (meta, spec) = read_meta(source)?;
     let blocks = decode_blocks(source, &source.read(CHAIN_BLOCKS)?)?;
     if blocks.len() != meta.blocks {
         return Err(invalid(
@@ -538,6 +587,13 @@ pub(crate) fn load(source: &DataSource) -> Result<Dataset, DataError> {
             check_fill_memory(&meta.storage_fill, blocks.len() as u64 + 1, limit)
         })
         .map_err(|what| invalid(source, CHAIN_META, what))?;
+    // ... and within the memory this machine has now.
+    check_fill_available_memory(
+        &meta.storage_fill,
+        blocks.len() as u64 + 1,
+        "loading the chain",
+    )
+    .map_err(|what| invalid(source, CHAIN_META, what))?;
     let mut state = meta
         .genesis_state()
         .map_err(|what| invalid(source, CHAIN_META, what))?;
@@ -682,4 +738,35 @@ pub fn system_contracts() -> Vec<(Address, Bytes)> {
             eip8282::BUILDER_EXIT_CONTRACT_CODE.clone(),
         ),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fill(slots: u64) -> StorageFill {
+        StorageFill {
+            address: Address::repeat_byte(0x40),
+            accounts: 1,
+            slots,
+            period: 4,
+            nonce: 1,
+            code: Bytes::new(),
+        }
+    }
+
+    /// A fill the machine cannot hold is refused before anything is allocated, naming the
+    /// slots, the memory needed and the memory available; a small one passes.
+    #[test]
+    fn fill_memory_is_checked_before_expanding() {
+        if available_memory().is_none() {
+            return; // Not Linux: no limit is known, nothing to check.
+        }
+        let err =
+            check_fill_available_memory(&[fill(MAX_FILL_SLOTS)], 1 << 20, "loading the chain").unwrap_err();
+        assert!(err.contains("100000000 slots"), "{err}");
+        assert!(err.contains("MemAvailable"), "{err}");
+        assert!(err.contains("GiB"), "{err}");
+        check_fill_available_memory(&[fill(1000)], 3, "loading the chain").unwrap();
+    }
 }

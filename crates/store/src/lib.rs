@@ -12,13 +12,17 @@
 //!   snapshot (one read transaction per rayon worker), then writes the trie updates, leaves,
 //!   codes, block hash and head in **one** write transaction and commits: a crash at any
 //!   point leaves the store at the last whole block.
-//! - [`Store::verify`] recomputes the root and every branch node from scratch.
+//! - [`Store::load_genesis`] loads a genesis with `storage_fill` accounts in memory bounded
+//!   independently of its size (slots generated in hashed order, tries streamed).
+//! - [`Store::verify`] recomputes the root and every branch node from scratch;
+//!   [`Store::verify_streaming`] does the same in bounded memory.
 //! - [`View`] answers execution's reads (revm's `DatabaseRef`) and the trie's
 //!   ([`gigagas_trie::NodeStore`]).
 //!
 //! Layout and encodings: `docs/store.md`.
 
 pub mod codec;
+mod genesis;
 pub mod kv;
 pub mod mdbx;
 mod state;
@@ -26,6 +30,10 @@ mod view;
 
 use alloy_primitives::{keccak256, Bytes, B256, U256};
 use alloy_trie::Nibbles;
+pub use genesis::{
+    estimate_store_bytes, fill_slots_sorted, free_bytes, genesis_slots, GenesisOptions,
+    STORE_BYTES_PER_SLOT,
+};
 use gigagas_trie::{ChangeSet, MemoryStore, Parallelism, StoreError};
 use kv::{Backend, KvRead, KvWrite, Table};
 pub use state::{CodeCache, DiskState};
@@ -71,6 +79,9 @@ pub enum Error {
         /// What is wrong.
         what: String,
     },
+    /// A genesis to load is not valid (its `storage_fill` entries).
+    #[error("genesis: {0}")]
+    Genesis(String),
     /// The trie update failed (a node it needs is missing, or a read failed).
     #[error("state root: {0}")]
     Trie(#[from] StoreError),

@@ -16,6 +16,7 @@
 mod node;
 mod state;
 mod store;
+mod stream;
 mod update;
 mod warm;
 
@@ -25,5 +26,6 @@ pub use state::{
     AccountInfo, ChangeSet, Parallelism, StateUpdates,
 };
 pub use store::{lower_bound, MemoryStore, NodeStore, Owner, StoreError};
+pub use stream::{Built, StreamBuilder, StreamError};
 pub use update::TrieUpdates;
 pub use warm::warm_paths;

@@ -45,7 +45,7 @@ enum Slot {
 
 impl Sub {
     /// The child a branch at depth `pos_len - 1` records for this subtree at `pos_len`.
-    fn to_child(&self, pos_len: usize, buf: &mut Vec<u8>) -> Option<Child> {
+    pub(crate) fn to_child(&self, pos_len: usize, buf: &mut Vec<u8>) -> Option<Child> {
         match self {
             Sub::Empty => None,
             Sub::Leaf { key, value } => {

@@ -6,6 +6,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use gigagas_data::{BlockInput, Dataset};
 use gigagas_store::Store;
+use indicatif::{ProgressBar, ProgressStyle};
 use std::{
     path::{Path, PathBuf},
     time::Instant,
@@ -20,11 +21,15 @@ pub struct DbArgs {
 
 #[derive(Subcommand)]
 enum DbCommand {
-    /// Build a store from a complete state: the pre-state of the first block of --data (a
-    /// generated chain's genesis), bulk-loaded in key order; the head is that block's parent.
+    /// Build a store from a complete state: a generated chain's genesis, streamed from
+    /// chain.json in memory bounded independently of its slots (storage_fill slots generated
+    /// in hashed-key order, tries built on the fly; the free disk space is checked first), or
+    /// the pre-state of the first block of other complete data sets; the head is the first
+    /// block's parent.
     Init(InitArgs),
     /// Recompute the state root and every branch node from scratch from the store's account
-    /// and storage tables and compare them with the head record and the stored nodes.
+    /// and storage tables, streaming in key order (memory bounded independently of the
+    /// store's size), and compare them with the head record and the stored nodes.
     Verify(VerifyArgs),
 }
 
@@ -99,6 +104,128 @@ fn first_complete<'a>(dataset: &'a Dataset, data: &Path) -> Result<&'a BlockInpu
     Ok(first)
 }
 
+/// A bar of `len` slots with slots/s and the time left.
+fn slot_bar(len: u64, what: &str) -> ProgressBar {
+    let bar = ProgressBar::new(len);
+    if let Ok(style) = ProgressStyle::with_template(
+        "{msg:>12} [{bar:40}] {human_pos}/{human_len} slots, {per_sec} {elapsed_precise} (eta {eta})",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(what.to_owned());
+    bar
+}
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// Refuses a store that cannot fit: the estimate against the free space of the file system
+/// that will hold `out` (statvfs), both printed.
+fn check_disk(flag: &str, out: &Path, slots: u64, accounts: u64) -> Result<()> {
+    let estimate = gigagas_store::estimate_store_bytes(slots, accounts);
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let free = gigagas_store::free_bytes(parent)
+        .with_context(|| format!("{flag} {}: free space", out.display()))?;
+    note!(
+        "{flag} {}: {slots} slots, store estimated at {:.2} GiB ({} B a slot), {:.2} GiB free",
+        out.display(),
+        estimate as f64 / GIB,
+        gigagas_store::STORE_BYTES_PER_SLOT,
+        free as f64 / GIB
+    );
+    if estimate > free {
+        bail!(
+            "{flag} {}: a store of {slots} slots needs about {:.2} GiB ({} B a slot), but its file system has {:.2} GiB free; free space or generate the chain with fewer --slots",
+            out.display(),
+            estimate as f64 / GIB,
+            gigagas_store::STORE_BYTES_PER_SLOT,
+            free as f64 / GIB
+        );
+    }
+    Ok(())
+}
+
+/// The genesis of the generated chain in `data`, streamed into a new store at `out` in
+/// memory bounded independently of its slots (`Store::load_genesis`); the computed root must
+/// give the chain's genesis hash. `None` when `data` is not a generated chain.
+fn init_genesis(flag: &str, out: &Path, data: &Path) -> Result<Option<String>> {
+    let source = gigagas_data::DataSource::open(data)
+        .with_context(|| format!("--data {}", data.display()))?;
+    if source
+        .read_optional(gigagas_data::chain::CHAIN_META)
+        .with_context(|| format!("--data {}", data.display()))?
+        .is_none()
+    {
+        return Ok(None);
+    }
+    let (meta, spec) = gigagas_data::chain::read_meta(&source)
+        .with_context(|| format!("--data {}", data.display()))?;
+    let slots = gigagas_store::genesis_slots(&meta.alloc, &meta.storage_fill);
+    let accounts =
+        meta.alloc.len() as u64 + meta.storage_fill.iter().map(|f| f.accounts).sum::<u64>();
+    refuse_symlink(flag, out)?;
+    let target = OutputDir::new(flag, out, false, &Input::all("--data", [&data.to_owned()]))?;
+    check_disk(flag, out, slots, accounts)?;
+    let mut summary = String::new();
+    target.write_with(|dir| {
+        let t0 = Instant::now();
+        let store: Store = Store::create(dir)?;
+        let bar = slot_bar(slots, "genesis");
+        let head = store.load_genesis(
+            &meta.alloc,
+            &meta.storage_fill,
+            0,
+            meta.genesis_hash,
+            &gigagas_store::GenesisOptions::default(),
+            &|done| bar.set_position(done),
+        );
+        bar.finish_and_clear();
+        let head = head?;
+        let header_root = match meta.stored_genesis_header().map_err(anyhow::Error::msg)? {
+            Some(header) => header.state_root,
+            None => {
+                let header = gigagas_gen::builder::genesis_header(
+                    spec,
+                    meta.block_gas,
+                    meta.seed,
+                    head.state_root,
+                );
+                if header.hash_slow() == meta.genesis_hash {
+                    head.state_root
+                } else {
+                    bail!(
+                        "--data {}: the genesis state streamed from chain.json has root {}, whose genesis header does not hash to the chain's genesis_hash {}; no store written",
+                        data.display(),
+                        head.state_root,
+                        meta.genesis_hash
+                    );
+                }
+            }
+        };
+        if header_root != head.state_root {
+            bail!(
+                "--data {}: the genesis state streamed from chain.json has root {}, the genesis header says {}; no store written",
+                data.display(),
+                head.state_root,
+                header_root
+            );
+        }
+        let secs = t0.elapsed().as_secs_f64();
+        summary = format!(
+            "block {} ({}), state root {} = genesis header's, {accounts} accounts, {slots} slots, streamed in {secs:.2} s ({:.0} slots/s), {:.1} MiB",
+            head.number,
+            head.hash,
+            head.state_root,
+            slots as f64 / secs.max(1e-9),
+            store.size_bytes()? as f64 / (1 << 20) as f64
+        );
+        Ok(())
+    })?;
+    Ok(Some(summary))
+}
+
 /// Creates the store at `out` (validated as an output directory) from `first`'s pre-state,
 /// in a temporary directory beside it renamed into place at the end.
 fn init_store(flag: &str, out: &Path, data: &Path, first: &BlockInput) -> Result<String> {
@@ -139,6 +266,10 @@ fn cmd_init(args: &InitArgs) -> Result<()> {
             args.out.display()
         );
     }
+    if let Some(summary) = init_genesis("--out", &args.out, &args.data)? {
+        out!("{}: store created at {summary}", args.out.display());
+        return Ok(());
+    }
     let dataset = load(&args.data)?;
     let first = first_complete(&dataset, &args.data)?;
     let summary = init_store("--out", &args.out, &args.data, first)?;
@@ -149,9 +280,16 @@ fn cmd_init(args: &InitArgs) -> Result<()> {
 fn cmd_verify(db: &Path) -> Result<()> {
     let t0 = Instant::now();
     let store: Store = Store::open(db)?;
-    let v = store
-        .verify()
-        .with_context(|| format!("{}: verifying", db.display()))?;
+    let bar = ProgressBar::new_spinner();
+    if let Ok(style) =
+        ProgressStyle::with_template("{msg:>12} {human_pos} slots, {per_sec} {elapsed_precise}")
+    {
+        bar.set_style(style);
+    }
+    bar.set_message("verify");
+    let v = store.verify_streaming(&|done| bar.set_position(done));
+    bar.finish_and_clear();
+    let v = v.with_context(|| format!("{}: verifying", db.display()))?;
     if v.computed_root != v.head.state_root {
         bail!(
             "{}: state root mismatch at block {}: the head records {}, recomputed from scratch {}",
@@ -219,8 +357,10 @@ pub fn open_for_run(
         let Some(data) = data else {
             bail!("--db {}: no store there, and --state disk builds one only from --data (a generated chain)", db.display());
         };
-        let first = first_complete(dataset, data)?;
-        let summary = init_store("--db", db, data, first)?;
+        let summary = match init_genesis("--db", db, data)? {
+            Some(summary) => summary,
+            None => init_store("--db", db, data, first_complete(dataset, data)?)?,
+        };
         note!("{}: store created at {summary}", db.display());
     }
     let store: Store = Store::open(db)?;
