@@ -16,6 +16,11 @@ index="$dir/README.md"
 # file<TAB>command (Markdown; `|` written `\|` so table cells do not split).
 commands() {
   cat <<'EOF'
+bal-builder-cost-2core.txt	`gigagas bench --sequential-without-bal --threads 1 --scheduler ordered --repeats 5 --warmup 1` (bundled sample, then `--data /tmp/balgen/erc20,/tmp/balgen/mainnet-mix`); machine busy (load 16–20)
+bal-stats-tables.md	`gigagas gen erc20\|uniswap\|mainnet-mix --block-gas 300M --blocks 3 --out /tmp/balgen/W`, then `gigagas bal stats --data /tmp/balgen/mainnet-mix,/tmp/balgen/erc20,/tmp/balgen/uniswap,../shared/data/mainnet --markdown --json /tmp/bal-stats.json`
+bal-variants-2core.md	`gigagas bal stats …` and `gigagas bench --sequential-without-bal …` (the two rows above; summary and reading in the file)
+eest-bal-differential-geth-1.17.10.txt	`scripts/install-geth-evm.sh && gigagas differential --workload eest-bal --block-gas 30M` (and `--fork osaka`, `--block-gas 300M`)
+hot-account-10gb-2core.md	`cargo run --release -p gigagas-store --example load_genesis -- SLOTS DIR` at 10M and 75M slots under `/usr/bin/time -v`, and `gigagas db init`/`db verify`/`run --state disk --cold` at 1M (commands in the file)
 bench-inline-recovery-2core.txt	`gigagas bench --recover-senders pre,inline --repeats 5`
 bench-mainnet-2core.json	`gigagas bench --repeats 10 --json docs/results/bench-mainnet-2core.json` (the JSON of `bench-mainnet-2core.txt`)
 bench-mainnet-2core.txt	`gigagas bench --repeats 10 --json docs/results/bench-mainnet-2core.json`

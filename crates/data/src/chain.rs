@@ -763,7 +763,8 @@ mod tests {
             return; // Not Linux: no limit is known, nothing to check.
         }
         let err =
-            check_fill_available_memory(&[fill(MAX_FILL_SLOTS)], 1 << 20, "loading the chain").unwrap_err();
+            check_fill_available_memory(&[fill(MAX_FILL_SLOTS)], 1 << 20, "loading the chain")
+                .unwrap_err();
         assert!(err.contains("100000000 slots"), "{err}");
         assert!(err.contains("MemAvailable"), "{err}");
         assert!(err.contains("GiB"), "{err}");

@@ -310,7 +310,8 @@ pub fn generate(opts: &GenOptions, progress: &dyn Fn(usize)) -> Result<Generated
     let fills = storage_fills(opts.workload, &bloat);
     // The builder holds the genesis, each block's pre-state and the copy its roots are built
     // from: about four in-memory copies of the filled storage.
-    gigagas_data::chain::check_fill_available_memory(&fills, 4, "gen").map_err(GenError::Options)?;
+    gigagas_data::chain::check_fill_available_memory(&fills, 4, "gen")
+        .map_err(GenError::Options)?;
     let start = Instant::now();
     // An EIP-7928 shape is sized for the block gas first: its contracts join the genesis and
     // every transaction of a block gets its own sender.

@@ -288,7 +288,7 @@ fn at(path: &Path, e: Error) -> Error {
         Error::Backend(msg) => {
             // MDBX reports a write that found no space as a plain I/O error (EIO on tmpfs):
             // say so when the store's file system is (nearly) full.
-            let full = match free_bytes(path) {
+            let full = match free_bytes(path).ok() {
                 Some(free)
                     if free < FULL_BELOW
                         && !msg.contains("disk full")
@@ -309,23 +309,6 @@ fn at(path: &Path, e: Error) -> Error {
 
 /// Free space below which a failed write is reported as a full disk (bytes).
 const FULL_BELOW: u64 = 16 << 20;
-
-/// Bytes available to this user on the file system holding `path`.
-#[allow(clippy::useless_conversion)] // the field types differ between platforms
-fn free_bytes(path: &Path) -> Option<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
-    // SAFETY: `c` is a valid NUL-terminated path and `st` a buffer of the right type, which
-    // statvfs fills when it returns 0.
-    let rc = unsafe { libc::statvfs(c.as_ptr(), st.as_mut_ptr()) };
-    if rc != 0 {
-        return None;
-    }
-    // SAFETY: statvfs returned 0, so it initialised `st`.
-    let st = unsafe { st.assume_init() };
-    Some(u64::from(st.f_bavail).saturating_mul(u64::from(st.f_frsize)))
-}
 
 impl<B: Backend> Store<B> {
     /// Creates a new, empty store in `path` (a directory that does not exist or is empty).

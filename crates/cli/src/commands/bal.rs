@@ -1,6 +1,6 @@
 //! `gigagas bal stats`: what a block access list weighs (`gigagas-balstats`).
 
-use crate::common::{note, out};
+use crate::common::{note, out_raw};
 use crate::output::{Input, Output};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
@@ -81,8 +81,10 @@ fn stats(args: StatsArgs) -> Result<()> {
         terminal(&report)
     };
     match &json {
-        Some(out) if out.is_stdout() => eprint!("{text}"),
-        _ => print!("{text}"),
+        Some(out) if out.is_stdout() => {
+            crate::common::write_out(true, false, format_args!("{text}"))
+        }
+        _ => out_raw!("{text}"),
     }
     if let Some(out) = &json {
         let bytes = serde_json::to_vec_pretty(&report).context("encoding the report")?;

@@ -2,11 +2,11 @@
 //! with warm-up and interleaved repeats.
 
 use crate::commands::db;
-use crate::common::{note, say};
 use crate::common::unique;
 use crate::common::{
     available_cores, load, parse_on_off, prepare_all, progress, Console, DataArg, PoolArgs,
 };
+use crate::common::{note, say};
 use crate::limits::{self, check_range, parse_block_gas};
 use crate::output::{Input, Output};
 use anyhow::{bail, Context, Result};

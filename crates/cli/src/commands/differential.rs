@@ -1,8 +1,8 @@
 //! `gigagas differential`: the same blocks through gigagas and geth's `evm t8n`.
 
+use crate::commands::bench::gas_label;
 use crate::common::{available_cores, Console};
 use crate::common::{note, out};
-use crate::commands::bench::gas_label;
 use crate::limits::parse_block_gas;
 use crate::output::Output;
 use anyhow::{bail, Context, Result};

@@ -2,8 +2,8 @@
 //! 1-thread traces.
 
 use crate::commands::report::read_reports;
-use crate::common::{note, out};
 use crate::common::unique;
+use crate::common::{note, out};
 use crate::limits::{self, check_range};
 use anyhow::Result;
 use clap::Args;
