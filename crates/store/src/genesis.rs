@@ -321,8 +321,13 @@ impl<B: Backend> Store<B> {
     /// found that way). Holds one storage root per account.
     pub fn verify_streaming(&self, progress: &dyn Fn(u64)) -> Result<Verified, Error> {
         let head = self.require_head()?;
+        // Every table, as `verify` checks them: the block hashes and meta records first.
+        let block_hashes = self.verify_block_hashes(&head)?;
         let kv = self.read_kv()?;
-        let mut counts = Counts::default();
+        let mut counts = Counts {
+            block_hashes,
+            ..Counts::default()
+        };
         let difference: RefCell<Option<String>> = RefCell::new(None);
         let note = |what: String| {
             let mut d = difference.borrow_mut();

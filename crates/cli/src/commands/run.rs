@@ -222,9 +222,10 @@ fn print_run(console: Console, cases: &[BlockCase<'_>], run: &PipelineRun, disk:
                 s => format!("{s} {:.3}", stage(s)),
             })
             .collect();
-        let root = match b.state_root {
-            Some(r) => format!("  root {r}"),
-            None => String::new(),
+        let root = match (b.state_root, b.root_checked) {
+            (Some(r), true) => format!("  root {r} = header"),
+            (Some(r), false) => format!("  root {r} (partial pre-state: not compared)"),
+            (None, _) => String::new(),
         };
         let read = match (disk, b.read_bytes) {
             (true, Some(bytes)) => format!("  read {:.1} MiB", bytes as f64 / (1 << 20) as f64),
@@ -232,7 +233,7 @@ fn print_run(console: Console, cases: &[BlockCase<'_>], run: &PipelineRun, disk:
         };
         say!(
             console,
-            "block {:>9} {:<10} {:>5} txs {:>7.2} Mgas  {} ms{read}  verified ({}){root}",
+            "block {:>9} {:<10} {:>5} txs {:>7.2} Mgas  {} ms{read}{root}  verified ({})",
             b.number,
             case.fork(),
             b.txs,
@@ -269,8 +270,9 @@ fn print_run(console: Console, cases: &[BlockCase<'_>], run: &PipelineRun, disk:
     let exec_ns = phases["execute"];
     say!(
         console,
-        "total: {} blocks, {:.1} Mgas verified ({}, root {}, pipeline {}) in {:.1} ms: end-to-end {:.0} Mgas/s (execute stage alone {:.0} Mgas/s); {:.0}% of the pipeline bound ({:.1} ms)",
+        "total: {} blocks, {} txs, {:.1} Mgas verified ({}, root {}, pipeline {}) in {:.1} ms: end-to-end {:.0} Mgas/s (execute stage alone {:.0} Mgas/s); {:.0}% of the pipeline bound ({:.1} ms)",
         run.blocks.len(),
+        run.blocks.iter().map(|b| b.txs).sum::<usize>(),
         run.gas() as f64 / 1e6,
         run.mode,
         run.root.name(),
