@@ -11,11 +11,12 @@ pub struct CompareArgs {
     /// Baseline result (`gigagas bench --json`); several, comma-separated, are pooled (their
     /// repeats joined per configuration) — e.g. the A runs of an A-B-B-A sequence
     /// (scripts/abba.sh), so drift between runs hits both sides alike.
-    #[arg(value_delimiter = ',', required = true, num_args = 1)]
-    a: Vec<PathBuf>,
+    /// Exactly one argument: a third file is an error, never pooled into one side.
+    #[arg(value_name = "A[,A2..]", value_parser = parse_side)]
+    a: Side,
     /// Candidate result(s), as for A.
-    #[arg(value_delimiter = ',', required = true, num_args = 1)]
-    b: Vec<PathBuf>,
+    #[arg(value_name = "B[,B2..]", value_parser = parse_side)]
+    b: Side,
     /// Smallest change that counts, e.g. `2%` or `0.02`.
     #[arg(long, default_value = "2%", value_parser = parse_floor)]
     floor: f64,
@@ -141,4 +142,23 @@ pub fn exec(args: CompareArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// One side of a comparison: the files of one comma-separated argument.
+#[derive(Clone, Debug)]
+struct Side(Vec<PathBuf>);
+
+impl std::ops::Deref for Side {
+    type Target = [PathBuf];
+    fn deref(&self) -> &[PathBuf] {
+        &self.0
+    }
+}
+
+fn parse_side(s: &str) -> Result<Side, String> {
+    let files: Vec<PathBuf> = s.split(',').map(PathBuf::from).collect();
+    if files.iter().any(|f| f.as_os_str().is_empty()) {
+        return Err(format!("{s:?}: an empty file name in the comma-separated list"));
+    }
+    Ok(Side(files))
 }
