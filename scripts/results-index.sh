@@ -16,6 +16,7 @@ index="$dir/README.md"
 # file<TAB>command (Markdown; `|` written `\|` so table cells do not split).
 commands() {
   cat <<'EOF'
+one-run-path-abba-2core.txt	`OUT=/tmp/abba31 scripts/abba.sh BEFORE target/release/gigagas 2 --threads 1,2 --scheduler ordered,gas-used --repeats 3 --warmup 1` (issue 31: the refactor against the build before it)
 bal-builder-cost-2core.txt	`gigagas bench --sequential-without-bal --threads 1 --scheduler ordered --repeats 5 --warmup 1` (bundled sample, then `--data /tmp/balgen/erc20,/tmp/balgen/mainnet-mix`); machine busy (load 16–20)
 bal-stats-tables.md	`gigagas gen erc20\|uniswap\|mainnet-mix --block-gas 300M --blocks 3 --out /tmp/balgen/W`, then `gigagas bal stats --data /tmp/balgen/mainnet-mix,/tmp/balgen/erc20,/tmp/balgen/uniswap,../shared/data/mainnet --markdown --json /tmp/bal-stats.json`
 bal-variants-2core.md	`gigagas bal stats …` and `gigagas bench --sequential-without-bal …` (the two rows above; summary and reading in the file)
