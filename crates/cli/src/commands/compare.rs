@@ -158,7 +158,9 @@ impl std::ops::Deref for Side {
 fn parse_side(s: &str) -> Result<Side, String> {
     let files: Vec<PathBuf> = s.split(',').map(PathBuf::from).collect();
     if files.iter().any(|f| f.as_os_str().is_empty()) {
-        return Err(format!("{s:?}: an empty file name in the comma-separated list"));
+        return Err(format!(
+            "{s:?}: an empty file name in the comma-separated list"
+        ));
     }
     Ok(Side(files))
 }
