@@ -269,7 +269,9 @@ impl BalShape {
                 return refuse("the group parameter (--group, group-N)");
             }
             if !(1..=MAX_GROUP).contains(&group) {
-                return Err(format!("group size {group}: 1 to {MAX_GROUP}"));
+                return Err(format!(
+                    "--group {group} (group size {group}): must be 1 to {MAX_GROUP}"
+                ));
             }
         }
         Ok(shape)
