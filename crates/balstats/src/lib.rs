@@ -21,9 +21,7 @@
 
 #![warn(missing_docs)]
 
-use alloy_eip7928::{
-    AccountChanges, BalanceChange, BlockAccessList, CodeChange, NonceChange, SlotChanges,
-};
+use alloy_eip7928::{AccountChanges, BalanceChange, CodeChange, NonceChange, SlotChanges};
 use alloy_primitives::{map::HashMap, Address, Bytes, U256};
 use alloy_rlp::{Encodable, RlpEncodable};
 use gigagas_data::{BlockInput, Dataset, PreState};
@@ -231,22 +229,9 @@ pub fn bal_rlp(bal: &[AccountChanges]) -> Vec<u8> {
     out
 }
 
-/// The `writes` variant of `bal`: accounts with at least one change, each with its storage,
-/// balance, nonce and code changes and no storage read keys. Same encoding as the BAL.
-pub fn writes_variant(bal: &[AccountChanges]) -> BlockAccessList {
-    bal.iter()
-        .filter(|a| {
-            a.storage_changes.iter().any(|s| !s.changes.is_empty())
-                || !a.balance_changes.is_empty()
-                || !a.nonce_changes.is_empty()
-                || !a.code_changes.is_empty()
-        })
-        .map(|a| AccountChanges {
-            storage_reads: Vec::new(),
-            ..a.clone()
-        })
-        .collect()
-}
+/// The `writes` variant of `bal` (what `--bal writes` runs from): the engine's
+/// [`gigagas_engine::writes_only`], the one definition of it.
+pub use gigagas_engine::writes_only as writes_variant;
 
 /// A storage slot with its value before the block.
 #[derive(Debug, Clone, PartialEq, Eq, RlpEncodable)]

@@ -76,6 +76,12 @@ pub struct BenchOptions {
     /// ([`Mode::SequentialNoBal`], the row `sequential-nobal`, verified like the baseline):
     /// the BAL builder's cost per block is the difference from the `sequential` row.
     pub sequential_without_bal: bool,
+    /// BAL variants of the whole-pipeline runs ([`gigagas_engine::BalVariant`]; `keys`, the
+    /// EIP-7928 list, when none is asked for): each a configuration of its own.
+    pub bals: Vec<gigagas_engine::BalVariant>,
+    /// Page cache of the on-disk store for the whole-pipeline runs: warm (`false`) and/or
+    /// cold (`true`: dropped before every block, untimed; needs `disk` and the pipeline off).
+    pub cold: Vec<bool>,
 }
 
 /// Timed passes per configuration when none are asked for (`bench --repeats`).

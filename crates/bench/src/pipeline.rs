@@ -6,8 +6,8 @@
 
 use crate::BenchOptions;
 use gigagas_engine::{
-    run_pipeline_with, BlockCase, DiskRoot, IncrementalState, Mode, PipelineOptions, PipelineRun,
-    RootMode,
+    run_pipeline_with, BalVariant, BlockCase, DiskRoot, IncrementalState, Mode, PipelineOptions,
+    PipelineRun, RootMode,
 };
 use gigagas_exec::{ExecError, WorkerPool};
 use gigagas_lab::{PipelineBlock, PipelineReport};
@@ -21,20 +21,54 @@ pub struct PipelineConfig {
     pub root: RootMode,
     /// Stages overlapped across blocks, or back to back.
     pub overlap: bool,
+    /// The store's page cache dropped before every block (on-disk state only).
+    pub cold: bool,
+    /// What each block's list carries.
+    pub bal: BalVariant,
 }
 
-/// Every pipeline configuration of `options`: threads × roots × pipeline on/off, in that
-/// nesting. Empty when neither `--root` nor `--pipeline` was given.
+impl PipelineConfig {
+    /// The execution mode: parallel on `threads` from the list, or (`--bal none`)
+    /// sequential without one, `threads` then being the budget of every other stage.
+    pub fn mode(&self, scheduler: gigagas_exec::Scheduler) -> Mode {
+        match self.bal {
+            BalVariant::None => Mode::SequentialNoBal,
+            _ => Mode::Parallel {
+                threads: self.threads,
+                scheduler,
+            },
+        }
+    }
+}
+
+/// Every pipeline configuration of `options`: threads × roots × pipeline on/off × warm/cold
+/// × BAL variants, in that nesting. Empty when neither `--root` nor `--pipeline` was given.
 pub fn configs(options: &BenchOptions) -> Vec<PipelineConfig> {
+    let bals = if options.bals.is_empty() {
+        vec![BalVariant::Keys]
+    } else {
+        options.bals.clone()
+    };
+    let colds = if options.cold.is_empty() {
+        vec![false]
+    } else {
+        options.cold.clone()
+    };
     let mut configs = Vec::new();
     for &threads in &options.threads {
         for &root in &options.roots {
             for &overlap in &options.overlap {
-                configs.push(PipelineConfig {
-                    threads,
-                    root,
-                    overlap,
-                });
+                for &cold in &colds {
+                    for &bal in &bals {
+                        configs.push(PipelineConfig {
+                            threads,
+                            root,
+                            overlap,
+                            cold,
+                            bal,
+                        });
+                    }
+                }
             }
         }
     }
@@ -61,6 +95,7 @@ pub fn measure(
         .unwrap_or(gigagas_exec::Scheduler::Ordered);
     let pools: std::collections::BTreeMap<usize, WorkerPool> = configs
         .iter()
+        .filter(|c| c.bal.has_bal())
         // No warm spin: with the stages overlapped the pool is busy between blocks anyway, and
         // a spinning worker measured 13-16% slower end to end (docs/results/warm-workers-2core.md).
         .map(|c| (c.threads, WorkerPool::new(c.threads)))
@@ -74,22 +109,29 @@ pub fn measure(
     };
     let pass = |config: &PipelineConfig| -> Result<PipelineRun, ExecError> {
         let options = PipelineOptions {
-            mode: Mode::Parallel {
-                threads: config.threads,
-                scheduler,
-            },
             root: config.root,
             overlap: config.overlap,
             threads: config.threads,
-            mega: 1,
+            bal: config.bal,
+            ..PipelineOptions::new(config.mode(scheduler))
         };
         let state = match &disk {
             Some(template) => {
-                Some(Box::new(template.fresh(cases[0].number())?) as Box<dyn IncrementalState>)
+                let store = template.fresh(cases[0].number())?;
+                let store = if config.cold {
+                    store.make_cold().map_err(|e| ExecError::Unsupported {
+                        block: cases[0].number(),
+                        what: format!("--cache cold: {e}"),
+                    })?
+                } else {
+                    store
+                };
+                Some(Box::new(store) as Box<dyn IncrementalState>)
             }
             None => None,
         };
-        let run = run_pipeline_with(cases, &options, pools.get(&config.threads), state);
+        let pool = pools.get(&config.threads).filter(|_| config.bal.has_bal());
+        let run = run_pipeline_with(cases, &options, pool, state);
         on_step();
         run
     };
@@ -109,6 +151,7 @@ pub fn measure(
         .zip(runs)
         .map(|(config, runs)| PipelineReport {
             state: if options.disk { "disk" } else { "memory" }.into(),
+            cache: if config.cold { "cold" } else { "warm" }.into(),
             ..report(config, scheduler, runs)
         })
         .collect())
@@ -171,6 +214,22 @@ impl DiskTemplate {
 /// Refuses, before anything runs, a pipeline configuration the data cannot take: the
 /// incremental root needs complete states that ship their BALs.
 pub fn check(blocks: &[gigagas_data::BlockInput], options: &BenchOptions) -> Result<(), ExecError> {
+    let first = blocks.first().map_or(0, |b| b.number());
+    if options.cold.contains(&true) {
+        if !options.disk {
+            return Err(ExecError::Unsupported {
+                block: first,
+                what: "--cache cold drops the page cache of the on-disk store: give --state disk"
+                    .into(),
+            });
+        }
+        if options.overlap.contains(&true) {
+            return Err(ExecError::Unsupported {
+                block: first,
+                what: "--cache cold needs --pipeline off: the page cache is dropped between blocks, which overlapped stages of other blocks would straddle".into(),
+            });
+        }
+    }
     if options.disk && options.roots.iter().any(|r| *r != RootMode::Incremental) {
         return Err(ExecError::Unsupported {
             block: blocks.first().map_or(0, |b| b.number()),
@@ -223,6 +282,14 @@ fn report(
         root: config.root.name().into(),
         state: "memory".into(),
         overlap: config.overlap,
+        bal: config.bal.name().into(),
+        cache: "warm".into(),
+        demand_reads: median.blocks.iter().filter_map(|b| b.demand_reads).sum(),
+        read_bytes: median
+            .blocks
+            .iter()
+            .map(|b| b.read_bytes)
+            .sum::<Option<u64>>(),
         total_gas,
         median_ns: median.wall_ns,
         e2e_mgas_per_s: median.e2e_mgas_per_s(),
@@ -242,6 +309,8 @@ fn report(
                     .iter()
                     .map(|(k, s)| ((*k).to_owned(), [s.start_ns, s.end_ns]))
                     .collect(),
+                demand_reads: b.demand_reads,
+                read_bytes: b.read_bytes,
             })
             .collect(),
         repeat_ns,

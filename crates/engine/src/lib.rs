@@ -15,6 +15,7 @@ pub mod disk;
 pub mod mega;
 pub mod pipeline;
 pub mod root;
+pub mod variant;
 
 pub use block::{
     check_parent, execute_both, execute_from_bal, plan_from, prepare, prepare_chain, run_block,
@@ -27,6 +28,7 @@ pub use pipeline::{
     PREFETCH_THREADS, STAGES,
 };
 pub use root::{
-    change_set, full_root, incremental_state, post_state_root, DiskSnapshot, IncrementalState,
-    PendingRoot, RootMode,
+    change_set, change_set_of_execution, full_root, incremental_state, post_state_root,
+    DiskSnapshot, IncrementalState, PendingRoot, RootMode,
 };
+pub use variant::{writes_only, BalVariant, FullValues};

@@ -18,13 +18,17 @@
 //! (so it holds the state after N-1), prefetches every account and slot N's BAL names from it
 //! in parallel in on-disk key order (the prefetch stage, beside N-1's execution), and hands it
 //! to the execute stage: block N executes reading the store. In memory there is nothing to
-//! prefetch; the stage is reported as zero rather than hidden.
+//! prefetch; the stage is reported as zero rather than hidden. What the prefetch reads, and
+//! what execution must read on demand, depends on what the list carries
+//! ([`PipelineOptions::bal`], [`BalVariant`]); every read that goes to the store while
+//! executing is counted ([`BlockTimeline::demand_reads`]).
 
 use crate::block::{BlockCase, Mode};
 use crate::root::{
-    change_set, full_root, touched_post_state, DiskSnapshot, IncrementalState, PendingRoot,
-    RootMode,
+    change_set, change_set_of_execution, full_root, touched_post_state, DiskSnapshot,
+    IncrementalState, PendingRoot, RootMode,
 };
+use crate::variant::{BalVariant, FullValues};
 use alloy_primitives::B256;
 use gigagas_data::PreState;
 use gigagas_exec::{
@@ -69,6 +73,10 @@ pub struct PipelineOptions {
     /// verified, written and rooted on its own. Runs of consecutive block numbers are cut
     /// into chunks of K.
     pub mega: usize,
+    /// What each block's access list carries ([`BalVariant`]): what is prefetched, what
+    /// execution reads on demand. [`BalVariant::None`] needs [`Mode::SequentialNoBal`] (there
+    /// is no list to run in parallel from) and every other variant a mode that has one.
+    pub bal: BalVariant,
 }
 
 impl PipelineOptions {
@@ -81,6 +89,11 @@ impl PipelineOptions {
             overlap: true,
             threads: mode.threads(),
             mega: 1,
+            bal: if mode == Mode::SequentialNoBal {
+                BalVariant::None
+            } else {
+                BalVariant::Keys
+            },
         }
     }
 }
@@ -128,6 +141,11 @@ pub struct BlockTimeline {
     /// the pipeline off; with it on, also the next block's prefetch and recovery, which
     /// overlap. `None` where unreadable.
     pub read_bytes: Option<u64>,
+    /// Accounts, slots and code execution read from the store on demand (not prefetched,
+    /// not supplied by a `full` list, not in the code cache): reads on the executing
+    /// threads' critical path. A mega-block's count is on its first block. `None` when the
+    /// state is in memory.
+    pub demand_reads: Option<u64>,
 }
 
 /// A verified pipeline run.
@@ -135,6 +153,8 @@ pub struct BlockTimeline {
 pub struct PipelineRun {
     /// Execution mode name.
     pub mode: String,
+    /// The BAL variant the blocks ran from.
+    pub bal: BalVariant,
     /// Root mode.
     pub root: RootMode,
     /// Whether stages overlapped.
@@ -264,6 +284,7 @@ struct EarlyRoot {
 #[allow(clippy::too_many_arguments)]
 fn early_unit_stage(
     unit: &[BlockCase<'_>],
+    full: Option<&FullValues>,
     options: &PipelineOptions,
     clock: &Clock,
     budget: &rayon::ThreadPool,
@@ -294,14 +315,30 @@ fn early_unit_stage(
     };
     let mut prefetch = None;
     if let Some(snap) = &mut snapshot {
+        // A `full` list's values came with the block: held before anything is read.
+        if let Some(values) = full {
+            snap.supply(
+                values.accounts.iter().cloned(),
+                values.slots.iter().cloned(),
+            );
+        }
         let bals: Vec<_> = unit
             .iter()
             .filter_map(|c| c.prepared.input.access_list.as_ref())
+            .filter(|_| options.bal.has_bal())
             .collect();
         if !bals.is_empty() {
+            let variant = options.bal;
             let (read, span) = clock.on(io, || {
-                bals.iter()
-                    .try_for_each(|bal| snap.prefetch(bal).map(|_| ()))
+                bals.iter().try_for_each(|bal| {
+                    if let Some(list) = variant.prefetch_values(bal) {
+                        snap.prefetch_values(&list)?;
+                        snap.warm_trie_paths(&list)?;
+                    } else if variant.prefetch_paths() {
+                        snap.warm_trie_paths(bal)?;
+                    }
+                    Ok::<(), gigagas_data::PreStateError>(())
+                })
             });
             if let Err(e) = read {
                 to_execute(Err(ExecError::Unsupported {
@@ -317,7 +354,9 @@ fn early_unit_stage(
     unit.iter()
         .enumerate()
         .map(|(j, case)| {
-            if j > 0 && options.root == RootMode::Incremental {
+            // Without a list nothing is known before execution; inside a mega-block an
+            // incremental root needs the block before it written.
+            if !options.bal.has_bal() || (j > 0 && options.root == RootMode::Incremental) {
                 return None;
             }
             let mut early = early_root(case, options, clock, budget, trie)?;
@@ -398,11 +437,40 @@ fn incremental_root(
     }
 }
 
+/// The incremental root of `input` from the changes its execution made (`--bal none`: a
+/// node without a list knows its writes only now); written by the commit stage.
+fn incremental_root_of_execution(
+    input: &gigagas_data::BlockInput,
+    post: &CacheState,
+    trie: &Trie<'_>,
+    clock: &Clock,
+    budget: &rayon::ThreadPool,
+) -> EarlyRoot {
+    let (computed, span) = clock.on(budget, || {
+        let changes = change_set_of_execution(&input.pre_state, post);
+        lock(trie).compute(input, &changes)
+    });
+    let (root, pending) = match computed {
+        Ok(p) => (Ok(p.root()), Some(p)),
+        Err(e) => (Err(e), None),
+    };
+    EarlyRoot {
+        prefetch: None,
+        // Only a full root reads the post-state; an incremental one has its changes.
+        post_state: PreState::new(Default::default(), Default::default()),
+        write: StageSpan::default(),
+        root: Some((root, span)),
+        pending,
+    }
+}
+
 /// Stage 2 output: the verified block's changes.
 struct Executed {
     index: usize,
     /// Number of the first block of its execution unit.
     unit: u64,
+    /// Reads execution sent to the store ([`BlockTimeline::demand_reads`]).
+    demand_reads: Option<u64>,
     post: CacheState,
     recover: StageSpan,
     execute: StageSpan,
@@ -475,6 +543,7 @@ fn execute_stage(
     // worker pool itself: the workers start from that thread (no wake-up and hand-back
     // through the stage thread) and the canonical commit runs on the budget too.
     let (out, execute) = clock.time(|| budget.install(run));
+    let demand_reads = disk.as_ref().map(DiskSnapshot::demand_reads);
     drop(disk);
     let (receipts, post, access) = out?;
     let (checked, verify) = clock.on(budget, || {
@@ -484,6 +553,7 @@ fn execute_stage(
     Ok(Executed {
         index: rec.index,
         unit: case.number(),
+        demand_reads,
         post,
         recover: rec.recover,
         execute,
@@ -530,6 +600,7 @@ fn execute_unit_stage(
         None => gigagas_exec::execute_mega(&blocks, &*mega.pre_state, &mega.plan, pool, scheduler),
     };
     let (out, execute) = clock.time(|| budget.install(run));
+    let demand_reads = disk.as_ref().map(DiskSnapshot::demand_reads);
     drop(disk);
     let runs = out?;
     recs.iter()
@@ -544,6 +615,7 @@ fn execute_unit_stage(
             Ok(Executed {
                 index: rec.index,
                 unit: first,
+                demand_reads: demand_reads.map(|n| if j == 0 { n } else { 0 }),
                 post: run.post,
                 recover: rec.recover,
                 execute: if j == 0 {
@@ -576,6 +648,13 @@ fn commit_stage(
     // Inside a mega-block, a block after the first gets its incremental root only now, on
     // the node store the block before it was written to.
     let early = match (early, trie, &input.access_list) {
+        (None, Some(trie), _)
+            if options.root == RootMode::Incremental && !options.bal.has_bal() =>
+        {
+            Some(incremental_root_of_execution(
+                input, &done.post, trie, clock, budget,
+            ))
+        }
         (None, Some(trie), Some(bal)) if options.root == RootMode::Incremental => {
             Some(incremental_root(input, bal, trie, clock, budget))
         }
@@ -649,6 +728,7 @@ fn commit_stage(
         state_root,
         root_checked,
         read_bytes: None,
+        demand_reads: done.demand_reads,
     })
 }
 
@@ -704,6 +784,22 @@ pub fn run_pipeline_with(
             &own
         }
     };
+    match (options.bal, options.mode) {
+        (BalVariant::None, Mode::SequentialNoBal) => {}
+        (BalVariant::None, mode) => {
+            return Err(ExecError::Unsupported {
+                block: cases.first().map_or(0, BlockCase::number),
+                what: format!("--bal none runs a block without a list (sequential, building none); mode {mode} needs one"),
+            })
+        }
+        (variant, Mode::SequentialNoBal) => {
+            return Err(ExecError::Unsupported {
+                block: cases.first().map_or(0, BlockCase::number),
+                what: format!("sequential execution without a BAL has no list to read from: --bal none, not {variant}"),
+            })
+        }
+        _ => {}
+    }
     if options.root == RootMode::Incremental {
         if let Some(bad) = cases
             .iter()
@@ -752,6 +848,7 @@ pub fn run_pipeline_with(
             let mut disk = Ok(None);
             let early = early_unit_stage(
                 &cases[unit.blocks.clone()],
+                unit.full.as_ref(),
                 options,
                 &clock,
                 budget,
@@ -799,6 +896,7 @@ pub fn run_pipeline_with(
     }
     Ok(PipelineRun {
         mode: options.mode.to_string(),
+        bal: options.bal,
         root: options.root,
         overlap: options.overlap,
         threads,
@@ -815,6 +913,8 @@ struct Unit<'a> {
     blocks: std::ops::Range<usize>,
     /// The mega-block's merged plan and pre-state (`None` for a single block).
     mega: Option<crate::mega::MegaUnit<'a>>,
+    /// The pre-block values a `full` list carries for the unit (`--bal full` only).
+    full: Option<FullValues>,
 }
 
 /// The run's units: every block on its own, or (`options.mega` > 1, parallel mode only) runs
@@ -823,11 +923,24 @@ fn units_of<'a>(
     cases: &[BlockCase<'a>],
     options: &PipelineOptions,
 ) -> Result<Vec<Unit<'a>>, ExecError> {
+    let full = |blocks: &std::ops::Range<usize>| {
+        (options.bal == BalVariant::Full).then(|| {
+            let mut values = FullValues::default();
+            for case in &cases[blocks.clone()] {
+                let input = case.prepared.input;
+                if let Some(bal) = &input.access_list {
+                    values.add(bal, &input.pre_state);
+                }
+            }
+            values
+        })
+    };
     if options.mega <= 1 {
         return Ok((0..cases.len())
             .map(|i| Unit {
                 blocks: i..i + 1,
                 mega: None,
+                full: full(&(i..i + 1)),
             })
             .collect());
     }
@@ -842,6 +955,7 @@ fn units_of<'a>(
             .into_iter()
             .map(|u| Unit {
                 blocks: u.blocks.clone(),
+                full: full(&u.blocks),
                 mega: (u.blocks.len() > 1).then_some(u),
             })
             .collect()
@@ -903,6 +1017,7 @@ fn overlapped(
                 let mut stopped = false;
                 let early = early_unit_stage(
                     &cases[unit.blocks.clone()],
+                    unit.full.as_ref(),
                     options,
                     clock,
                     budget,

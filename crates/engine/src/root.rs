@@ -230,6 +230,52 @@ pub fn change_set(
     changes
 }
 
+/// A block's changes as the incremental trie takes them, from what its execution changed
+/// (`post`, the run's cache) with no list: every modified account, and of its storage the
+/// slots whose value differs from `pre` (revm's cache also holds the slots it only read), as
+/// a node's own bundle state gives them. A destroyed account's storage is wiped first.
+pub fn change_set_of_execution(
+    pre: &PreState,
+    post: &revm::database::CacheState,
+) -> gigagas_trie::ChangeSet {
+    use alloy_primitives::keccak256;
+    let mut changes = gigagas_trie::ChangeSet::default();
+    for (address, cached) in &post.accounts {
+        if cached.status.is_not_modified() {
+            continue;
+        }
+        let wiped = cached.status.was_destroyed();
+        let before = pre.account(address).filter(|_| !wiped);
+        let info = cached.account.as_ref().map(|a| gigagas_trie::AccountInfo {
+            nonce: a.info.nonce,
+            balance: a.info.balance,
+            code_hash: a.info.code_hash,
+        });
+        let storage = cached
+            .account
+            .iter()
+            .flat_map(|a| a.storage.iter())
+            .filter(|(slot, value)| {
+                before
+                    .and_then(|b| b.storage.get(*slot))
+                    .copied()
+                    .unwrap_or_default()
+                    != **value
+            })
+            .map(|(slot, value)| (keccak256(slot.to_be_bytes::<32>()), *value))
+            .collect();
+        changes.accounts.insert(
+            keccak256(address),
+            gigagas_trie::AccountChange {
+                info,
+                storage_wiped: wiped,
+                storage,
+            },
+        );
+    }
+    changes
+}
+
 /// The root of a whole post-state from scratch, `mode` `serial` (on the calling thread) or
 /// `parallel`
 /// (storage tries spread over the current pool: the budget).

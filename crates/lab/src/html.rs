@@ -639,9 +639,16 @@ fn pipeline_section(report: &BenchReport) -> Page {
          on vs off = wall with the stages back to back ÷ wall overlapped.</p><table>",
     );
     let stage_headers = PIPELINE_STAGES.map(|stage| format!("{stage} ms"));
+    let disk = report.pipeline.iter().any(|p| p.state == "disk");
+    let disk_headers: &[&str] = if disk {
+        &["reads on demand", "MiB read"]
+    } else {
+        &[]
+    };
     html.header_row(
         [
             "threads",
+            "BAL",
             "root",
             "pipeline",
             "wall ms",
@@ -651,17 +658,15 @@ fn pipeline_section(report: &BenchReport) -> Page {
         ]
         .into_iter()
         .chain(stage_headers.iter().map(String::as_str))
-        .chain(["bound ms", "% of bound", "on vs off"]),
+        .chain(["bound ms", "% of bound", "on vs off"])
+        .chain(disk_headers.iter().copied()),
     );
     let ratio = |r: Option<f64>| r.map_or_else(|| "-".into(), |r| format!("{r:.2}x"));
     for p in &report.pipeline {
         let mut cells = vec![
             p.threads.to_string(),
-            if p.state == "disk" {
-                format!("{} (disk)", p.root)
-            } else {
-                p.root.clone()
-            },
+            p.bal.clone(),
+            format!("{}{}", p.root, p.where_label()),
             if p.overlap { "on" } else { "off" }.to_owned(),
             format!("{:.1}", p.median_ns as f64 / 1e6),
             format!("{:.0}", p.e2e_mgas_per_s),
@@ -677,6 +682,13 @@ fn pipeline_section(report: &BenchReport) -> Page {
         cells.push(format!("{:.1}", p.bound_ns as f64 / 1e6));
         cells.push(format!("{:.0}%", p.percent_of_bound));
         cells.push(ratio(report.pipeline_gain(p)));
+        if disk {
+            cells.push(p.demand_reads.to_string());
+            cells.push(p.read_bytes.map_or_else(
+                || "-".into(),
+                |b| format!("{:.1}", b as f64 / (1u64 << 20) as f64),
+            ));
+        }
         html.row(cells);
     }
     html.markup("</table>");
@@ -1219,6 +1231,10 @@ mod tests {
             root: "incremental".into(),
             state: "memory".into(),
             overlap: true,
+            bal: "keys".into(),
+            cache: "warm".into(),
+            demand_reads: 0,
+            read_bytes: None,
             total_gas: 1_000_000,
             repeat_ns: vec![5_000, 6_000, 7_000],
             median_ns: 6_000,
@@ -1232,6 +1248,8 @@ mod tests {
                 gas: 1_000_000,
                 txs: 3,
                 stages,
+                demand_reads: None,
+                read_bytes: None,
             }],
         });
         report

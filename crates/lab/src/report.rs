@@ -411,6 +411,22 @@ pub struct PipelineReport {
     pub state: String,
     /// Whether stages overlapped across blocks (`--pipeline on`) or ran back to back.
     pub overlap: bool,
+    /// The BAL variant the blocks ran from (`full`, `keys`, `writes`, `none`;
+    /// `gigagas_engine::BalVariant`; absent in older files = `keys`).
+    #[serde(default = "keys")]
+    pub bal: String,
+    /// `warm`, or `cold` (the store's page cache dropped before every block, untimed;
+    /// absent in older files = `warm`).
+    #[serde(default = "warm")]
+    pub cache: String,
+    /// Reads execution sent to the store on demand in the median repeat (accounts, slots and
+    /// code nothing had read ahead; 0 in memory).
+    #[serde(default)]
+    pub demand_reads: u64,
+    /// Bytes read from the device in the median repeat (`/proc/self/io`, page-cache misses);
+    /// `None` where unreadable or in older files.
+    #[serde(default)]
+    pub read_bytes: Option<u64>,
     /// Gas of all blocks.
     pub total_gas: u64,
     /// Wall time of each repeat (the whole pipeline over the data set), ns.
@@ -445,10 +461,25 @@ pub struct PipelineBlock {
     pub txs: usize,
     /// Each stage's [start, end] in ns since the run started (stages a run skips are absent).
     pub stages: BTreeMap<String, [u64; 2]>,
+    /// Reads execution sent to the store on demand (`None` in memory or in older files).
+    #[serde(default)]
+    pub demand_reads: Option<u64>,
+    /// Bytes read from the device since the previous block's commit (`None` where
+    /// unreadable or in older files).
+    #[serde(default)]
+    pub read_bytes: Option<u64>,
 }
 
 fn memory() -> String {
     "memory".into()
+}
+
+fn keys() -> String {
+    "keys".into()
+}
+
+fn warm() -> String {
+    "warm".into()
 }
 
 impl RunReport {
@@ -473,15 +504,40 @@ impl RunReport {
 }
 
 impl PipelineReport {
-    /// The configuration as one label: `2t root parallel, pipeline on`.
+    /// The configuration as one label: `2t root parallel, pipeline on`, with the BAL
+    /// variant when it is not `keys` and the state when it is on disk:
+    /// `2t bal writes root incremental (disk, cold), pipeline off`.
     pub fn label(&self) -> String {
         format!(
-            "{}t root {}{}, pipeline {}",
+            "{}t{} root {}{}, pipeline {}",
             self.threads,
+            if self.bal == "keys" {
+                String::new()
+            } else {
+                format!(" bal {}", self.bal)
+            },
             self.root,
-            if self.state == "disk" { " (disk)" } else { "" },
+            self.where_label(),
             if self.overlap { "on" } else { "off" }
         )
+    }
+
+    /// Where the state was: empty in memory, ` (disk)` or ` (disk, cold)`.
+    pub fn where_label(&self) -> &'static str {
+        match (self.state.as_str(), self.cache.as_str()) {
+            ("disk", "cold") => " (disk, cold)",
+            ("disk", _) => " (disk)",
+            _ => "",
+        }
+    }
+
+    /// Whether `other` is the same configuration but for the pipeline (on/off).
+    pub fn same_but_overlap(&self, other: &Self) -> bool {
+        self.threads == other.threads
+            && self.root == other.root
+            && self.state == other.state
+            && self.bal == other.bal
+            && self.cache == other.cache
     }
 }
 
@@ -495,7 +551,7 @@ impl BenchReport {
         }
         self.pipeline
             .iter()
-            .find(|o| !o.overlap && o.threads == p.threads && o.root == p.root)
+            .find(|o| !o.overlap && o.same_but_overlap(p))
             .map(|o| o.median_ns as f64 / p.median_ns.max(1) as f64)
     }
 
@@ -504,12 +560,18 @@ impl BenchReport {
     /// each block on its own) measured in the same bench: what a node pays on top of
     /// execution. `None` when that run was not measured.
     pub fn pipeline_vs_pure(&self, p: &PipelineReport) -> Option<f64> {
+        // `--bal none` runs sequentially without a BAL: its pure row is `sequential-nobal`.
+        let (mode, threads) = if p.bal == "none" {
+            ("sequential-nobal", 1)
+        } else {
+            ("parallel", p.threads)
+        };
         self.runs
             .iter()
             .find(|r| {
-                r.mode == "parallel"
-                    && r.threads == p.threads
-                    && r.scheduler.as_deref() == Some(p.scheduler.as_str())
+                r.mode == mode
+                    && r.threads == threads
+                    && (mode != "parallel" || r.scheduler.as_deref() == Some(p.scheduler.as_str()))
                     && r.recover_senders == "pre"
                     && r.mega == 1
             })

@@ -535,8 +535,10 @@ pub fn pipeline_table(report: &BenchReport) -> Option<Table> {
     }
     let mut table = Table::new();
     let stages = ["recover", "prefetch", "execute", "verify", "write", "root"];
+    let disk = report.pipeline.iter().any(|p| p.state == "disk");
     let mut header = vec![
         "threads",
+        "BAL",
         "root",
         "pipeline",
         "wall ms (median)",
@@ -546,17 +548,17 @@ pub fn pipeline_table(report: &BenchReport) -> Option<Table> {
     ];
     header.extend(stages);
     header.extend(["% of pipeline bound", "on vs off"]);
+    if disk {
+        header.extend(["reads on demand", "MiB read"]);
+    }
     table.load_preset(UTF8_FULL_CONDENSED).set_header(header);
     let right = |text: String| cell(text).set_alignment(CellAlignment::Right);
     for p in &report.pipeline {
         let busy: u64 = p.phases_ns.values().sum();
         let mut row = vec![
             right(p.threads.to_string()),
-            cell(if p.state == "disk" {
-                format!("{} (disk)", p.root)
-            } else {
-                p.root.clone()
-            }),
+            cell(&p.bal),
+            cell(format!("{}{}", p.root, p.where_label())),
             cell(if p.overlap { "on" } else { "off" }),
             right(ms(p.median_ns)),
             right(format!("{:.0}", p.e2e_mgas_per_s)),
@@ -580,6 +582,13 @@ pub fn pipeline_table(report: &BenchReport) -> Option<Table> {
                 .pipeline_gain(p)
                 .map_or_else(|| "-".into(), |g| format!("{g:.2}x")),
         ));
+        if disk {
+            row.push(right(p.demand_reads.to_string()));
+            row.push(right(p.read_bytes.map_or_else(
+                || "-".into(),
+                |b| format!("{:.1}", b as f64 / (1u64 << 20) as f64),
+            )));
+        }
         table.add_row(row);
     }
     Some(table)

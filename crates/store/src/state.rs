@@ -10,6 +10,7 @@ use revm::{
     bytecode::Bytecode, database_interface::DatabaseRef, primitives::KECCAK_EMPTY,
     state::AccountInfo,
 };
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 /// Analysed bytecode by code hash, kept across blocks (a node keeps its code cache too):
@@ -37,6 +38,9 @@ pub struct DiskState<T> {
     view: View<T>,
     codes: Arc<CodeCache>,
     warm: Warm,
+    /// Reads that went to the store while executing (accounts, slots and code not held in
+    /// memory): [`Self::demand_reads`].
+    demand: AtomicU64,
 }
 
 /// Accounts and slots read ahead of execution ([`DiskState::prefetch`]), by address: what
@@ -54,15 +58,46 @@ impl<T: KvRead> DiskState<T> {
             view,
             codes,
             warm: Warm::default(),
+            demand: AtomicU64::new(0),
         }
+    }
+
+    /// Reads every account and slot `bal` names and the trie nodes on their paths:
+    /// [`Self::prefetch_values`] then [`Self::warm_trie_paths`]. Returns the number of items
+    /// read.
+    pub fn prefetch(
+        &mut self,
+        bal: &alloy_eip7928::BlockAccessList,
+    ) -> Result<usize, PreStateError> {
+        Ok(self.prefetch_values(bal)? + self.warm_trie_paths(bal)?)
+    }
+
+    /// Holds the given pre-block values (a `full` BAL's: they came with the block), so that
+    /// execution reads them from memory and not from the store.
+    pub fn supply(
+        &mut self,
+        accounts: impl IntoIterator<Item = (Address, Option<AccountInfo>)>,
+        slots: impl IntoIterator<Item = ((Address, U256), U256)>,
+    ) {
+        self.warm.accounts.extend(accounts);
+        self.warm.slots.extend(slots);
+    }
+
+    /// How many reads went to the store on demand since this snapshot was taken: accounts,
+    /// slots and code that neither a prefetch nor [`Self::supply`] nor the code cache held
+    /// (each one a wait on the device when cold, on the executing thread).
+    pub fn demand_reads(&self) -> u64 {
+        self.demand.load(Ordering::Relaxed)
+    }
+
+    fn on_demand(&self) {
+        self.demand.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Reads every account and slot `bal` names (in parallel on the current rayon pool, in
     /// the store's key order: hashed address, then hashed slot) and keeps them, so that
-    /// execution reads them from memory; then reads the trie's branch nodes on the paths of
-    /// the BAL's accounts and changed slots ([`gigagas_trie::warm_paths`]), so that the
-    /// root's walks find them in the page cache. Returns the number of items read.
-    pub fn prefetch(
+    /// execution reads them from memory. Returns the number of items read.
+    pub fn prefetch_values(
         &mut self,
         bal: &alloy_eip7928::BlockAccessList,
     ) -> Result<usize, PreStateError> {
@@ -110,7 +145,29 @@ impl<T: KvRead> DiskState<T> {
             .into_iter()
             .flatten()
             .collect();
-        let mut n = read.len();
+        let n = read.len();
+        for r in read {
+            match r {
+                Read::Account(address, info) => {
+                    self.warm.accounts.insert(address, info);
+                }
+                Read::Slot(address, slot, value) => {
+                    self.warm.slots.insert((address, slot), value);
+                }
+            }
+        }
+        Ok(n)
+    }
+
+    /// Reads the trie's branch nodes on the paths of the BAL's accounts and changed slots
+    /// ([`gigagas_trie::warm_paths`], in parallel on the current rayon pool), so that the
+    /// root's walks find them in the page cache. Returns the number of nodes read.
+    pub fn warm_trie_paths(
+        &self,
+        bal: &alloy_eip7928::BlockAccessList,
+    ) -> Result<usize, PreStateError> {
+        use rayon::prelude::*;
+        let view = &self.view;
         // The branch nodes the root's walks will read: the account trie along every BAL
         // account, each storage trie along its changed slots. Read (into the page cache),
         // not kept.
@@ -128,7 +185,7 @@ impl<T: KvRead> DiskState<T> {
                     (Some(keccak256(a.address)), slots)
                 }),
         );
-        n += tries
+        Ok(tries
             .par_iter()
             .map(|(owner, keys)| {
                 gigagas_trie::warm_paths(view, *owner, keys)
@@ -136,18 +193,7 @@ impl<T: KvRead> DiskState<T> {
             })
             .collect::<Result<Vec<usize>, _>>()?
             .into_iter()
-            .sum::<usize>();
-        for r in read {
-            match r {
-                Read::Account(address, info) => {
-                    self.warm.accounts.insert(address, info);
-                }
-                Read::Slot(address, slot, value) => {
-                    self.warm.slots.insert((address, slot), value);
-                }
-            }
-        }
-        Ok(n)
+            .sum::<usize>())
     }
 
     /// The snapshot.
@@ -182,6 +228,7 @@ impl<T: KvRead> DatabaseRef for DiskState<T> {
         if let Some(warm) = self.warm.accounts.get(&address) {
             return Ok(warm.clone());
         }
+        self.on_demand();
         let leaf = self
             .view
             .account_leaf(&keccak256(address))
@@ -202,6 +249,7 @@ impl<T: KvRead> DatabaseRef for DiskState<T> {
         {
             return Ok(code);
         }
+        self.on_demand();
         let bytes = self
             .view
             .code(&code_hash)
@@ -218,6 +266,7 @@ impl<T: KvRead> DatabaseRef for DiskState<T> {
         if let Some(value) = self.warm.slots.get(&(address, index)) {
             return Ok(*value);
         }
+        self.on_demand();
         self.view
             .slot(&keccak256(address), &keccak256(index.to_be_bytes::<32>()))
             .map_err(|e| store_error(&format!("slot {index} of {address}"), e))
@@ -236,6 +285,7 @@ impl<T: KvRead> StorageProbe for DiskState<T> {
     /// fails answers "has storage" (the creation then collides), so the transaction's result
     /// differs from the BAL's and verification names it: never a silent pass.
     fn has_storage(&self, address: Address) -> bool {
+        self.on_demand();
         match self.view.account_leaf(&keccak256(address)) {
             Ok(leaf) => leaf.is_some_and(|a| a.storage_root != EMPTY_ROOT_HASH),
             Err(_) => true,

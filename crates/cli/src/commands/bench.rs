@@ -106,8 +106,31 @@ pub struct BenchArgs {
     /// per block).
     #[arg(long)]
     sequential_without_bal: bool,
+    /// With the pipeline: the BAL variants blocks run from, comma-separated (default keys):
+    /// full (keys plus the pre-block value of everything read, supplied with the block: no
+    /// account or slot read while executing), keys (EIP-7928: every key prefetched, then
+    /// parallel), writes (post-values without read keys: what is only read goes to the store
+    /// on demand) and/or none (no BAL: sequential, building none, every read on demand;
+    /// --threads is then the other stages' budget). In memory the first three execute alike;
+    /// they differ with --state disk. Each row counts the reads that went to the store.
+    #[arg(long, value_delimiter = ',', value_name = "VARIANT")]
+    bal: Vec<gigagas_engine::BalVariant>,
+    /// With --state disk: the store's page cache warm and/or cold (closed, dropped and
+    /// reopened before every block, untimed; needs --pipeline off), comma-separated (default
+    /// warm).
+    #[arg(long, value_delimiter = ',', value_name = "warm|cold", value_parser = parse_cache)]
+    cache: Vec<bool>,
     #[command(flatten)]
     pool: PoolArgs,
+}
+
+/// `warm` or `cold` as `--cache` takes it: whether the page cache is dropped.
+fn parse_cache(s: &str) -> Result<bool, String> {
+    match s {
+        "warm" => Ok(false),
+        "cold" => Ok(true),
+        _ => Err(format!("{s:?}: warm or cold")),
+    }
 }
 
 /// A data set `bench` measures: a path, or a workload to generate first.
@@ -245,9 +268,22 @@ impl BenchPlan {
             disk: matches!(args.state, db::StateArg::Disk),
             warm_spin: args.pool.warm_spin,
             sequential_without_bal: args.sequential_without_bal,
+            bals: unique(&args.bal),
+            cold: unique(&args.cache),
         };
         if options.disk && options.roots.is_empty() {
             bail!("--state disk measures the pipeline: give --root incremental");
+        }
+        for (flag, given) in [
+            ("--bal", !args.bal.is_empty()),
+            ("--cache", !args.cache.is_empty()),
+        ] {
+            if given && options.roots.is_empty() {
+                bail!("{flag} applies to the pipeline runs: give --root (or --pipeline)");
+            }
+        }
+        if !args.cache.is_empty() && !options.disk {
+            bail!("--cache applies to the on-disk store: give --state disk");
         }
         if args.contention_floor.is_some() {
             if let Some(&t) = options
@@ -358,7 +394,7 @@ pub fn exec(args: BenchArgs) -> Result<()> {
         if let Some(table) = gigagas_lab::table::pipeline_table(&report) {
             say!(
                 console,
-                "the whole block pipeline (parallel/{}, every block and state root verified; stages = share of busy time; vs pure = wall ÷ execution-alone median above):\n{}\n",
+                "the whole block pipeline (parallel/{}; BAL none: sequential without one; every block and state root verified; stages = share of busy time; vs pure = wall ÷ execution-alone median above; reads on demand = accounts, slots and code execution read from the store):\n{}\n",
                 report.pipeline[0].scheduler,
                 style(table)
             );

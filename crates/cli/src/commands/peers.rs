@@ -213,6 +213,8 @@ pub fn exec(args: PeersArgs) -> Result<()> {
         disk: false,
         warm_spin: gigagas_exec::WARM_SPIN,
         sequential_without_bal: false,
+        bals: Vec::new(),
+        cold: Vec::new(),
     };
     let numbers: Vec<u64> = cases.iter().map(|c| c.number()).collect();
     let bar = crate::common::progress(options.steps(&numbers), "gigagas");

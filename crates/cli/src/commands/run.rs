@@ -68,14 +68,36 @@ pub struct RunArgs {
     /// (`/proc/self/io`).
     #[arg(long)]
     cold: bool,
+    /// What each block's access list carries: keys (default; EIP-7928 as specified: every key
+    /// prefetched, then parallel), full (keys plus the pre-block value of everything read,
+    /// supplied with the block: no account or slot read while executing), writes (post-values
+    /// without read keys: what is only read goes to the store on demand) or none (no BAL:
+    /// sequential execution building none, every read on demand, write and root from
+    /// execution's changes). In memory the first three execute alike; with --state disk each
+    /// block line counts the reads that went to the store while executing.
+    #[arg(long, value_name = "VARIANT", default_value = "keys")]
+    bal: gigagas_engine::BalVariant,
     #[command(flatten)]
     pool: PoolArgs,
 }
 
 /// `run`'s flags as the engine's options, checked before anything is loaded.
 fn options(args: &RunArgs) -> Result<PipelineOptions> {
-    let mode = match args.mode {
-        ModeArg::Sequential => {
+    let mode = match (args.bal, args.mode) {
+        (gigagas_engine::BalVariant::None, _) => {
+            if let Some(flag) = [
+                ("--threads", args.threads.is_some()),
+                ("--scheduler", args.scheduler.is_some()),
+                ("--mega", args.mega.is_some()),
+            ]
+            .into_iter()
+            .find_map(|(flag, given)| given.then_some(flag))
+            {
+                bail!("{flag} does not apply to --bal none: without a list the block runs sequentially");
+            }
+            Mode::SequentialNoBal
+        }
+        (_, ModeArg::Sequential) => {
             let given: Vec<&str> = [
                 ("--threads", args.threads.is_some()),
                 ("--scheduler", args.scheduler.is_some()),
@@ -93,7 +115,7 @@ fn options(args: &RunArgs) -> Result<PipelineOptions> {
             }
             Mode::Sequential
         }
-        ModeArg::Parallel => Mode::Parallel {
+        (_, ModeArg::Parallel) => Mode::Parallel {
             threads: match args.threads {
                 Some(t) => limits::threads("--threads", t)?,
                 None => available_cores().min(limits::MAX_THREADS),
@@ -130,6 +152,7 @@ fn options(args: &RunArgs) -> Result<PipelineOptions> {
             .map(|k| check_range("--mega", k, 1, limits::MAX_MEGA))
             .transpose()?
             .unwrap_or(1),
+        bal: args.bal,
         ..PipelineOptions::new(mode)
     })
 }
@@ -231,6 +254,10 @@ fn print_run(console: Console, cases: &[BlockCase<'_>], run: &PipelineRun, disk:
             (true, Some(bytes)) => format!("  read {:.1} MiB", bytes as f64 / (1 << 20) as f64),
             _ => String::new(),
         };
+        let read = match b.demand_reads {
+            Some(n) => format!("{read}  {n} reads on demand"),
+            None => read,
+        };
         say!(
             console,
             "block {:>9} {:<10} {:>5} txs {:>7.2} Mgas  {} ms{read}{root}  verified ({})",
@@ -270,11 +297,12 @@ fn print_run(console: Console, cases: &[BlockCase<'_>], run: &PipelineRun, disk:
     let exec_ns = phases["execute"];
     say!(
         console,
-        "total: {} blocks, {} txs, {:.1} Mgas verified ({}, root {}, pipeline {}) in {:.1} ms: end-to-end {:.0} Mgas/s (execute stage alone {:.0} Mgas/s); {:.0}% of the pipeline bound ({:.1} ms)",
+        "total: {} blocks, {} txs, {:.1} Mgas verified ({}, bal {}, root {}, pipeline {}) in {:.1} ms: end-to-end {:.0} Mgas/s (execute stage alone {:.0} Mgas/s); {:.0}% of the pipeline bound ({:.1} ms)",
         run.blocks.len(),
         run.blocks.iter().map(|b| b.txs).sum::<usize>(),
         run.gas() as f64 / 1e6,
         run.mode,
+        run.bal,
         run.root.name(),
         if run.overlap { "on" } else { "off" },
         ms(run.wall_ns),
