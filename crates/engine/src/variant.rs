@@ -190,7 +190,7 @@ mod tests {
             address: Address::repeat_byte(2),
             storage_reads: vec![U256::from(8)],
             balance_changes: vec![BalanceChange {
-                block_access_index: 1,
+                block_access_index: alloy_eip7928::BlockAccessIndex(1),
                 post_balance: U256::from(5),
             }],
             ..Default::default()

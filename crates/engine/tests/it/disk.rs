@@ -8,7 +8,8 @@ use crate::common;
 
 use alloy_primitives::keccak256;
 use gigagas_engine::{
-    prepare, run_pipeline_with, BlockCase, DiskRoot, Mode, PipelineOptions, RootMode,
+    prepare, run_pipeline_with, BalVariant, BlockCase, DiskRoot, Mode, PipelineOptions,
+    RootMode,
 };
 use gigagas_exec::{Scheduler, WorkerPool};
 use gigagas_store::{codec, kv::Backend, kv::KvRead, kv::KvWrite, kv::Table, mdbx::Mdbx, Store};
@@ -40,16 +41,105 @@ fn run(
 ) -> Result<gigagas_engine::PipelineRun, String> {
     let cases: Vec<BlockCase<'_>> = chain().blocks.iter().map(|b| prepare(b).unwrap()).collect();
     let options = PipelineOptions {
-        mode,
         root: RootMode::Incremental,
         overlap,
-        threads: mode.threads(),
         mega,
+        ..PipelineOptions::new(mode)
     };
-    let pool = WorkerPool::new(mode.threads());
-    let disk = DiskRoot::new(Store::open(path).unwrap());
-    run_pipeline_with(&cases, &options, Some(&pool), Some(Box::new(disk)))
+    run_with(path, &cases, &options, false)
+}
+
+fn run_with(
+    path: &Path,
+    cases: &[BlockCase<'_>],
+    options: &PipelineOptions,
+    cold: bool,
+) -> Result<gigagas_engine::PipelineRun, String> {
+    let pool = WorkerPool::new(options.mode.threads());
+    let mut disk = DiskRoot::new(Store::open(path).unwrap());
+    if cold {
+        disk = disk.make_cold()?;
+    }
+    run_pipeline_with(cases, options, Some(&pool), Some(Box::new(disk)))
         .map_err(|e| e.to_string())
+}
+
+/// Every BAL variant on the store, warm and cold: the same verified roots; what the list does
+/// not carry is read on demand, and the counts say so (`full` and `keys` read nothing but code
+/// and creation probes while executing, `writes` reads what is only read, `none` everything).
+#[test]
+fn every_bal_variant_gives_the_header_roots_and_counts_its_reads() {
+    let cases: Vec<BlockCase<'_>> = chain().blocks.iter().map(|b| prepare(b).unwrap()).collect();
+    let parallel = Mode::Parallel {
+        threads: 2,
+        scheduler: Scheduler::Ordered,
+    };
+    for cold in [false, true] {
+        let mut reads = std::collections::BTreeMap::new();
+        for bal in BalVariant::ALL {
+            let mode = if bal == BalVariant::None {
+                Mode::SequentialNoBal
+            } else {
+                parallel
+            };
+            let options = PipelineOptions {
+                root: RootMode::Incremental,
+                overlap: !cold,
+                threads: 2,
+                bal,
+                ..PipelineOptions::new(mode)
+            };
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("db");
+            genesis_store(&path);
+            let run = run_with(&path, &cases, &options, cold)
+                .unwrap_or_else(|e| panic!("--bal {bal} cold {cold}: {e}"));
+            assert_eq!(run.bal, bal);
+            for (b, input) in run.blocks.iter().zip(&chain().blocks) {
+                assert!(b.root_checked, "--bal {bal}: block {}", b.number);
+                assert_eq!(b.state_root, Some(input.header.state_root), "--bal {bal}");
+            }
+            let store: Store = Store::open(&path).unwrap();
+            assert!(store.verify().unwrap().ok(), "--bal {bal}");
+            let n: u64 = run.blocks.iter().map(|b| b.demand_reads.unwrap()).sum();
+            reads.insert(bal, n);
+        }
+        let (full, keys, writes, none) = (
+            reads[&BalVariant::Full],
+            reads[&BalVariant::Keys],
+            reads[&BalVariant::Writes],
+            reads[&BalVariant::None],
+        );
+        assert_eq!(full, keys, "cold {cold}: {reads:?}");
+        assert!(keys < writes && writes < none, "cold {cold}: {reads:?}");
+        // What a block only reads is a real share of a generated chain's reads.
+        assert!(none > 4 * keys, "cold {cold}: {reads:?}");
+    }
+}
+
+/// A variant and a mode that contradict each other are refused before anything runs.
+#[test]
+fn a_variant_without_its_mode_is_refused() {
+    let cases: Vec<BlockCase<'_>> = chain().blocks.iter().map(|b| prepare(b).unwrap()).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    genesis_store(&path);
+    let parallel = Mode::Parallel {
+        threads: 1,
+        scheduler: Scheduler::Ordered,
+    };
+    for (mode, bal, says) in [
+        (parallel, BalVariant::None, "--bal none"),
+        (Mode::SequentialNoBal, BalVariant::Writes, "no list"),
+    ] {
+        let options = PipelineOptions {
+            root: RootMode::Incremental,
+            bal,
+            ..PipelineOptions::new(mode)
+        };
+        let err = run_with(&path, &cases, &options, false).unwrap_err();
+        assert!(err.contains(says), "{mode} --bal {bal}: {err}");
+    }
 }
 
 #[test]

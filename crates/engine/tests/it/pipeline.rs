@@ -17,11 +17,9 @@ fn chain() -> &'static gigagas_data::Dataset {
 
 fn options(mode: Mode, root: RootMode, overlap: bool) -> PipelineOptions {
     PipelineOptions {
-        mode,
         root,
         overlap,
-        threads: mode.threads(),
-        mega: 1,
+        ..PipelineOptions::new(mode)
     }
 }
 
