@@ -1647,3 +1647,159 @@ fn report_writes_beside_its_input_by_default() {
         "not a report"
     );
 }
+
+/// The BAL variants through the binary: `run --bal` on the store counts the reads each block
+/// sent to it (none for what the list carried), `bench --bal/--cache` measures every variant
+/// warm and cold in one table, flags that contradict the variant are refused by name, and a
+/// `bal stats` result becomes a report page with the size-vs-gas plot.
+#[test]
+fn bal_variants_run_bench_and_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let chain = dir.path().join("chain");
+    let chain_s = chain.to_str().unwrap();
+    let (ok, _, stderr) = gigagas(&[
+        "gen",
+        "mainnet-mix",
+        "--blocks",
+        "2",
+        "--block-gas",
+        "10M",
+        "--seed",
+        "3",
+        "--out",
+        chain_s,
+    ]);
+    assert!(ok, "{stderr}");
+    let mut reads = Vec::new();
+    for variant in ["keys", "writes", "none"] {
+        let db = dir.path().join(format!("db-{variant}"));
+        let (ok, stdout, stderr) = gigagas(&[
+            "run",
+            "--data",
+            chain_s,
+            "--state",
+            "disk",
+            "--db",
+            db.to_str().unwrap(),
+            "--bal",
+            variant,
+        ]);
+        assert!(ok, "--bal {variant}: {stderr}");
+        assert!(stdout.contains(&format!("bal {variant}")), "{stdout}");
+        let n: u64 = stdout
+            .lines()
+            .filter(|l| l.contains(" reads on demand"))
+            .filter_map(|l| {
+                l.split(" reads on demand")
+                    .next()?
+                    .rsplit(' ')
+                    .next()?
+                    .parse::<u64>()
+                    .ok()
+            })
+            .sum();
+        reads.push(n);
+    }
+    assert!(reads[0] < reads[1] && reads[1] < reads[2], "{reads:?}");
+    for (args, needle) in [
+        (
+            &["run", "--data", chain_s, "--bal", "none", "--threads", "2"][..],
+            "--threads",
+        ),
+        (
+            &["run", "--data", chain_s, "--bal", "some"][..],
+            "full, keys, writes or none",
+        ),
+        (
+            &["bench", "--data", chain_s, "--bal", "writes"][..],
+            "--root",
+        ),
+        (
+            &[
+                "bench", "--data", chain_s, "--root", "parallel", "--cache", "cold",
+            ][..],
+            "--state disk",
+        ),
+        (
+            &[
+                "bench",
+                "--data",
+                chain_s,
+                "--state",
+                "disk",
+                "--root",
+                "incremental",
+                "--cache",
+                "cold",
+            ][..],
+            "--pipeline off",
+        ),
+    ] {
+        let (ok, _, stderr) = gigagas(args);
+        assert!(!ok && stderr.contains(needle), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    let (stdout, json) = bench_fixture(
+        &chain,
+        "variants.json",
+        &[
+            "--repeats",
+            "1",
+            "--threads",
+            "1",
+            "--state",
+            "disk",
+            "--root",
+            "incremental",
+            "--pipeline",
+            "off",
+            "--cache",
+            "warm,cold",
+            "--bal",
+            "full,keys,writes,none",
+        ],
+    );
+    assert!(stdout.contains("reads on demand"), "{stdout}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = report["pipeline"].as_array().unwrap();
+    assert_eq!(rows.len(), 8, "{rows:?}");
+    for cache in ["warm", "cold"] {
+        let reads = |bal: &str| {
+            rows.iter()
+                .find(|r| r["bal"] == bal && r["cache"] == cache)
+                .unwrap_or_else(|| panic!("no {bal} {cache} row"))["demand_reads"]
+                .as_u64()
+                .unwrap()
+        };
+        assert_eq!(reads("full"), reads("keys"), "{cache}");
+        assert!(
+            reads("keys") < reads("writes") && reads("writes") < reads("none"),
+            "{cache}"
+        );
+    }
+    let stats = dir.path().join("stats.json");
+    let (ok, _, stderr) = gigagas(&[
+        "bal",
+        "stats",
+        "--data",
+        chain_s,
+        "--json",
+        stats.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    let page = dir.path().join("stats.html");
+    let (ok, _, stderr) = gigagas(&[
+        "report",
+        stats.to_str().unwrap(),
+        "--out",
+        page.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("BAL size vs gas per block") && html.contains("<svg"),
+        "{html}"
+    );
+    assert!(html.contains("full ÷ keys"), "{html}");
+}

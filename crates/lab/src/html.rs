@@ -986,6 +986,72 @@ pub fn render_peers(summary: &str, notes: &str, bars: &[PeerBar]) -> String {
     html.close()
 }
 
+/// One series of a BAL-size page: a data set's variant (`mainnet keys`), one point per
+/// block (gas used, Mgas; size, kB).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SizeSeries {
+    /// Data set and variant.
+    pub name: String,
+    /// (Mgas, kB) per block.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// Renders a `gigagas bal stats` result as one self-contained page: `summary` (plain text,
+/// escaped here), a scatter plot of every block's BAL size against its gas (one colour per
+/// series) and a table (`header`, `rows`; every cell escaped).
+pub fn render_bal_sizes(
+    summary: &str,
+    series: &[SizeSeries],
+    header: &[&str],
+    rows: &[Vec<String>],
+) -> String {
+    let mut html = Page::open("gigagas bal stats: what a block access list weighs");
+    html.markup("<p>").text(summary).markup("</p>");
+    let points = || series.iter().flat_map(|s| s.points.iter());
+    let finite = |p: &&(f64, f64)| p.0.is_finite() && p.1.is_finite() && p.0 >= 0.0 && p.1 >= 0.0;
+    let (gas, kb) = points()
+        .filter(finite)
+        .fold((0f64, 0f64), |(g, k), p| (g.max(p.0), k.max(p.1)));
+    let plot = if gas <= 0.0 || kb <= 0.0 {
+        Plot::note("no block used gas: nothing to plot")
+    } else {
+        svg(|root| {
+            let mut chart = frame(root, "BAL size vs gas per block")
+                .build_cartesian_2d(0f64..gas * 1.05, 0f64..kb * 1.1)?;
+            chart
+                .configure_mesh()
+                .x_desc("gas used, M")
+                .y_desc("BAL RLP, kB")
+                .draw()?;
+            for (k, s) in series.iter().enumerate() {
+                let color = Palette99::pick(k).to_rgba();
+                chart
+                    .draw_series(
+                        s.points
+                            .iter()
+                            .filter(finite)
+                            .map(|&p| Circle::new(p, 3, color.filled())),
+                    )?
+                    .label(label(&s.name))
+                    .legend(move |(x, y)| Circle::new((x + 10, y), 4, color.filled()));
+            }
+            legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
+            Ok(())
+        })
+    };
+    html.figure(
+        "BAL size (RLP) against gas used, one point per block",
+        &plot,
+    )
+    .markup("<table>")
+    .header_row(header.iter().copied());
+    for row in rows {
+        html.row(row.iter());
+    }
+    html.markup("</table>");
+    html.close()
+}
+
 /// Sequential and fastest-parallel Mgas/s of each data set against its mean block gas; data
 /// sets whose names share the first word (a workload at several block sizes) form one line.
 fn sweep_throughput_vs_block_gas(reports: &[BenchReport]) -> Plot {

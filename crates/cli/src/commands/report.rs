@@ -8,7 +8,8 @@ use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct ReportArgs {
-    /// A result file written by `gigagas bench --json`.
+    /// A result file written by `gigagas bench --json` (a run or a sweep), `peers --json` or
+    /// `bal stats --json`.
     file: PathBuf,
     /// Output HTML file (`-`: stdout; default: FILE with the extension `.html`, beside it).
     /// Checked before anything is read; never the input FILE, never replaces a device, FIFO or
@@ -35,6 +36,11 @@ pub fn exec(args: ReportArgs) -> Result<()> {
     )?;
     let bytes = gigagas_lab::report::read_result_bytes(&args.file)
         .with_context(|| format!("reading {}", args.file.display()))?;
+    if let Some(page) = super::bal::report_html(&bytes) {
+        let page =
+            page.with_context(|| format!("{}: unreadable bal stats result", args.file.display()))?;
+        return out.write(page.as_bytes());
+    }
     if let Some(page) = super::peers::report_html(&bytes) {
         let page =
             page.with_context(|| format!("{}: unreadable peers result", args.file.display()))?;

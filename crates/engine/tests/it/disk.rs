@@ -8,8 +8,7 @@ use crate::common;
 
 use alloy_primitives::keccak256;
 use gigagas_engine::{
-    prepare, run_pipeline_with, BalVariant, BlockCase, DiskRoot, Mode, PipelineOptions,
-    RootMode,
+    prepare, run_pipeline_with, BalVariant, BlockCase, DiskRoot, Mode, PipelineOptions, RootMode,
 };
 use gigagas_exec::{Scheduler, WorkerPool};
 use gigagas_store::{codec, kv::Backend, kv::KvRead, kv::KvWrite, kv::Table, mdbx::Mdbx, Store};
@@ -60,8 +59,7 @@ fn run_with(
     if cold {
         disk = disk.make_cold()?;
     }
-    run_pipeline_with(cases, options, Some(&pool), Some(Box::new(disk)))
-        .map_err(|e| e.to_string())
+    run_pipeline_with(cases, options, Some(&pool), Some(Box::new(disk))).map_err(|e| e.to_string())
 }
 
 /// Every BAL variant on the store, warm and cold: the same verified roots; what the list does
