@@ -36,7 +36,8 @@ enum Command {
     /// Predict time and speedup at any thread count by replaying a bench result's 1-thread
     /// transaction traces through each scheduler; compares with measured runs where present.
     Simulate(simulate::SimulateArgs),
-    /// Write one self-contained HTML report with SVG plots of a bench result.
+    /// Write one self-contained HTML report with SVG plots of a result: bench (one data set
+    /// or a sweep), peers or bal stats.
     Report(report::ReportArgs),
     /// Compare two bench results (B against A): throughput change per configuration with a
     /// bootstrap 95% interval and a verdict that counts only beyond --floor.

@@ -1803,3 +1803,75 @@ fn bal_variants_run_bench_and_report() {
     );
     assert!(html.contains("full ÷ keys"), "{html}");
 }
+
+/// The README's command list is the help's: every command `gigagas --help` lists (and every
+/// `db`/`bal` subcommand) has a line, and every `--flag` a line names is one that command's
+/// `--help` documents. (A flag renamed or removed without the README following fails here.)
+#[test]
+fn readme_command_list_matches_the_help() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let lines: Vec<&str> = readme
+        .lines()
+        .filter(|l| l.starts_with("gigagas "))
+        .map(|l| l.split("  #").next().unwrap_or(l))
+        .collect();
+    assert!(
+        lines.len() >= 15,
+        "the README's command list was not found: {lines:?}"
+    );
+    let commands = |help: &str| -> Vec<String> {
+        help.lines()
+            .skip_while(|l| !l.starts_with("Commands:"))
+            .skip(1)
+            .take_while(|l| l.starts_with("  "))
+            .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+            .filter(|c| c != "help")
+            .collect()
+    };
+    let (ok, top, _) = gigagas(&["--help"]);
+    assert!(ok);
+    let mut expected: Vec<Vec<String>> = Vec::new();
+    for command in commands(&top) {
+        let (ok, help, _) = gigagas(&[&command, "--help"]);
+        assert!(ok, "{command} --help");
+        let subs = commands(&help);
+        if subs.is_empty() {
+            expected.push(vec![command]);
+        } else {
+            expected.extend(subs.into_iter().map(|s| vec![command.clone(), s]));
+        }
+    }
+    for words in &expected {
+        let prefix = format!("gigagas {} ", words.join(" "));
+        let line = lines
+            .iter()
+            .find(|l| l.starts_with(&prefix) || l.trim_end() == prefix.trim_end())
+            .unwrap_or_else(|| panic!("the README lists no `{}` line", prefix.trim_end()));
+        let args: Vec<&str> = words.iter().map(String::as_str).chain(["--help"]).collect();
+        let (ok, help, stderr) = gigagas(&args);
+        assert!(ok, "{args:?}: {stderr}");
+        let mut rest = *line;
+        while let Some(at) = rest.find("--") {
+            let flag: String = rest[at + 2..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect();
+            rest = &rest[at + 2 + flag.len()..];
+            if flag.is_empty() {
+                continue;
+            }
+            let documented = help.match_indices(&format!("--{flag}")).any(|(i, m)| {
+                !help[i + m.len()..]
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == '-')
+            });
+            assert!(
+                documented,
+                "the README names `--{flag}` for `{}`; its --help does not",
+                words.join(" ")
+            );
+        }
+    }
+}
