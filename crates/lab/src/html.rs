@@ -1116,6 +1116,41 @@ fn sweep_throughput_vs_block_gas(reports: &[BenchReport]) -> Plot {
     })
 }
 
+/// The machine's load during the measurement (load averages, other processes' CPU time)
+/// and every warning about the conditions (`crate::report::noise_warnings`): a figure from a
+/// busy machine says so on the page, as in the terminal.
+fn machine_load(html: &mut Page, report: &BenchReport) {
+    let m = &report.machine;
+    let avg = |l: Option<f64>| l.map_or_else(|| "not recorded".to_owned(), |l| format!("{l:.2}"));
+    let others = m.cpu_during_run.as_ref().map_or_else(
+        || "not recorded".to_owned(),
+        |c| {
+            format!(
+                "{:.0}% of the machine's CPU time ({:.2} of {} cores){}",
+                c.other_share * 100.0,
+                c.other_share * m.cores as f64,
+                m.cores,
+                if c.busy { ": not idle" } else { ": idle" }
+            )
+        },
+    );
+    html.markup("<p>Machine load: load average ")
+        .text(avg(m.load_avg_start))
+        .markup(" at the start, ")
+        .text(avg(m.load_avg_end))
+        .markup(" at the end; other processes used ")
+        .text(others)
+        .markup(" during the timed runs.</p>");
+    let warnings = crate::report::noise_warnings(report);
+    if !warnings.is_empty() {
+        html.markup("<ul class=\"warn\">");
+        for w in warnings {
+            html.markup("<li><b>warning:</b> ").text(w).markup("</li>");
+        }
+        html.markup("</ul>");
+    }
+}
+
 /// One data set's results: summary, runs table and every plot.
 fn section(report: &BenchReport, predictions: &[Prediction]) -> Page {
     let mut html = Page::default();
@@ -1135,7 +1170,9 @@ fn section(report: &BenchReport, predictions: &[Prediction]) -> Page {
             report.machine.arch,
             report.gigagas_version,
         ))
-        .markup(" Every run was verified before it was timed.</p><p><i>")
+        .markup(" Every run was verified before it was timed.</p>");
+    machine_load(&mut html, report);
+    html.markup("<p><i>")
         .text(&report.throughput_definition)
         .markup("</i></p><table>")
         .header_row([
@@ -1395,6 +1432,49 @@ mod tests {
             let plain = render_peers("s", "n", &[bar("e", "c"), bar("gigagas", "ok")]);
             assert_only_text(&page, &plain);
         }
+
+        #[test]
+        fn bal_size_pages_render_their_strings_as_text(
+            summary in hostile(),
+            name in hostile(),
+            cell in hostile(),
+        ) {
+            let series = |name: &str| vec![SizeSeries { name: name.to_owned(), points: vec![(1.0, 2.0), (3.0, f64::NAN)] }];
+            let header = ["data set", "kB"];
+            let page = render_bal_sizes(&summary, &series(&name), &header, &[vec![cell.clone(), "1".into()]]);
+            let plain = render_bal_sizes("s", &series("n"), &header, &[vec!["c".into(), "1".into()]]);
+            assert_only_text(&page, &plain);
+        }
+    }
+
+    /// The page says how loaded the machine was, and repeats the busy warning.
+    #[test]
+    fn the_page_shows_the_machine_load_and_its_warning() {
+        let mut report: BenchReport =
+            serde_json::from_str(include_str!("../tests/fixtures/tiny-report.json")).unwrap();
+        report.machine.cores = 2;
+        report.machine.load_avg_start = Some(1.8);
+        report.machine.cpu_during_run = Some(crate::machine_load::CpuLoad {
+            other_share: 0.5,
+            own_share: 0.5,
+            total_ticks: 1000,
+            busy: true,
+            busy_threshold: 0.1,
+        });
+        let html = render(&report, &[]);
+        assert!(
+            html.contains("Machine load: load average 1.80 at the start"),
+            "{html}"
+        );
+        assert!(
+            html.contains("50% of the machine&#39;s CPU time (1.00 of 2 cores): not idle")
+                || html.contains("50% of the machine"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<b>warning:</b> the machine was not idle"),
+            "{html}"
+        );
     }
 
     #[test]
