@@ -139,11 +139,12 @@ impl GeneratedChain {
         )?;
         write(
             gigagas_data::chain::CHAIN_META,
-            &serde_json::to_vec(&self.meta).expect("serialise"),
+            &serde_json::to_vec(&self.meta).map_err(std::io::Error::from)?,
         )
     }
 }
 
+#[allow(clippy::expect_used)] // a keccak output is a valid secp256k1 key but with probability < 2^-127; the seeds are fixed
 pub(crate) fn key(seed: u64, i: usize) -> PrivateKeySigner {
     let k = keccak256(
         [
@@ -186,6 +187,7 @@ pub(crate) fn gas_limit(plan: &TxPlan, cap: u64) -> u64 {
     want.min(cap)
 }
 
+#[allow(clippy::expect_used)] // signing a 32-byte hash with a valid local k256 key does not fail
 fn sign<T: SignableTransaction<alloy_primitives::Signature>>(
     tx: T,
     key: &PrivateKeySigner,
@@ -519,6 +521,8 @@ fn build_block(
                             "an EIP-7702 transaction cannot create a contract".into(),
                         ));
                     };
+                    #[allow(clippy::expect_used)]
+                    // signing a 32-byte hash with a valid local k256 key does not fail
                     let auth_sig = keys[partner]
                         .sign_hash_sync(&auth.signature_hash())
                         .expect("signing");

@@ -1,6 +1,7 @@
 //! `genesis_hash` is checked against the allocation at load: a chain.json whose allocation
 //! (one balance, one storage_fill rule) or header fields no longer make the stated genesis is
 //! refused with an error naming the file, the stated and the computed values.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
 use gigagas_data::DataSource;
 use gigagas_gen::{generate, GenOptions, Workload};

@@ -1,6 +1,7 @@
 //! `sstore-bloated` with `--slots` and `--spread`: the genesis storage travels as a
 //! `storage_fill` rule in `chain.json`, the loader expands it, and every block verifies;
 //! a hostile `storage_fill` is a load error.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
 use alloy_primitives::{Address, U256};
 use gigagas_data::{chain::StorageFill, DataSource, Dataset};
