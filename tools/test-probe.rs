@@ -42,10 +42,7 @@ pub fn shared_data(cfg: &str, sub: &str) {
     println!("cargo::rerun-if-env-changed=GIGAGAS_SHARED_DATA");
     let root = std::env::var_os("GIGAGAS_SHARED_DATA")
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"))
-                .join("../../../shared/data")
-        });
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"));
     found(cfg, &root.join(sub), &format!("shared data {sub}"));
 }
 

@@ -1,4 +1,5 @@
 //! The counting allocator installed as this test binary's global allocator.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
 use gigagas_alloc::{counting, thread_allocations, CountingAlloc};
 use std::hint::black_box;

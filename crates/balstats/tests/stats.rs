@@ -1,6 +1,7 @@
 //! BAL size and composition: hand-built lists with hand-computed counts and sizes, real
 //! mainnet blocks (the bundled sample) against their own `size` field and hand-derived counts,
 //! and the variants' order (writes ≤ keys ≤ full) as a property.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
 use alloy_eip7928::{
     compute_block_access_list_hash, AccountChanges, BalanceChange, BlockAccessIndex,

@@ -111,7 +111,8 @@ pub(crate) fn progress(len: u64, what: &str) -> ProgressBar {
         ProgressStyle::with_template(
             "{msg:>12} [{bar:40}] {pos}/{len} {elapsed_precise} (eta {eta})",
         )
-        .expect("valid template")
+        // A constant template: the fallback (the default bar) is never taken.
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> "),
     );
     bar.set_message(what.to_owned());

@@ -245,11 +245,7 @@ impl Output {
             );
         }
         check_not_input(flag, path, &resolved, existing.as_ref(), inputs)?;
-        probe(
-            flag,
-            path,
-            resolved.parent().expect("resolved paths have a parent"),
-        )?;
+        probe(flag, path, parent_and_name(flag, path, &resolved)?.0)?;
         Ok(out(Target::File(resolved)))
     }
 
@@ -312,11 +308,7 @@ impl Output {
         fill: impl FnOnce(&mut tempfile::NamedTempFile) -> Result<()>,
     ) -> Result<()> {
         let context = || format!("{} {}: writing", self.flag, self.shown.display());
-        let dir = resolved.parent().expect("resolved paths have a parent");
-        let name = resolved
-            .file_name()
-            .expect("resolved paths have a name")
-            .to_string_lossy();
+        let (dir, name) = parent_and_name(&self.flag, &self.shown, resolved)?;
         let mut tmp = tempfile::Builder::new()
             .prefix(&format!(".{name}."))
             .suffix(".partial")
@@ -412,11 +404,7 @@ impl OutputDir {
             }
         }
         check_not_input(flag, path, &resolved, existing.as_ref(), inputs)?;
-        probe(
-            flag,
-            path,
-            resolved.parent().expect("resolved paths have a parent"),
-        )?;
+        probe(flag, path, parent_and_name(flag, path, &resolved)?.0)?;
         Ok(Self {
             flag: flag.to_owned(),
             shown: path.to_owned(),
@@ -431,16 +419,7 @@ impl OutputDir {
     /// it was.
     pub fn write_with(&self, fill: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
         let context = || format!("{} {}: writing", self.flag, self.shown.display());
-        let parent = self
-            .resolved
-            .parent()
-            .expect("resolved paths have a parent");
-        let name = self
-            .resolved
-            .file_name()
-            .expect("resolved paths have a name")
-            .to_string_lossy()
-            .into_owned();
+        let (parent, name) = parent_and_name(&self.flag, &self.shown, &self.resolved)?;
         let fresh = tempfile::Builder::new()
             .prefix(&format!(".{name}."))
             .suffix(".partial")
@@ -487,5 +466,18 @@ impl OutputDir {
             }
         }
         Ok(())
+    }
+}
+
+/// The parent directory and file name of a resolved output path; an error naming the flag
+/// when it has none (a root such as `/`, which no output can replace).
+fn parent_and_name<'a>(flag: &str, shown: &Path, resolved: &'a Path) -> Result<(&'a Path, String)> {
+    match (resolved.parent(), resolved.file_name()) {
+        (Some(dir), Some(name)) => Ok((dir, name.to_string_lossy().into_owned())),
+        _ => bail!(
+            "{flag} {}: resolves to {}, which has no parent directory and file name to write",
+            shown.display(),
+            resolved.display()
+        ),
     }
 }

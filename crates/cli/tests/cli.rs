@@ -1,4 +1,5 @@
 //! Whole-binary tests: the real `gigagas` on real blocks, good and bad.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
 use gigagas_data::DataSource;
 use std::{path::Path, process::Command};

@@ -3,6 +3,7 @@
 //! directory), and crash safety: the run is SIGKILLed at several points, the store must then
 //! hold a whole block whose root verifies from scratch, and resuming must reach the same final
 //! head as an uninterrupted run.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
 use std::{
     path::Path,

@@ -9,6 +9,7 @@
 //!
 //! Needs geth (`scripts/install-geth.sh`); without it these tests are ignored (a build error
 //! under `CI`).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
 use std::{
     io::{Read, Write},

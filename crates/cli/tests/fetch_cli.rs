@@ -1,5 +1,6 @@
 //! `gigagas fetch` as a whole binary against a JSON-RPC node inside the test (no network):
 //! flag errors, a fetch that `gigagas run --data` then verifies, and a refused method.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
 #[path = "../../fetch/tests/common/mod.rs"]
 mod common;

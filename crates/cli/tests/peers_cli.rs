@@ -2,6 +2,7 @@
 //! refusal of an Amsterdam chain, a peers run with gigagas as its own process peer, a missing
 //! peer shown as "not installed" (fatal only with --require-all), and a peer that fails: an
 //! error row and a non-zero exit.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
 use std::{path::Path, process::Command};
 

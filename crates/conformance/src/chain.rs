@@ -520,7 +520,12 @@ fn import_block(
     } else {
         BTreeMap::new()
     };
-    let state = post.expect("a mode checks at least one path");
+    let Some(state) = post else {
+        return Err(exec("sequential")(ExecError::Unsupported {
+            block: input.number(),
+            what: "the mode runs neither the sequential nor the parallel path".into(),
+        }));
+    };
     let total_difficulty = parent.total_difficulty + input.header.difficulty;
     Ok((
         hash,

@@ -71,7 +71,9 @@ impl DiskReplay {
             self.stores += 1;
             self.store = Some(store);
         }
-        let store = self.store.as_ref().expect("a store was just opened");
+        let Some(store) = self.store.as_ref() else {
+            return Err(format!("block {}: no on-disk store open", header.number));
+        };
         let (changes, codes) = change_set_between(parent, post);
         let block = BlockRef {
             number: header.number,

@@ -2,6 +2,7 @@
 //! random byte-level edits (`tools/fuzz-mutate.rs`) must give a result — passed, failed or
 //! skipped — never a panic (the runner contains panics as a `panic` failure: none may occur)
 //! or a hang. `PROPTEST_CASES` raises the case count (`scripts/fuzz.sh`).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
 #[path = "../../../tools/fuzz-mutate.rs"]
 mod mutate;

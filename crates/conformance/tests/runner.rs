@@ -1,6 +1,7 @@
 //! The blockchain-test runner on the bundled fixtures (always), on tampered copies of them
 //! (each tamper must fail, naming what differs), and on a representative subset of the
 //! shared ethereum/tests set (both paths, no failure allowed).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
 use gigagas_conformance::{
     chain::TestResult, collect_files, fixture, run_files, run_test, Mode, RunOptions,

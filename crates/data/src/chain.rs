@@ -594,6 +594,8 @@ pub(crate) fn load(source: &DataSource) -> Result<Dataset, DataError> {
         "loading the chain",
     )
     .map_err(|what| invalid(source, CHAIN_META, what))?;
+    // The stated genesis must be the allocation's: hashed before anything is expanded.
+    check_genesis(source, &meta, spec)?;
     let mut state = meta
         .genesis_state()
         .map_err(|what| invalid(source, CHAIN_META, what))?;
@@ -660,6 +662,44 @@ pub(crate) fn load(source: &DataSource) -> Result<Dataset, DataError> {
         name: source.display_path("").display().to_string(),
         blocks: inputs,
     })
+}
+
+/// The genesis `chain.json` states must be the one its allocation makes: the allocation's
+/// state root (`alloc` and `storage_fill`, [`crate::genesis_root::genesis_state_root`]) must be
+/// the stored genesis header's (a fetched chain), or the genesis header rebuilt from it and the
+/// chain's fields must hash to `genesis_hash` (a generated chain). The error names the file,
+/// the stated and the computed values.
+pub fn check_genesis(source: &DataSource, meta: &ChainMeta, spec: SpecId) -> Result<(), DataError> {
+    let err = |what: String| invalid(source, CHAIN_META, what);
+    let root =
+        crate::genesis_root::genesis_state_root(&meta.alloc, &meta.storage_fill).map_err(err)?;
+    match meta.stored_genesis_header().map_err(err)? {
+        Some(header) if header.state_root != root => Err(err(format!(
+            "the genesis allocation (alloc, storage_fill) has state root {root}, the stored \
+             genesis_header (genesis_hash {}) says {}: the allocation or the header was altered",
+            meta.genesis_hash, header.state_root
+        ))),
+        Some(_) => Ok(()),
+        None => {
+            let hash = crate::genesis_root::generated_genesis_header(
+                spec,
+                meta.block_gas,
+                meta.seed,
+                root,
+            )
+            .hash_slow();
+            if hash == meta.genesis_hash {
+                return Ok(());
+            }
+            Err(err(format!(
+                "genesis_hash says {}, but the genesis computed from the allocation (alloc, \
+                 storage_fill; state root {root}) hashes to {hash}: the allocation, a header \
+                 field (fork, block_gas, seed) or genesis_hash was altered, or the chain was \
+                 made by an older gigagas (generate it again)",
+                meta.genesis_hash
+            )))
+        }
+    }
 }
 
 /// A block's header and transactions must match the chain's metadata: its gas limit and the

@@ -1,6 +1,7 @@
 //! An archive bomb: 1 GiB of junk members (zeros, a few hundred KiB compressed) before a real
 //! data set must not be held in memory. One test in its own binary, so that the process's
 //! peak resident size (`VmHWM`) measures this load alone.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
 use std::io::{Read, Write};
 

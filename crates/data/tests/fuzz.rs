@@ -4,6 +4,7 @@
 //! mainnet-layout set from the bundled sample), and a generated chain's `chain.json` and
 //! `blocks.rlp` (which holds the block RLP, the BAL RLP and the senders). `PROPTEST_CASES`
 //! raises the case count (`scripts/fuzz.sh`).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
 #[path = "../../../tools/fuzz-mutate.rs"]
 mod mutate;

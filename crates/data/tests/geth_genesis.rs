@@ -1,5 +1,6 @@
 //! `gigagas_data::geth_genesis`: a geth --dev genesis is read; forks after Osaka, a fork
 //! that activates later than the genesis, and files that are not a geth genesis are refused.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
 use alloy_primitives::{Address, U256};
 use gigagas_data::geth_genesis::parse_geth_genesis;

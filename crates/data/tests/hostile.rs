@@ -2,6 +2,7 @@
 //! outside the archive or not files; manifests in other spellings; storage fills that would
 //! not fit in memory; genesis files that are devices. Each is refused with an error naming
 //! the input, the limit and the setting that raises it, before anything large is held.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
 use gigagas_data::{ArchiveLimits, DataSource, ARCHIVE_MANIFEST};
 use sha2::{Digest, Sha256};

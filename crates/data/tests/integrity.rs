@@ -1,5 +1,6 @@
 //! Header integrity and input hygiene on the bundled sample: each edit a hostile or damaged
 //! input could carry is refused at load time, naming the block and the field.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
 use alloy_primitives::{Address, B256};
 use gigagas_data::{integrity, BlockInput, DataSource, Dataset};

@@ -1,5 +1,6 @@
 //! `cargo run --release -p gigagas-differential --example eip7928_suite [-- geth] [filter]`:
 //! the EIP-7928 suite's table (the CLI's `gigagas differential --suite eip7928` is the same).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let with_geth = args.first().is_some_and(|a| a == "geth");

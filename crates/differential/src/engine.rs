@@ -122,10 +122,12 @@ pub fn run_detailed(scenario: &Scenario, threads: usize) -> Result<Detailed, Exe
         &WorkerPool::new(threads),
         &[Scheduler::GasUsed],
     )?;
-    let (_, parallel) = parallel
-        .into_iter()
-        .next()
-        .expect("one scheduler asked for");
+    let Some((_, parallel)) = parallel.into_iter().next() else {
+        return Err(ExecError::Unsupported {
+            block: input.number(),
+            what: "the parallel path returned no run for the one scheduler asked for".into(),
+        });
+    };
     let seq_root = gigagas_engine::post_state_root(pre, &sequential.post);
     let post = gigagas_state::apply_changes(pre, &parallel.post);
     let state_root = gigagas_state::state_root(&post);

@@ -70,6 +70,7 @@ const DESTRUCTOR_CODE: &str = "33ff";
 /// Deploys the 5-byte runtime `SSTORE(0, 42)`.
 const INIT_CODE: &str = "6005600c60003960056000f3602a600055";
 
+#[allow(clippy::unwrap_used)] // constant hex, decoded by the scenario's own tests
 fn forwarder_code() -> Bytes {
     // CALLDATACOPY(0, 0, CALLDATASIZE); CALL(GAS, STORE, 0, 0, CALLDATASIZE, 0, 0); POP; STOP
     let mut code = alloy_primitives::hex::decode("36600060003760006000366000600073").unwrap();
@@ -78,11 +79,13 @@ fn forwarder_code() -> Bytes {
     Bytes::from(code)
 }
 
+#[allow(clippy::unwrap_used)] // constant hex, decoded by the scenario's own tests
 fn hex(code: &str) -> Bytes {
     alloy_primitives::hex::decode(code).unwrap().into()
 }
 
 /// The deterministic signer `i` of the scenario.
+#[allow(clippy::expect_used)] // a keccak output is a valid secp256k1 key but with probability < 2^-127; the seeds are fixed
 pub fn signer(i: u8) -> PrivateKeySigner {
     let key = keccak256([b"gigagas-differential".as_slice(), &[i]].concat());
     PrivateKeySigner::from_bytes(&key).expect("valid key")
@@ -94,6 +97,7 @@ fn store_call(slot: u64, value: u64) -> Bytes {
     data.into()
 }
 
+#[allow(clippy::expect_used)] // signing a 32-byte hash with a valid local k256 key does not fail
 fn sign<T: SignableTransaction<alloy_primitives::Signature>>(
     tx: T,
     key: &PrivateKeySigner,
@@ -262,6 +266,8 @@ pub fn build(spec: SpecId) -> Scenario {
         address: STORE,
         nonce: 0,
     };
+    #[allow(clippy::expect_used)]
+    // signing a 32-byte hash with a valid local k256 key does not fail
     let auth_sig = keys[6]
         .sign_hash_sync(&auth.signature_hash())
         .expect("signing");

@@ -419,10 +419,12 @@ pub(crate) fn merge_receipts(
             block.envs.block.gas_limit,
             cumulative,
         )?;
-        let mut receipt = d
-            .receipt
-            .take()
-            .expect("each result's receipt is merged once");
+        let Some(mut receipt) = d.receipt.take() else {
+            return Err(ExecError::Unsupported {
+                block: block.number(),
+                what: format!("tx {i}: no receipt to merge (merged twice?)"),
+            });
+        };
         cumulative += receipt.gas_used;
         receipt.cumulative_gas_used = cumulative;
         receipts.push(receipt);

@@ -120,6 +120,10 @@ impl WorkerPool {
     /// unit (capped at [`MAX_WARM_SPIN`]; zero turns the spin off).
     pub fn with_warm_spin(threads: usize, warm_spin: Duration) -> Self {
         let threads = threads.max(1);
+        // Spawning threads fails only when the system refuses new threads (resource exhaustion,
+        // before any input is read); no input can cause it. TODO(issue 29): a fallible
+        // constructor once every caller (bench, engine, cli run) can propagate the error.
+        #[allow(clippy::expect_used)]
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("gigagas-worker-{i}"))

@@ -141,7 +141,8 @@ where
             .map_err(EvmDatabaseError::Database)?;
         let existed = pre.is_some();
         let mut info = pre.unwrap_or_default();
-        let account_id = AccountId::new(id).expect("BAL account index fits an AccountId");
+        let account_id = AccountId::new(id)
+            .ok_or(EvmDatabaseError::Bal(BalError::AccountNotFound { address }))?;
         let changed = self
             .bal
             .populate_account_info(account_id, self.index, &mut info)

@@ -254,7 +254,8 @@ pub(crate) fn merge_prestate(
             }
         }
     }
-    let text = serde_json::to_string(&state).expect("serialisable");
+    let text = serde_json::to_string(&state)
+        .map_err(|e| format!("the merged pre-state does not serialise: {e}"))?;
     Ok((text, codes.into_iter().collect()))
 }
 

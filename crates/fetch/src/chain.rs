@@ -63,8 +63,11 @@ impl FetchedChain {
     /// renamed into place once complete).
     pub fn write(&self, dir: &Path) -> Result<(), FetchError> {
         let io = |path: std::path::PathBuf| move |source| FetchError::Io { path, source };
-        let meta = serde_json::to_vec_pretty(&self.meta).expect("serialise chain.json");
         let path = dir.join(chain::CHAIN_META);
+        let meta = serde_json::to_vec_pretty(&self.meta).map_err(|e| FetchError::Io {
+            path: path.clone(),
+            source: e.into(),
+        })?;
         std::fs::write(&path, meta).map_err(io(path.clone()))?;
         let path = dir.join(chain::CHAIN_BLOCKS);
         std::fs::write(&path, chain::encode_blocks(&self.blocks)).map_err(io(path.clone()))?;

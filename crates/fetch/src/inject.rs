@@ -491,12 +491,17 @@ impl Node {
                     let at = Instant::now();
                     *slot = Some(at);
                     let hash = send(i)?;
-                    watch.lock().expect("not poisoned").sent(i, hash, at);
+                    watch
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .sent(i, hash, at);
                 }
                 Ok(())
             })();
             {
-                let mut w = watch.lock().expect("not poisoned");
+                let mut w = watch
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
                 w.sent_all = Some(Instant::now());
             }
             if result.is_err() {
@@ -508,7 +513,9 @@ impl Node {
         let poll = poll_result
             .map_err(|_| InjectError::Node(format!("{phase}: the inclusion poller panicked")))?;
         poll?;
-        let watch = watch.into_inner().expect("not poisoned");
+        let watch = watch
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let send_seconds = watch
             .sent_all
             .map_or(0.0, |t| t.duration_since(t0).as_secs_f64());
@@ -519,9 +526,14 @@ impl Node {
         let mut included = Vec::with_capacity(count);
         let mut last_seen = t0;
         for i in 0..count {
-            let (block, seen) = watch.seen[i].expect("the poller saw every transaction");
+            let (Some((block, seen)), Some(sent)) = (watch.seen[i], sent_at[i]) else {
+                return Err(InjectError::Node(format!(
+                    "{phase}: transaction {i} ({}) was not seen sent and included",
+                    labels[i]
+                )));
+            };
             last_seen = last_seen.max(seen);
-            let latency = seen.saturating_duration_since(sent_at[i].expect("sent"));
+            let latency = seen.saturating_duration_since(sent);
             included.push(self.receipt(&labels[i], hash_of[i], block, latency)?);
         }
         let blocks = watch.blocks();
@@ -554,12 +566,14 @@ impl Node {
                 let now = Instant::now();
                 watch
                     .lock()
-                    .expect("not poisoned")
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .saw_block(next, &block, now);
                 next += 1;
             }
-            let (done, sent, pending, sent_all) =
-                watch.lock().expect("not poisoned").progress(labels);
+            let (done, sent, pending, sent_all) = watch
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .progress(labels);
             if done {
                 return Ok(());
             }
@@ -617,7 +631,7 @@ impl Node {
         let raw = self.call(|| label.to_owned(), RECEIPT, serde_json::json!([hash]))?;
         let bad = || self.nonsense(label.to_owned(), RECEIPT, raw.get());
         let r: Receipt = serde_json::from_str(raw.get()).map_err(|_| bad())?;
-        let q = |s: &str| quantity::<u64>(&serde_json::to_string(s).expect("string"));
+        let q = |s: &str| quantity::<u64>(&serde_json::Value::from(s).to_string());
         let (status, gas_used, number) = (
             q(&r.status).ok_or_else(bad)?,
             q(&r.gas_used).ok_or_else(bad)?,
@@ -672,7 +686,7 @@ impl Watch {
                 }
             }
         }
-        let q = |s: &str| quantity::<u64>(&serde_json::to_string(s).expect("string"));
+        let q = |s: &str| quantity::<u64>(&serde_json::Value::from(s).to_string());
         self.heads.insert(
             number,
             (

@@ -377,9 +377,15 @@ pub fn fetch(
                     ),
                 };
                 match result {
-                    Ok(d) => done.lock().expect("not poisoned").push(d),
+                    Ok(d) => done
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .push(d),
                     Err(e) => {
-                        errors.lock().expect("not poisoned").push((number, e));
+                        errors
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner)
+                            .push((number, e));
                         stop.store(true, Ordering::Relaxed);
                     }
                 }
@@ -387,8 +393,12 @@ pub fn fetch(
             });
         }
     });
-    let done = done.into_inner().expect("not poisoned");
-    let mut errors = errors.into_inner().expect("not poisoned");
+    let done = done
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut errors = errors
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
 
     // Codes: always saved, so that finished blocks are complete for a re-run.
     let mut codes = old_codes;

@@ -213,8 +213,12 @@ pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), Fet
         path: path.to_owned(),
         source,
     };
-    let dir = path.parent().expect("inside --out");
-    let name = path.file_name().expect("a file name").to_string_lossy();
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(io(std::io::Error::other(
+            "no parent directory and file name to write",
+        )));
+    };
+    let name = name.to_string_lossy();
     let mut tmp = tempfile::Builder::new()
         .prefix(&format!(".{name}."))
         .suffix(".partial")

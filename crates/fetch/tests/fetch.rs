@@ -1,6 +1,7 @@
 //! `gigagas_fetch::fetch` against a JSON-RPC node in the test (no network): blocks of the
 //! bundled sample come back identical, verify, and every failure names block and method and
 //! leaves no block looking complete.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
 mod common;
 

@@ -139,11 +139,12 @@ impl GeneratedChain {
         )?;
         write(
             gigagas_data::chain::CHAIN_META,
-            &serde_json::to_vec(&self.meta).expect("serialise"),
+            &serde_json::to_vec(&self.meta).map_err(std::io::Error::from)?,
         )
     }
 }
 
+#[allow(clippy::expect_used)] // a keccak output is a valid secp256k1 key but with probability < 2^-127; the seeds are fixed
 pub(crate) fn key(seed: u64, i: usize) -> PrivateKeySigner {
     let k = keccak256(
         [
@@ -156,7 +157,7 @@ pub(crate) fn key(seed: u64, i: usize) -> PrivateKeySigner {
     PrivateKeySigner::from_bytes(&k).expect("valid key")
 }
 
-const COINBASE: Address = alloy_primitives::address!("0x00000000000000000000000000000000000c0b0e");
+const COINBASE: Address = gigagas_data::genesis_root::GENERATED_COINBASE;
 /// Priority fee of every generated transaction, wei per gas. Its max fee is the block's base
 /// fee plus this tip ([`max_fee`]): generated blocks are full, so EIP-1559 raises the base fee
 /// 12.5% per block, and a fixed cap would be passed after some 60 blocks.
@@ -186,6 +187,7 @@ pub(crate) fn gas_limit(plan: &TxPlan, cap: u64) -> u64 {
     want.min(cap)
 }
 
+#[allow(clippy::expect_used)] // signing a 32-byte hash with a valid local k256 key does not fail
 fn sign<T: SignableTransaction<alloy_primitives::Signature>>(
     tx: T,
     key: &PrivateKeySigner,
@@ -195,32 +197,12 @@ fn sign<T: SignableTransaction<alloy_primitives::Signature>>(
 }
 
 /// Base fee of the genesis block.
-pub const GENESIS_BASE_FEE: u64 = 1_000_000_000;
+pub const GENESIS_BASE_FEE: u64 = gigagas_data::genesis_root::GENESIS_BASE_FEE;
 
-/// The genesis header of a generated chain with fork `spec`, gas limit `block_gas`, seed
-/// `seed` and genesis state root `state_root`. It follows the rules other clients apply to a
-/// genesis (go-ethereum's `Genesis.ToBlock`): no parent beacon block root (zero hash), empty
-/// withdrawals, no blob gas, empty requests from Prague, so that the chain can be exported as
-/// a blockchain test or a genesis file and reach the same genesis hash elsewhere.
+/// The genesis header of a generated chain: [`gigagas_data::genesis_root::generated_genesis_header`]
+/// (the loader rebuilds it to check `genesis_hash` against the allocation).
 pub fn genesis_header(spec: SpecId, block_gas: u64, seed: u64, state_root: B256) -> Header {
-    Header {
-        ommers_hash: EMPTY_OMMER_ROOT_HASH,
-        beneficiary: COINBASE,
-        number: 0,
-        gas_limit: block_gas,
-        timestamp: 0,
-        mix_hash: keccak256([seed.to_be_bytes(), 0u64.to_be_bytes()].concat()),
-        base_fee_per_gas: Some(GENESIS_BASE_FEE),
-        withdrawals_root: Some(proofs::calculate_withdrawals_root(&[])),
-        blob_gas_used: Some(0),
-        excess_blob_gas: Some(0),
-        parent_beacon_block_root: Some(B256::ZERO),
-        requests_hash: spec
-            .is_enabled_in(SpecId::PRAGUE)
-            .then_some(alloy_eips::eip7685::EMPTY_REQUESTS_HASH),
-        state_root,
-        ..Default::default()
-    }
+    gigagas_data::genesis_root::generated_genesis_header(spec, block_gas, seed, state_root)
 }
 
 /// The base fee of block `number` after `parent` by EIP-1559; an error naming the cause and
@@ -539,6 +521,8 @@ fn build_block(
                             "an EIP-7702 transaction cannot create a contract".into(),
                         ));
                     };
+                    #[allow(clippy::expect_used)]
+                    // signing a 32-byte hash with a valid local k256 key does not fail
                     let auth_sig = keys[partner]
                         .sign_hash_sync(&auth.signature_hash())
                         .expect("signing");

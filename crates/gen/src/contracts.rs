@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 const BYTECODE_JSON: &str = include_str!("../../../contracts/bytecode.json");
 
 /// Runtime code of contract `name` (panics on a name not in the compiled set: a build error).
+#[allow(clippy::expect_used)] // the compiled contracts are embedded at build time (include_str!) and parsed by the tests
 pub fn code(name: &str) -> Bytes {
     let parsed: serde_json::Value = serde_json::from_str(BYTECODE_JSON).expect("bytecode.json");
     let hex = parsed["contracts"][name]

@@ -116,6 +116,7 @@ impl LiveWorkload {
 }
 
 /// The deployer key of a seed (distinct from every sender key).
+#[allow(clippy::expect_used)] // a keccak output is a valid secp256k1 key but with probability < 2^-127; the seeds are fixed
 fn deployer_key(seed: u64) -> PrivateKeySigner {
     let k = keccak256([b"gigagas-inject-deployer".as_slice(), &seed.to_be_bytes()].concat());
     PrivateKeySigner::from_bytes(&k).expect("valid key")
@@ -159,6 +160,7 @@ fn init_code(storage: &BTreeMap<U256, U256>, code: &[u8]) -> (Vec<u8>, usize) {
     (init, slots)
 }
 
+#[allow(clippy::expect_used)] // signing a 32-byte hash with a valid local k256 key does not fail
 fn signed<T: SignableTransaction<alloy_primitives::Signature>>(
     tx: T,
     key: &PrivateKeySigner,
@@ -347,6 +349,8 @@ pub fn live_workload(
                         "an EIP-7702 transaction cannot create a contract".into(),
                     ));
                 };
+                #[allow(clippy::expect_used)]
+                // signing a 32-byte hash with a valid local k256 key does not fail
                 let auth_sig = keys[partner]
                     .sign_hash_sync(&auth.signature_hash())
                     .expect("signing");

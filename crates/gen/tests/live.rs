@@ -1,4 +1,5 @@
 //! `gigagas_gen::live`: the deployments and the stream signed for a live node, run on revm.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
 use alloy_consensus::TxEnvelope;
 use alloy_primitives::keccak256;

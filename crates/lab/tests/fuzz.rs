@@ -2,6 +2,7 @@
 //! edits (`tools/fuzz-mutate.rs`) is read or refused with an error; whatever it reads renders
 //! as tables and an HTML report without a panic or a hang (a 0-block result once looped).
 //! `PROPTEST_CASES` raises the case count (`scripts/fuzz.sh`).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
 #[path = "../../../tools/fuzz-mutate.rs"]
 mod mutate;

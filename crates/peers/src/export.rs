@@ -317,13 +317,23 @@ impl ChainExport {
             let files: Vec<(&str, Vec<u8>)> = match format {
                 Format::BlockTest => vec![(
                     BLOCKTEST_FILE,
-                    serde_json::to_vec_pretty(&self.blocktest_json()).expect("serialise"),
+                    serde_json::to_vec_pretty(&self.blocktest_json()).map_err(|e| {
+                        ExportError::Io {
+                            path: dir.join(BLOCKTEST_FILE),
+                            source: e.into(),
+                        }
+                    })?,
                 )],
                 Format::Rlp => vec![
                     (RLP_FILE, self.rlp()),
                     (
                         GENESIS_FILE,
-                        serde_json::to_vec_pretty(&self.geth_genesis_json()).expect("serialise"),
+                        serde_json::to_vec_pretty(&self.geth_genesis_json()).map_err(|e| {
+                            ExportError::Io {
+                                path: dir.join(GENESIS_FILE),
+                                source: e.into(),
+                            }
+                        })?,
                     ),
                 ],
             };

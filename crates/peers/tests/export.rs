@@ -3,6 +3,7 @@
 //! installed: a whole-chain differential check — geth re-executes every block from the
 //! genesis and must reach every header's state root and the head block); Amsterdam chains are
 //! refused; the RLP export holds exactly the blocks.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
 use gigagas_gen::{generate, GenOptions, Workload};
 use gigagas_peers::{

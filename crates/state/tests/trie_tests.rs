@@ -1,4 +1,5 @@
 //! The ethereum/tests `TrieTests`: every expected root rebuilt with `trie_root`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
 use alloy_primitives::{hex, keccak256, B256};
 use gigagas_state::trie_root;

@@ -7,6 +7,7 @@
 //! ```
 //!
 //! Prints the root, the time, slots/s and the store's size; then verifies the store streaming.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
 use alloy_primitives::{address, Address, Bytes, B256};
 use gigagas_data::chain::StorageFill;

@@ -233,8 +233,10 @@ pub fn decode_head(bytes: &[u8]) -> Result<crate::Head, Error> {
             format!("head record is {} bytes, expected 72", bytes.len()),
         ));
     }
+    let mut number = [0u8; 8];
+    number.copy_from_slice(&bytes[..8]);
     Ok(crate::Head {
-        number: u64::from_be_bytes(bytes[..8].try_into().expect("8 bytes")),
+        number: u64::from_be_bytes(number),
         hash: B256::from_slice(&bytes[8..40]),
         state_root: B256::from_slice(&bytes[40..72]),
     })

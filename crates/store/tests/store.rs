@@ -4,7 +4,7 @@
 //! branch nodes and leaves as `MemoryStore` and as a from-scratch build; a generated chain's
 //! genesis round-trips through `load` → `verify`, and the store answers execution's reads as
 //! the pre-state does; corrupt records are errors naming table and key.
-
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 #![allow(clippy::manual_is_multiple_of)] // MSRV 1.85
 
 use alloy_primitives::{keccak256, B256, U256};

@@ -1,5 +1,6 @@
 //! Diagnostic: `compute_updates` of one hot storage trie in a loop (for CPU-time / profiler
 //! runs). hot_loop <serial|N threads> [slots] [changes] [iterations]
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 use alloy_primitives::{B256, U256};
 use gigagas_trie::{
     compute_updates, from_scratch, AccountChange, AccountInfo, ChangeSet, Parallelism,

@@ -316,12 +316,13 @@ pub fn from_scratch(
     let mut roots = BTreeMap::new();
     for (owner, root, writes) in built {
         roots.insert(owner, root);
+        // A build from scratch only puts nodes; a delete (`None`) has nothing to remove.
         for (path, node) in writes {
-            store
-                .storage_nodes
-                .entry(owner)
-                .or_default()
-                .insert(path, node.expect("build only puts"));
+            let nodes = store.storage_nodes.entry(owner).or_default();
+            match node {
+                Some(node) => nodes.insert(path, node),
+                None => nodes.remove(&path),
+            };
         }
     }
     for (owner, slots) in storages {
@@ -354,10 +355,12 @@ pub fn from_scratch(
         split,
     }
     .build_root(&leaves);
+    // A build from scratch only puts nodes; a delete (`None`) has nothing to remove.
     for (path, node) in writes {
-        store
-            .account_nodes
-            .insert(path, node.expect("build only puts"));
+        match node {
+            Some(node) => store.account_nodes.insert(path, node),
+            None => store.account_nodes.remove(&path),
+        };
     }
     (sub.root_hash(), store)
 }

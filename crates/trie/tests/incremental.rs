@@ -1,7 +1,7 @@
 //! Incremental root (serial and parallel) == from-scratch root == an independent HashBuilder
 //! root, and the stored nodes after an update == those of a from-scratch build, over random
 //! pre-states and several successive random blocks of changes.
-
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 #![allow(clippy::manual_is_multiple_of)] // MSRV 1.85
 
 use alloy_primitives::{keccak256, map::HashMap, Address, B256, U256};

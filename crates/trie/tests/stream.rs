@@ -1,6 +1,7 @@
 //! A streamed build (leaves pushed in key order, nodes handed out as they complete) gives the
 //! root and exactly the branch nodes of the in-memory from-scratch build, and refuses an
 //! unsorted stream.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
 use alloy_primitives::{keccak256, B256, U256};
 use alloy_trie::{HashBuilder, Nibbles, EMPTY_ROOT_HASH, KECCAK_EMPTY};

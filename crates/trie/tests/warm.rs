@@ -2,6 +2,7 @@
 //! paths that the update's walk reads is among the nodes `warm_paths` read, each node is read
 //! once, and nothing off the keys' paths is read — over random tries and random change sets
 //! (inserts, updates, deletions; a hot storage trie and the account trie).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
 use alloy_primitives::{keccak256, B256, U256};
 use alloy_trie::{Nibbles, TrieAccount};

@@ -1,5 +1,6 @@
 //! The bench crate's integration tests, one binary (each test file of its own would link the
 //! whole engine again: one binary builds in a fraction of the time).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
 mod bal_lies;
 mod common;
