@@ -18,7 +18,10 @@ pub fn list_schedule(times: &[f64], order: &[usize], threads: usize) -> f64 {
         (0..threads.max(1)).map(|_| Reverse(OrdF64(0.0))).collect();
     let mut makespan = 0.0f64;
     for &i in order {
-        let Reverse(OrdF64(start)) = free.pop().expect("at least one worker");
+        // The heap holds `threads.max(1)` workers and every pop is followed by a push.
+        let Some(Reverse(OrdF64(start))) = free.pop() else {
+            break;
+        };
         let end = start + times[i];
         makespan = makespan.max(end);
         free.push(Reverse(OrdF64(end)));
