@@ -94,6 +94,7 @@ pub fn run_workload(
         precompiles: Vec::new(),
         slots: (workload == Workload::SstoreBloated).then_some(5_000),
         spread: false,
+        existing_slots: false,
     };
     let chain =
         gigagas_gen::generate(&options, &|_| {}).map_err(|error| WorkloadError::Generate {

@@ -59,6 +59,11 @@ pub struct GenOptions {
     /// `sstore-bloated` only: the slots and writes spread over many accounts
     /// ([`crate::workload::spread_accounts`]) instead of one.
     pub spread: bool,
+    /// `sstore-bloated` only: the execution-specs seed's block
+    /// (`test_sstore_bloated[…-existing_slots_True-write_new_value_True-…]`): every SSTORE a
+    /// cold write of a new value to an existing genesis slot, spread evenly over the whole
+    /// key range, no slot written twice in a block (instead of the four kinds of writes).
+    pub existing_slots: bool,
 }
 
 /// EIP-7825's transaction gas cap.
@@ -273,9 +278,11 @@ pub fn generate(opts: &GenOptions, progress: &dyn Fn(usize)) -> Result<Generated
     if opts.senders < 2 {
         return Err(GenError::Options("at least 2 senders".into()));
     }
-    if opts.workload != Workload::SstoreBloated && (opts.slots.is_some() || opts.spread) {
+    if opts.workload != Workload::SstoreBloated
+        && (opts.slots.is_some() || opts.spread || opts.existing_slots)
+    {
         return Err(GenError::Options(format!(
-            "slots and spread apply to the sstore-bloated workload only, not {}",
+            "slots, spread and existing slots apply to the sstore-bloated workload only, not {}",
             opts.workload
         )));
     }
@@ -350,7 +357,8 @@ pub fn generate(opts: &GenOptions, progress: &dyn Fn(usize)) -> Result<Generated
     hashes.insert(0, genesis_hash);
     let mut rng = StdRng::seed_from_u64(opts.seed);
     let mut stream = TxStream::new(opts.workload, senders, &opts.precompiles)
-        .with_storage_fills(&fills, opts.spec);
+        .with_storage_fills(&fills, opts.spec)
+        .with_existing_slots_only(opts.existing_slots);
     if let Some(plan) = shape {
         stream = stream.with_shape(plan);
     }
@@ -434,6 +442,9 @@ fn workload_label(opts: &GenOptions) -> String {
     if opts.workload == Workload::Precompile && !chosen.is_empty() && chosen.len() < 3 {
         let names: Vec<&str> = chosen.iter().map(|p| p.name()).collect();
         label = format!("{label}:{}", names.join(","));
+    }
+    if opts.existing_slots {
+        label.push_str(":existing-slots");
     }
     label
 }
@@ -728,6 +739,7 @@ mod tests {
             precompiles: Vec::new(),
             slots: (workload == Workload::SstoreBloated).then_some(5_000),
             spread: false,
+            existing_slots: false,
         }
     }
 

@@ -1051,6 +1051,7 @@ mod tests {
             precompiles: Vec::new(),
             slots: None,
             spread: false,
+            existing_slots: false,
         }
     }
 

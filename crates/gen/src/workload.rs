@@ -595,6 +595,9 @@ pub struct TxStream {
     existing_slot_gas: u64,
     /// An EIP-7928 shape's plan: its blocks hold exactly the planned transactions.
     shape: Option<crate::eest::ShapePlan>,
+    /// `sstore-bloated` writes new values to existing slots only
+    /// ([`crate::GenOptions::existing_slots`]).
+    existing_only: bool,
     /// The rest of the current block's planned transactions (EIP-7928 shapes).
     queue: std::collections::VecDeque<TxPlan>,
 }
@@ -607,6 +610,8 @@ struct BloatedAccount {
     slots: u64,
     /// Next slot never written (from `slots` on).
     next_new: u64,
+    /// Transactions sent into the account in existing-slots mode (the next residue).
+    next_residue: u64,
 }
 
 impl TxStream {
@@ -630,6 +635,7 @@ impl TxStream {
             existing_slot_gas: 0,
             shape: None,
             queue: Default::default(),
+            existing_only: false,
         }
     }
 
@@ -679,9 +685,20 @@ impl TxStream {
                     address: f.account(k),
                     slots: f.slots_of(k),
                     next_new: f.slots_of(k),
+                    next_residue: 0,
                 })
             })
             .collect();
+        self
+    }
+
+    /// `sstore-bloated` as the execution-specs seed's block: every transaction writes new
+    /// values to [`BLOAT_EXISTING_PER_TX`] existing slots `r, r + s, r + 2s, …` of its
+    /// account (`s` = slots ÷ writes, so the writes span the whole key range, and the keys,
+    /// hashed, fall evenly over the trie), `r` taking the next residue each time: no slot is
+    /// written twice until `s` transactions have gone into the account (every write cold).
+    pub fn with_existing_slots_only(mut self, on: bool) -> Self {
+        self.existing_only = on;
         self
     }
 
@@ -712,6 +729,17 @@ impl TxStream {
         let n = target.slots;
         // A tag that no genesis value equals (those are 1..=BLOAT_PERIOD).
         let fresh = U256::from(BLOAT_PERIOD + self.count);
+        if self.existing_only {
+            let count = BLOAT_EXISTING_PER_TX.min(n);
+            let stride = (n / count.max(1)).max(1);
+            let residue = target.next_residue % stride;
+            target.next_residue += 1;
+            return (
+                target.address,
+                overwrite(residue, stride, count, fresh),
+                TX_OVERHEAD_GAS + count * self.existing_slot_gas,
+            );
+        }
         let (input, count) = match self.count % 4 {
             0 => {
                 let first = target.next_new;
@@ -930,6 +958,7 @@ impl TxStream {
                     existing_slot_gas: 0,
                     shape: None,
                     queue: Default::default(),
+                    existing_only: false,
                 };
                 inner.next_unplanned(rng, addresses)
             }

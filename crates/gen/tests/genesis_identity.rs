@@ -21,6 +21,7 @@ fn options(workload: Workload, slots: Option<u64>, spread: bool) -> GenOptions {
         precompiles: Vec::new(),
         slots,
         spread,
+        existing_slots: false,
     }
 }
 

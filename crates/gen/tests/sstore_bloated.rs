@@ -31,6 +31,7 @@ fn options(spread: bool) -> GenOptions {
         precompiles: Vec::new(),
         slots: Some(SLOTS),
         spread,
+        existing_slots: false,
     }
 }
 
@@ -283,4 +284,70 @@ fn hostile_storage_fill_is_a_load_error() {
     // makes the stated genesis_hash, refused at load (before execution could notice).
     let err = load(dir.path()).map(|_| ()).unwrap_err().to_string();
     assert!(err.contains("genesis_hash says"), "{err}");
+}
+
+/// `--existing-slots` (the execution-specs seed's block): every storage write of every block
+/// is to an existing genesis slot, with a value no genesis slot holds, each slot written once
+/// per block and never read alone (so every write is a cold write of a new value), the writes
+/// spanning the key range; the chain loads and verifies, and `chain.json` names the variant.
+#[test]
+fn existing_slots_writes_new_values_to_existing_slots_only() {
+    let opts = GenOptions {
+        existing_slots: true,
+        spec: SpecId::OSAKA,
+        ..options(false)
+    };
+    let chain = generate(&opts, &|_| {}).expect("generate");
+    let dir = tempfile::tempdir().unwrap();
+    chain.write(dir.path()).expect("write");
+    let dataset = load(dir.path()).expect("load");
+    assert_eq!(chain.meta.workload, "sstore-bloated:existing-slots");
+    let cases = prepare_chain(&dataset.blocks).expect("every block verifies");
+    let account = gigagas_gen::contracts::SPAM;
+    for case in &cases {
+        let bal = &case.baseline.access.bal;
+        let spam = bal
+            .iter()
+            .find(|a| a.address == account)
+            .expect("the bloated account is in every block's BAL");
+        assert!(spam.storage_reads.is_empty(), "block {}", case.number());
+        assert!(spam.storage_changes.len() >= 100, "block {}", case.number());
+        let (mut lowest, mut highest) = (U256::MAX, U256::ZERO);
+        for slot in &spam.storage_changes {
+            assert!(slot.slot < U256::from(SLOTS), "slot {} is new", slot.slot);
+            assert_eq!(slot.changes.len(), 1, "slot {} written twice", slot.slot);
+            let value = slot.changes[0].new_value;
+            assert!(
+                value > U256::from(BLOAT_PERIOD),
+                "slot {}: {value}",
+                slot.slot
+            );
+            lowest = lowest.min(slot.slot);
+            highest = highest.max(slot.slot);
+        }
+        // The writes span the key range (stride = slots / 100).
+        assert!(
+            highest - lowest >= U256::from(SLOTS * 9 / 10),
+            "{lowest}..{highest}"
+        );
+    }
+    let err = generate(
+        &GenOptions {
+            existing_slots: true,
+            slots: None,
+            ..options_for(Workload::Erc20)
+        },
+        &|_| {},
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("sstore-bloated"), "{err}");
+}
+
+fn options_for(workload: Workload) -> GenOptions {
+    GenOptions {
+        workload,
+        slots: None,
+        ..options(false)
+    }
 }

@@ -26,6 +26,7 @@ fn chain(dir: &Path, workload: Workload, spec: SpecId, blocks: usize) {
         precompiles: Vec::new(),
         slots: (workload == Workload::SstoreBloated).then_some(5_000),
         spread: false,
+        existing_slots: false,
     };
     let chain = generate(&options, &|_| {}).unwrap_or_else(|e| panic!("{workload}: {e}"));
     chain.write(dir).expect("write chain");

@@ -370,6 +370,7 @@ fn generated_genesis_round_trip() {
         precompiles: Vec::new(),
         slots: None,
         spread: false,
+        existing_slots: false,
     };
     let gen_dir = tempfile::tempdir().unwrap();
     gigagas_gen::generate(&options, &|_| {})

@@ -24,6 +24,7 @@ fn chain() -> &'static gigagas_data::Dataset {
             precompiles: Vec::new(),
             slots: None,
             spread: false,
+            existing_slots: false,
         };
         let dir = tempfile::tempdir().unwrap();
         generate(&options, &|_| {})

@@ -175,6 +175,7 @@ fn load_bench_data(data: &BenchData) -> Result<(Dataset, Option<tempfile::TempDi
                 precompiles: Vec::new(),
                 slots: None,
                 spread: false,
+                existing_slots: false,
             };
             let bar = progress(blocks as u64, "generating");
             let chain = gigagas_gen::generate(&options, &|k| bar.set_position(k as u64))?;

@@ -55,6 +55,13 @@ pub struct GenArgs {
     /// (1,000 accounts of 1,000 slots at the default) instead of one.
     #[arg(long)]
     spread: bool,
+    /// For `sstore-bloated`: the execution-specs seed's block — every SSTORE a cold write of
+    /// a new value to an existing genesis slot, spread evenly over the whole key range, no
+    /// slot written twice in a block. With `--fork Osaka --block-gas 30M --slots N` it is
+    /// `test_sstore_bloated[…-fork_Osaka-…-existing_slots_True-write_new_value_True-30M]`
+    /// (docs/workloads.md).
+    #[arg(long)]
+    existing_slots: bool,
     /// For bal-state-root, bal-deploy-interact, bal-mixed-graph: transactions per block
     /// (greedy: at the transaction gas cap; half; max: each at the least viable gas).
     #[arg(long)]
@@ -97,6 +104,9 @@ pub fn exec(args: GenArgs) -> Result<()> {
     if args.spread && !bloated {
         bail!("--spread applies to the sstore-bloated workload only");
     }
+    if args.existing_slots && !bloated {
+        bail!("--existing-slots applies to the sstore-bloated workload only");
+    }
     let workload =
         gigagas_gen::eest::with_flags(args.workload, args.contracts, args.density, args.group)
             .map_err(anyhow::Error::msg)?;
@@ -113,6 +123,7 @@ pub fn exec(args: GenArgs) -> Result<()> {
         precompiles: args.precompile.clone(),
         slots: args.slots,
         spread: args.spread,
+        existing_slots: args.existing_slots,
     };
     let bar = progress(args.blocks as u64, "blocks");
     let chain = gigagas_gen::generate(&options, &|k| bar.set_position(k as u64))?;

@@ -29,6 +29,7 @@ fn every_block_of_every_workload_agrees_with_geth() {
             precompiles: Vec::new(),
             slots: (workload == Workload::SstoreBloated).then_some(5_000),
             spread: false,
+            existing_slots: false,
         };
         let chain = generate(&options, &|_| {}).unwrap_or_else(|e| panic!("{workload}: {e}"));
         // Each block starts from the genesis with every earlier block's BAL applied.

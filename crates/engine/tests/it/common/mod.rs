@@ -14,6 +14,7 @@ pub fn generated_chain(blocks: usize, seed: u64) -> gigagas_data::Dataset {
         precompiles: Vec::new(),
         slots: None,
         spread: false,
+        existing_slots: false,
     };
     let dir = tempfile::tempdir().unwrap();
     gigagas_gen::generate(&options, &|_| {})
