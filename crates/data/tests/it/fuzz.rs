@@ -6,7 +6,7 @@
 //! raises the case count (`scripts/fuzz.sh`).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
-#[path = "../../../tools/fuzz-mutate.rs"]
+#[path = "../../../../tools/fuzz-mutate.rs"]
 mod mutate;
 
 use gigagas_data::DataSource;

@@ -4,7 +4,7 @@
 //! or a hang. `PROPTEST_CASES` raises the case count (`scripts/fuzz.sh`).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
-#[path = "../../../tools/fuzz-mutate.rs"]
+#[path = "../../../../tools/fuzz-mutate.rs"]
 mod mutate;
 
 use gigagas_conformance::{chain::TestResult, fixture, run_test, Mode};
