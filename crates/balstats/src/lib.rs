@@ -397,6 +397,71 @@ pub struct BlockStats {
     pub pre_code_bytes: u64,
     /// The largest accounts of the BAL (at most [`TOP_ACCOUNTS_PER_BLOCK`]).
     pub top_accounts: Vec<AccountSize>,
+    /// What a speculative engine would re-execute at each of [`SPECULATIVE_THREADS`]
+    /// ([`speculative_estimate`]); empty when the gas per transaction is unknown.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub speculative: Vec<Speculative>,
+}
+
+/// The thread counts [`speculative_estimate`] is given for.
+pub const SPECULATIVE_THREADS: [usize; 4] = [2, 4, 8, 16];
+
+/// What a speculative (Block-STM-like) engine would have to re-execute of a block at
+/// `threads`, estimated from the block's dependency graph as its BAL shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Speculative {
+    /// Worker threads.
+    pub threads: usize,
+    /// Transactions re-executed at least once.
+    pub reexecuted_txs: u64,
+    /// Their gas (each re-executed in full: the work before the conflict is lost).
+    pub reexecuted_gas: u64,
+}
+
+/// Estimates what a speculative engine would re-execute at `threads`, from the BAL: the
+/// transactions run optimistically in index order, `threads` at a time, so transaction *i*
+/// overlaps *i − threads + 1 … i − 1*; a transaction that writes a storage slot an earlier
+/// transaction of that window also writes is taken to have read it first (the
+/// read-modify-write of a counter, a balance, a pointer) and is re-executed once, in full.
+/// `gas_per_tx[i − 1]` is transaction *i*'s gas. A model, not a simulation: it counts
+/// neither cascades (a re-execution that aborts again; more work) nor blind writes (no read;
+/// less work), and sees reads only through writes, as the BAL records reads without their
+/// index. Pre- and post-execution system writes (indices 0 and *n* + 1) conflict with none.
+pub fn speculative_estimate(
+    bal: &[AccountChanges],
+    gas_per_tx: &[u64],
+    threads: usize,
+) -> Speculative {
+    let n = gas_per_tx.len() as u64;
+    // Per transaction: the distance to the nearest earlier transaction writing a slot it
+    // writes.
+    let mut nearest = vec![u64::MAX; gas_per_tx.len()];
+    for account in bal {
+        for slot in &account.storage_changes {
+            let mut previous: Option<u64> = None;
+            for change in &slot.changes {
+                let i = change.block_access_index.0;
+                if (1..=n).contains(&i) {
+                    if let (Some(p), Some(d)) = (previous, nearest.get_mut(i as usize - 1)) {
+                        *d = (*d).min(i - p);
+                    }
+                    previous = Some(i);
+                }
+            }
+        }
+    }
+    let (mut reexecuted_txs, mut reexecuted_gas) = (0, 0);
+    for (gas, distance) in gas_per_tx.iter().zip(&nearest) {
+        if *distance < threads as u64 {
+            reexecuted_txs += 1;
+            reexecuted_gas += gas;
+        }
+    }
+    Speculative {
+        threads,
+        reexecuted_txs,
+        reexecuted_gas,
+    }
 }
 
 /// The measurements of `input` with its BAL `bal` (from `source`), executed under `fork`.
@@ -434,6 +499,7 @@ pub fn block_stats(
         counts: Counts::of(bal),
         pre_code_bytes: pre_code_bytes(bal, &input.pre_state),
         top_accounts,
+        speculative: Vec::new(),
     })
 }
 
@@ -539,7 +605,13 @@ pub fn dataset_stats(dataset: &Dataset, on_block: &dyn Fn()) -> Result<DatasetSt
             Some(shipped) => (shipped, BalSource::Shipped),
             None => (&case.baseline.access.bal, BalSource::Built),
         };
-        blocks.push(block_stats(input, bal, source, case.fork())?);
+        let mut stats = block_stats(input, bal, source, case.fork())?;
+        let gas: Vec<u64> = case.baseline.receipts.iter().map(|r| r.gas_used).collect();
+        stats.speculative = SPECULATIVE_THREADS
+            .iter()
+            .map(|&t| speculative_estimate(bal, &gas, t))
+            .collect();
+        blocks.push(stats);
         for a in account_sizes(bal) {
             let entry = per_account.entry(a.address).or_insert(AccountSize {
                 address: a.address,
@@ -811,8 +883,51 @@ pub fn tables(report: &BalStatsReport) -> Vec<Table> {
                 })
                 .collect(),
         });
+        if let Some(table) = speculative_table(d) {
+            out.push(table);
+        }
     }
     out
+}
+
+/// The speculative-engine estimate of a data set ([`speculative_estimate`]), summed over its
+/// blocks, one row per thread count; `None` when no block carries one.
+fn speculative_table(d: &DatasetStats) -> Option<Table> {
+    let txs: usize = d.blocks.iter().map(|b| b.txs).sum();
+    let gas: u64 = d.blocks.iter().map(|b| b.gas_used).sum();
+    let rows: Vec<Vec<String>> = SPECULATIVE_THREADS
+        .iter()
+        .map(|&t| {
+            let of_t = || {
+                d.blocks
+                    .iter()
+                    .flat_map(|b| &b.speculative)
+                    .filter(move |s| s.threads == t)
+            };
+            let (n, g) = (
+                of_t().map(|s| s.reexecuted_txs).sum::<u64>(),
+                of_t().map(|s| s.reexecuted_gas).sum::<u64>(),
+            );
+            vec![
+                t.to_string(),
+                format!("{n} of {txs}"),
+                format!("{:.1}", ratio(n, txs as u64) * 100.0),
+                format!("{:.1}", g as f64 / 1e6),
+                format!("{:.1}", ratio(g, gas) * 100.0),
+            ]
+        })
+        .collect();
+    d.blocks.iter().any(|b| !b.speculative.is_empty()).then(|| Table {
+        title: format!(
+            "{}: what a speculative engine would re-execute (estimate: a transaction writing a slot an earlier one of its window of T also writes is re-executed once, in full)",
+            d.name
+        ),
+        header: ["threads", "txs re-executed", "% of txs", "Mgas re-executed", "% of gas"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect(),
+        rows,
+    })
 }
 
 fn short(a: &Address) -> String {

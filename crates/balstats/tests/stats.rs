@@ -394,3 +394,42 @@ fn header_bytes(payload: usize) -> usize {
         1 + (usize::BITS as usize / 8 - payload.leading_zeros() as usize / 8)
     }
 }
+
+/// The speculative estimate on hand-made dependency graphs: a serial chain (every transaction
+/// rewrites slot 0) re-executes all but the first at any T ≥ 2; two interleaved chains
+/// (slot A at 1, 3, 5; slot B at 2, 4, 6) conflict only once the window reaches their distance
+/// of 2; system writes (indices 0 and n + 1) conflict with none.
+#[test]
+fn speculative_estimate_follows_the_dependency_distance() {
+    use alloy_eip7928::{BlockAccessIndex, SlotChanges, StorageChange};
+    let slot = |key: u64, at: &[u64]| SlotChanges {
+        slot: U256::from(key),
+        changes: at
+            .iter()
+            .map(|&i| StorageChange {
+                block_access_index: BlockAccessIndex(i),
+                new_value: U256::from(i),
+            })
+            .collect(),
+    };
+    let account = |slots: Vec<SlotChanges>| alloy_eip7928::AccountChanges {
+        address: Address::repeat_byte(7),
+        storage_changes: slots,
+        ..Default::default()
+    };
+    let gas = [10u64, 20, 30, 40, 50, 60];
+    let serial = vec![account(vec![slot(0, &[0, 1, 2, 3, 4, 5, 6, 7])])];
+    for (t, txs, g) in [(1, 0, 0), (2, 5, 200), (16, 5, 200)] {
+        let s = gigagas_balstats::speculative_estimate(&serial, &gas, t);
+        assert_eq!(
+            (s.threads, s.reexecuted_txs, s.reexecuted_gas),
+            (t, txs, g),
+            "T={t}"
+        );
+    }
+    let interleaved = vec![account(vec![slot(1, &[1, 3, 5]), slot(2, &[2, 4, 6])])];
+    for (t, txs, g) in [(2, 0, 0), (3, 4, 180), (8, 4, 180)] {
+        let s = gigagas_balstats::speculative_estimate(&interleaved, &gas, t);
+        assert_eq!((s.reexecuted_txs, s.reexecuted_gas), (txs, g), "T={t}");
+    }
+}
