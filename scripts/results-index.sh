@@ -42,6 +42,7 @@ differential-geth-1.17.10.txt	`scripts/install-geth-evm.sh && gigagas differenti
 eip7928-scenarios.md	`gigagas differential --suite eip7928 --json out.json` (304 execution-specs scenarios, both paths and geth t8n)
 hostile-inputs-cli.md	every hostile CLI input tried, before and after (release binary)
 hostile-inputs-data.md	every hostile data input tried (block files, pre-states, archives, generated chains, fixtures), before and after; the fuzz properties in `crates/{data,conformance,lab}/tests/fuzz.rs`, `scripts/fuzz.sh`
+hostile-pass-round3.md	`scripts/hostile-pass.sh target/release/gigagas docs/results/hostile-pass-round3.md` (issue 29, round 3: every subcommand with malformed, huge and hostile inputs, classed OK/PANIC/LOSS/HANG/OOM/SILENT/UNCLEAR/SECURITY; header and reading added by hand)
 hot-account-2core.md	`gigagas gen sstore-bloated --slots 1000000 [--spread] --blocks 3 --block-gas 30M --fork cancun --seed 1 --out DIR`, then `scripts/measure-hot.sh 3 /tmp/hot1m /tmp/spread1m` (root, prefetch, write, bytes read; 1/2 threads, warm/cold)
 incremental-root.md	`cargo run --release -p gigagas-trie --example incremental_root -- 1000000 4200 21`
 mega-mainnet-mix-2core.txt	`gigagas bench --workload mainnet-mix --block-gas 30M --blocks 50 --mega 1,10,50 --threads 1,2 --scheduler ordered,gas-used --repeats 3 --json mega-mix.json --markdown`

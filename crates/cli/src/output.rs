@@ -266,9 +266,9 @@ impl Output {
     pub fn write_via_path(&self, fill: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
         let context = || format!("{} {}: writing", self.flag, self.shown.display());
         match &self.target {
-            Target::Descriptor(fd) => {
-                fill(&PathBuf::from(format!("/dev/fd/{fd}"))).with_context(context)
-            }
+            Target::Descriptor(fd) => fill(&PathBuf::from(format!("/dev/fd/{fd}")))
+                .map_err(|e| closed_stdout_is_quiet(*fd, e))
+                .with_context(context),
             Target::Direct(path) => fill(path).with_context(context),
             Target::File(resolved) => self.replace(resolved, |tmp| fill(tmp.path())),
         }
@@ -282,8 +282,10 @@ impl Output {
                 // Through a duplicate of the descriptor, so `fill` gets a `File` like
                 // everywhere else.
                 let mut file = descriptor_file(fd).with_context(context)?;
-                fill(&mut file).with_context(context)?;
-                file.flush().with_context(context)?;
+                fill(&mut file)
+                    .and_then(|()| file.flush().map_err(Into::into))
+                    .map_err(|e| closed_stdout_is_quiet(fd, e))
+                    .with_context(context)?;
             }
             Target::Direct(path) => {
                 let mut file = fs::OpenOptions::new()
@@ -467,6 +469,21 @@ impl OutputDir {
         }
         Ok(())
     }
+}
+
+/// A closed stdout (`gigagas report FILE --out - | head`) ends the process quietly with status
+/// 141, as everywhere else ([`crate::common::stdout_failed`]); any other error is returned.
+fn closed_stdout_is_quiet(fd: i32, e: anyhow::Error) -> anyhow::Error {
+    if fd == 1 {
+        if let Some(io) = e
+            .chain()
+            .find_map(|c| c.downcast_ref::<std::io::Error>())
+            .filter(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        {
+            crate::common::stdout_failed(io);
+        }
+    }
+    e
 }
 
 /// The parent directory and file name of a resolved output path; an error naming the flag

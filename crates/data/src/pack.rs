@@ -23,6 +23,11 @@ pub fn pack_sample(
         for file in ["block.json", "pre_state.json"] {
             let rel = format!("blocks/{n}/{file}");
             let bytes = src.read(&rel)?;
+            // An archive is only written from blocks its loader accepts: the block parses
+            // (header number, transactions hashing to their stated hashes) before it is packed.
+            if file == "block.json" {
+                crate::mainnet::parse_block_json(&src.display_path(&rel), *n, &bytes)?;
+            }
             if file == "pre_state.json" {
                 let accounts: serde_json::Map<String, serde_json::Value> =
                     serde_json::from_slice(&bytes).map_err(|e| DataError::Json {

@@ -29,10 +29,20 @@ pub fn exec(args: PackArgs) -> Result<()> {
         &args.out,
         &Input::all("--data", std::slice::from_ref(&args.data)),
     )?;
-    let blocks = match args.blocks {
+    let mut blocks = match args.blocks {
         Some(b) => b,
         None => DataSource::open(&args.data)?.block_numbers()?,
     };
+    // A block named twice is packed once (and counted once below).
+    let named = blocks.len();
+    blocks.sort_unstable();
+    blocks.dedup();
+    if blocks.len() < named {
+        note!(
+            "--blocks: {} repeated block number(s) packed once",
+            named - blocks.len()
+        );
+    }
     let mut size = 0;
     out.write_via_path(|path| {
         size = gigagas_data::pack_sample(&args.data, &blocks, path, args.level)?;

@@ -73,9 +73,11 @@ pub fn exec(args: SimulateArgs) -> Result<()> {
         );
         // The traces were measured under these conditions: the prediction inherits them.
         for warning in gigagas_lab::report::noise_warnings(report) {
+            // The warning quotes the result's own strings (mode, scheduler): escaped.
             note!(
-                "warning: {}: {warning}",
-                gigagas_guard::text::printable(&report.data)
+                "warning: {}: {}",
+                gigagas_guard::text::printable(&report.data),
+                gigagas_guard::text::printable(&warning)
             );
         }
     }
