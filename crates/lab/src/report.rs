@@ -52,6 +52,14 @@ pub enum ReadError {
         /// Why the limit is what it is.
         why: &'static str,
     },
+    /// A measured quantity below zero (a time, throughput, ratio, share or load average).
+    #[error("{field} = {value}: negative, and a measured time, throughput, ratio, share or load average never is")]
+    Negative {
+        /// Where in the file.
+        field: String,
+        /// The file's value.
+        value: f64,
+    },
     /// The file is larger than a result may be.
     #[error(
         "{bytes} bytes or more: above the limit of {limit} bytes for a result file (set \
@@ -141,7 +149,29 @@ fn limit(
     }
 }
 
-/// Every number of the file finite and within ±[`MAX_NUMBER`]: nothing computed from them
+/// The measured floating-point fields of a result (times, throughputs, ratios, shares, load
+/// averages): none is ever negative, and a file that says otherwise is refused. Fitted
+/// coefficients (`cost_model`) and prediction errors may be negative and are not listed.
+const NON_NEGATIVE: [&str; 15] = [
+    "mgas_per_s",
+    "e2e_mgas_per_s",
+    "percent_of_bound",
+    "tx_work_ratio",
+    "speedup_vs_sequential",
+    "longest_tx_share",
+    "critical_path_bound",
+    "recover_ns_per_tx",
+    "other_share",
+    "own_share",
+    "busy_threshold",
+    "load_avg_start",
+    "load_avg_end",
+    "predicted_ns",
+    "predicted_speedup",
+];
+
+/// Every number of the file finite and within ±[`MAX_NUMBER`], and every measured field of
+/// [`NON_NEGATIVE`] at least 0: nothing computed from them
 /// overflows to infinity (an axis from 0 to +∞ never finishes its ticks).
 fn check_numbers(value: &serde_json::Value, path: &mut String) -> Result<(), ReadError> {
     match value {
@@ -170,6 +200,14 @@ fn check_numbers(value: &serde_json::Value, path: &mut String) -> Result<(), Rea
                 path.push('.');
                 path.push_str(&gigagas_guard::text::printable(key));
                 check_numbers(item, path)?;
+                if let Some(x) = item.as_f64().filter(|x| *x < 0.0) {
+                    if NON_NEGATIVE.contains(&key.as_str()) {
+                        return Err(ReadError::Negative {
+                            field: path.trim_start_matches('.').to_owned(),
+                            value: x,
+                        });
+                    }
+                }
                 path.truncate(len);
             }
         }
@@ -1161,6 +1199,26 @@ mod budget_tests {
             let field = path.join(".").replace(".0.", "[0].");
             refused(&v, &field);
         }
+    }
+
+    /// A negative throughput was once drawn as if measured.
+    #[test]
+    fn negative_measurements_are_refused_and_negative_fits_are_not() {
+        for key in ["mgas_per_s", "speedup_vs_sequential", "critical_path_bound"] {
+            let mut v = fixture();
+            v["runs"][0][key] = json!(-1.0);
+            let message = read(&v).unwrap_err().to_string();
+            assert!(
+                message.starts_with(&format!("runs[0].{key} = -1")) && message.contains("negative"),
+                "{message}"
+            );
+        }
+        let mut v = fixture();
+        v["machine"]["load_avg_end"] = json!(-0.5);
+        assert!(read(&v)
+            .unwrap_err()
+            .to_string()
+            .contains("machine.load_avg_end"));
     }
 
     #[test]
