@@ -204,7 +204,9 @@ fn cold_runs() {
     let (ok, out, err) = cold(&db, "off", "disk");
     assert!(ok, "{err}");
     assert_eq!(out.matches("= header").count(), 3, "{out}");
-    assert_eq!(out.matches(" MiB  root").count(), 3, "{out}");
+    // Each block line: bytes read from the device, then the reads that went to the store.
+    assert_eq!(out.matches(" MiB  ").count(), 3, "{out}");
+    assert_eq!(out.matches(" reads on demand  root").count(), 3, "{out}");
     assert!(out.contains("left out of the wall time"), "{out}");
     assert_eq!(verified_head(&db).0, 3);
     let fresh = dir.path().join("db2");

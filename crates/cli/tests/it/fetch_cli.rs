@@ -2,7 +2,7 @@
 //! flag errors, a fetch that `gigagas run --data` then verifies, and a refused method.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
-#[path = "../../fetch/tests/common/mod.rs"]
+#[path = "../../../fetch/tests/common/mod.rs"]
 mod common;
 
 use common::{Chain, Node, Reply};
