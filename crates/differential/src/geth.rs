@@ -165,8 +165,39 @@ fn e_withdrawals(scenario: &Scenario) -> Value {
     )
 }
 
-/// The scenario's `alloc.json`, `env.json` and `txs.rlp` as `t8n` reads them.
-fn inputs(scenario: &Scenario) -> (Value, Value, Value) {
+/// The largest RLP transaction list `evm t8n` reads: geth decodes `txs.rlp` through an
+/// `rlp.Stream` limited to 1 MiB and drops the error of a longer list, running *no*
+/// transaction without a word (`cmd/evm/internal/t8ntool/tx_iterator.go`, `rlp.NewStream(…,
+/// 1024*1024)` then `in.List()` unchecked; v1.17.10). A list this long or longer goes as JSON.
+pub const T8N_RLP_LIMIT: usize = 1024 * 1024;
+
+/// How the transactions reach `evm t8n`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxsFormat {
+    /// `txs.rlp`: the RLP list as a hex string (what geth's own tests use), when it is under
+    /// [`T8N_RLP_LIMIT`]; JSON otherwise.
+    Auto,
+    /// `txs.json`: the signed transactions as JSON objects (no size limit in geth).
+    Json,
+}
+
+/// The transactions as `t8n` reads them: the file name and its contents.
+fn txs_input(scenario: &Scenario, format: TxsFormat) -> Result<(&'static str, String), GethError> {
+    let mut rlp = Vec::new();
+    alloy_rlp::encode_list(&scenario.transactions, &mut rlp);
+    if format == TxsFormat::Auto && rlp.len() < T8N_RLP_LIMIT {
+        return Ok((
+            "txs.rlp",
+            Value::String(Bytes::from(rlp).to_string()).to_string(),
+        ));
+    }
+    serde_json::to_string(&scenario.transactions)
+        .map(|json| ("txs.json", json))
+        .map_err(|e| GethError::Output(format!("encoding the transactions as JSON: {e}")))
+}
+
+/// The scenario's `alloc.json` and `env.json` as `t8n` reads them.
+fn inputs(scenario: &Scenario) -> (Value, Value) {
     let alloc: serde_json::Map<String, Value> = scenario
         .alloc
         .iter()
@@ -196,13 +227,7 @@ fn inputs(scenario: &Scenario) -> (Value, Value, Value) {
         "blockHashes": { (e.number - 1).to_string(): e.parent_hash.to_string() },
         "withdrawals": e_withdrawals(scenario),
     });
-    let mut rlp = Vec::new();
-    alloy_rlp::encode_list(&scenario.transactions, &mut rlp);
-    (
-        Value::Object(alloc),
-        env,
-        Value::String(Bytes::from(rlp).to_string()),
-    )
+    (Value::Object(alloc), env)
 }
 
 fn field<'a>(v: &'a Value, name: &str) -> Result<&'a str, GethError> {
@@ -232,17 +257,28 @@ pub fn run_t8n_within(
     scenario: &Scenario,
     limits: &Limits,
 ) -> Result<Outcome, GethError> {
+    run_t8n_as(evm, scenario, limits, TxsFormat::Auto)
+}
+
+/// [`run_t8n_within`] with the transactions passed as `format` says.
+pub fn run_t8n_as(
+    evm: &Path,
+    scenario: &Scenario,
+    limits: &Limits,
+    format: TxsFormat,
+) -> Result<Outcome, GethError> {
     let dir = tempfile::tempdir()?;
-    let (alloc, env, txs) = inputs(scenario);
+    let (alloc, env) = inputs(scenario);
+    let (txs_file, txs) = txs_input(scenario, format)?;
     std::fs::write(dir.path().join("alloc.json"), alloc.to_string())?;
     std::fs::write(dir.path().join("env.json"), env.to_string())?;
-    std::fs::write(dir.path().join("txs.rlp"), txs.to_string())?;
+    std::fs::write(dir.path().join(txs_file), txs)?;
     let output = child::run(
         Command::new(evm).current_dir(dir.path()).args([
             "t8n",
             "--input.alloc=alloc.json",
             "--input.env=env.json",
-            "--input.txs=txs.rlp",
+            &format!("--input.txs={txs_file}"),
             "--output.result=result.json",
             "--output.alloc=post.json",
             &format!("--state.fork={}", fork_name(scenario.spec)),
@@ -289,6 +325,15 @@ pub fn run_t8n_within(
         .get("receipts")
         .and_then(Value::as_array)
         .ok_or_else(|| GethError::Output("no receipts".into()))?;
+    // Every transaction is either executed or rejected: anything else is transactions geth
+    // never read (as its RLP reader once dropped a list over 1 MiB), not a result.
+    if receipts.len() != scenario.transactions.len() {
+        return Err(GethError::Output(format!(
+            "evm t8n returned {} receipts and no rejection for {} transactions: it did not read them all",
+            receipts.len(),
+            scenario.transactions.len()
+        )));
+    }
     let tx_gas = receipts
         .iter()
         .map(|r| parse_u64(field(r, "gasUsed")?))

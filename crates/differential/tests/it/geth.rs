@@ -105,3 +105,27 @@ fn a_hanging_evm_fails_at_its_deadline() {
     assert!(err.contains(geth::T8N_TIMEOUT_ENV), "{err}");
     assert!(err.contains("resolving \\u{1b}]0;title\\u{7}"), "{err}");
 }
+
+/// The transactions as JSON (how a list over geth's 1 MiB RLP reader limit is passed) give
+/// geth's same outcome as the RLP list, on every fork's differential block — legacy, EIP-1559,
+/// EIP-7702 and deploying transactions included.
+#[test]
+#[cfg_attr(
+    not(gigagas_geth_evm),
+    ignore = "needs geth evm v1.17.10 (scripts/install-geth-evm.sh)"
+)]
+fn transactions_as_json_give_the_same_outcome_as_rlp() {
+    let evm = evm();
+    for spec in [SpecId::PRAGUE, SpecId::OSAKA, SpecId::AMSTERDAM] {
+        let s = scenario::build(spec);
+        let limits = geth::t8n_limits();
+        let rlp = geth::run_t8n_as(&evm, &s, &limits, geth::TxsFormat::Auto).expect("rlp");
+        let json = geth::run_t8n_as(&evm, &s, &limits, geth::TxsFormat::Json).expect("json");
+        let d = differences(&rlp, &json, &s.labels, &[]);
+        assert!(
+            d.is_empty(),
+            "{spec:?}: JSON and RLP input differ:\n{}",
+            d.join("\n")
+        );
+    }
+}
