@@ -203,8 +203,15 @@ impl DiskTemplate {
         std::fs::create_dir(&run).map_err(|e| fail(format!("{}: {e}", run.display())))?;
         for entry in std::fs::read_dir(&template).map_err(|e| fail(e.to_string()))? {
             let entry = entry.map_err(|e| fail(e.to_string()))?;
-            std::fs::copy(entry.path(), run.join(entry.file_name()))
+            let to = run.join(entry.file_name());
+            std::fs::copy(entry.path(), &to)
                 .map_err(|e| fail(format!("copying the store: {e}")))?;
+            // The copy is flushed here, before the pass: otherwise the first block's durable
+            // commit flushed the whole copied store inside its timed write (measured: 80 ms
+            // of a 300M block's write, against 5 ms for the next blocks).
+            std::fs::File::open(&to)
+                .and_then(|f| f.sync_all())
+                .map_err(|e| fail(format!("flushing the copied store: {e}")))?;
         }
         let store = gigagas_store::Store::open(&run).map_err(|e| fail(e.to_string()))?;
         Ok(DiskRoot::new(store))
