@@ -103,6 +103,10 @@ fn main() {
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_writer(std::io::stderr)
         .init();
+    // A mapped store file that cannot grow (a full disk) raises SIGBUS: say so and exit 74.
+    if let Err(e) = gigagas_guard::fault::report_sigbus() {
+        note!("warning: cannot install the SIGBUS handler: {e}");
+    }
     if let Err(err) = real_main() {
         // Control characters escaped: an error may quote a node, a file or a child process.
         note!(

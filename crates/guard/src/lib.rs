@@ -6,6 +6,8 @@
 //! - [`child`]: a child process (geth, evm, revme, gigagas itself) run with a deadline, killed
 //!   with its whole process group when it passes, its output held up to a bound, and an error
 //!   that says what was waited for and ends with the escaped tail of its stderr.
+//! - [`fault`]: a `SIGBUS` (a write to a mapped store file on a full disk) reported in words
+//!   with its own exit status instead of a silent death.
 //!
 //! Invariant: nothing here trusts the bytes it is given; every wait ends, every buffer is
 //! bounded.
@@ -13,4 +15,5 @@
 #![warn(missing_docs)]
 
 pub mod child;
+pub mod fault;
 pub mod text;
