@@ -17,10 +17,12 @@ index="$dir/README.md"
 commands() {
   cat <<'EOF'
 one-run-path-abba-2core.txt	`OUT=/tmp/abba31 scripts/abba.sh BEFORE target/release/gigagas 2 --threads 1,2 --scheduler ordered,gas-used --repeats 3 --warmup 1` (issue 31: the refactor against the build before it)
-bal-builder-cost-2core.txt	`gigagas bench --sequential-without-bal --threads 1 --scheduler ordered --repeats 5 --warmup 1` (bundled sample, then `--data /tmp/balgen/erc20,/tmp/balgen/mainnet-mix`); machine busy (load 16–20)
+bal-builder-cost-2core.txt	`gigagas bench --sequential-without-bal --threads 1 --scheduler ordered --repeats 10 --warmup 1` (bundled sample), then `--data /tmp/balgen/erc20,/tmp/balgen/mainnet-mix,/tmp/balgen/uniswap … --repeats 5`; quiet machine
 bal-stats-tables.md	`gigagas gen erc20\|uniswap\|mainnet-mix --block-gas 300M --blocks 3 --out /tmp/balgen/W`, then `gigagas bal stats --data /tmp/balgen/mainnet-mix,/tmp/balgen/erc20,/tmp/balgen/uniswap,../shared/data/mainnet --markdown --json /tmp/bal-stats.json`
-bal-variants-2core.md	`gigagas bal stats …` and `gigagas bench --sequential-without-bal …` (the two rows above; summary and reading in the file)
+bal-variants-2core.md	`gigagas bal stats …`, `gigagas bench --sequential-without-bal …` and `gigagas bench … --state disk --cache warm,cold --bal full,keys,writes,none` (the rows around it; summary and reading in the file)
+bal-variants-disk-2core.txt	`gigagas bench --data /tmp/balgen/mainnet-mix,/tmp/balgen/erc20,/tmp/balgen/uniswap,/tmp/balgen/hot1m,/tmp/balgen/prefetch-cold --state disk --root incremental --pipeline off --cache warm,cold --bal full,keys,writes,none --threads 1,2 --scheduler ordered --repeats 3 --warmup 1 --sequential-without-bal --markdown` (raw output behind `bal-variants-2core.md` § 3)
 eest-bal-differential-geth-1.17.10.txt	`scripts/install-geth-evm.sh && gigagas differential --workload eest-bal --block-gas 30M` (and `--fork osaka`, `--block-gas 300M`)
+eest-bal-shapes-2core.md	`gigagas bench --workload eest-bal --block-gas 30M,300M --blocks 2 --threads 1,2 --scheduler ordered --repeats 3 --warmup 1 --contention-floor --root parallel --pipeline on`, the 10-repeat reruns, `--state disk --cache warm,cold --bal keys,writes` and `gigagas bal stats` on the generated shapes (commands in the file)
 hot-account-10gb-2core.md	`cargo run --release -p gigagas-store --example load_genesis -- SLOTS DIR` at 10M and 75M slots under `/usr/bin/time -v`, and `gigagas db init`/`db verify`/`run --state disk --cold` at 1M (commands in the file)
 bench-inline-recovery-2core.txt	`gigagas bench --recover-senders pre,inline --repeats 5`
 bench-mainnet-2core.json	`gigagas bench --repeats 10 --json docs/results/bench-mainnet-2core.json` (the JSON of `bench-mainnet-2core.txt`)
@@ -36,7 +38,7 @@ contention-floor-generated-2core.txt	`gigagas bench --workload mainnet-mix,erc20
 contention-floor-mainnet-2core.txt	`gigagas bench --threads 1,2 --scheduler ordered,gas-used --mega 1,10 --repeats 10 --contention-floor --json floor-bundled.json` (raw output behind `contention-floor-2core.md`)
 contention-floor-medians-2core.txt	`gigagas bench --threads 1,2 --scheduler ordered,gas-used --mega 1,10 --repeats 10 --contention-floor`
 contention-floor-warm-2core.txt	the runs of `contention-floor-2core.md`, section "After warm workers" (commands in that file)
-dev-node-loop-2core.md	`crates/cli/tests/dev_node.rs` 50 times with `yes > /dev/null` holding a core (loop in the file)
+dev-node-loop-2core.md	`crates/cli/tests/dev_node.rs` (now the `dev_node` module of `crates/cli/tests/it/`: `cargo test --release -p gigagas-cli --test it dev_node::`) 50 times with `yes > /dev/null` holding a core (loop in the file)
 dev-node-2core.md	`scripts/geth-dev.sh /tmp/devnode 8545 &`, then `gigagas inject --rpc http://127.0.0.1:8545 --workload mainnet-mix --txs 1000 --seed 1 --fund-from-node --json inject.json`, `gigagas fetch --from A --to B --fork Osaka …`, `gigagas run --data DIR --mode sequential\|parallel` (inject → fetch → verify on geth 1.17.10 --dev)
 differential-geth-1.17.10.txt	`scripts/install-geth-evm.sh && gigagas differential`
 eip7928-scenarios.md	`gigagas differential --suite eip7928 --json out.json` (304 execution-specs scenarios, both paths and geth t8n)
