@@ -298,7 +298,11 @@ fn early_unit_stage(
         return nothing();
     };
     let number = first.number();
-    let snapshot = match trie.map(|t| lock(t).snapshot(options.threads * 2 + 2)) {
+    // One read transaction per reading thread (each serialises its readers behind a lock):
+    // execution's workers and the budget's pool, and every prefetch thread, so that the
+    // prefetch's reads are really in flight at once.
+    let readers = options.threads * 2 + 2 + PREFETCH_THREADS;
+    let snapshot = match trie.map(|t| lock(t).snapshot(readers)) {
         Some(Err(e)) => Err(ExecError::Unsupported {
             block: number,
             what: format!("state store snapshot: {e}"),
@@ -975,10 +979,13 @@ fn recover_unit<'a>(
 }
 
 /// Threads of the prefetch stage's reads from a disk store. They spend their time waiting on
-/// the device, so they run beside the CPU budget, not in it: on this repository's VM a cold
-/// 1M-slot hot-account block prefetched 1.8× faster on 8 threads than on the 2 of the budget,
-/// and 16 to 64 threads gained nothing more (`docs/results/hot-account-2core.md`).
-pub const PREFETCH_THREADS: usize = 8;
+/// the device, so they run beside the CPU budget, not in it; the block's snapshot holds one
+/// read transaction for each of them (a transaction serialises its readers), so all of them
+/// are reads in flight. This VM's disk serves 8k random 4 KiB reads/s at 1 in flight, 28.5k at
+/// 8 and ~36k at 16, no more at 32–64; with 16 threads (and their own transactions) a cold
+/// 300M `bal-prefetch-cold` block's prefetch took 312–341 ms against 478–534 ms with 8 threads
+/// sharing 6 transactions (A-B-B-A, docs/results/eest-bal-shapes-2core.md § 4).
+pub const PREFETCH_THREADS: usize = 16;
 
 /// Depth of the queues between stages: one block waiting per stage (back-pressure: a fast
 /// stage never runs more than one block ahead, so memory stays bounded).
