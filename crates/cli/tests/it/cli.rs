@@ -1,6 +1,7 @@
 //! Whole-binary tests: the real `gigagas` on real blocks, good and bad.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
+use crate::{gigagas, gigagas_in};
 use gigagas_data::DataSource;
 use std::{path::Path, process::Command};
 
@@ -22,18 +23,6 @@ fn fixture(dir: &Path) {
             std::fs::write(path, bytes).unwrap();
         }
     }
-}
-
-fn gigagas(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_gigagas"))
-        .args(args)
-        .output()
-        .expect("run gigagas");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 /// Writes the fixture into `dir/data` (so results can go beside it: an output inside an
@@ -1365,19 +1354,6 @@ fn gen_never_replaces_a_directory_without_force_and_never_half_writes() {
         "{:?}",
         leftovers(dir.path())
     );
-}
-
-fn gigagas_in(cwd: &Path, args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_gigagas"))
-        .current_dir(cwd)
-        .args(args)
-        .output()
-        .expect("run gigagas");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[test]

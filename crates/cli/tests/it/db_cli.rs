@@ -5,23 +5,12 @@
 //! head as an uninterrupted run.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
+use crate::gigagas;
 use std::{
     path::Path,
     process::{Command, Stdio},
     time::Instant,
 };
-
-fn gigagas(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_gigagas"))
-        .args(args)
-        .output()
-        .expect("run gigagas");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// One real mainnet block (touched-only pre-state) from the bundled sample.
 fn mainnet_block(dir: &Path) {

@@ -5,20 +5,8 @@
 #[path = "../../../fetch/tests/common/mod.rs"]
 mod common;
 
+use crate::gigagas;
 use common::{Chain, Node, Reply};
-use std::process::Command;
-
-fn gigagas(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_gigagas"))
-        .args(args)
-        .output()
-        .expect("run gigagas");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 #[test]
 fn fetch_flag_errors_name_the_flag() {

@@ -9,3 +9,29 @@ mod dev_node;
 mod fetch_cli;
 mod hostile;
 mod peers_cli;
+
+use std::{path::Path, process::Command};
+
+/// Runs the built `gigagas` with `args`: (exit status success, stdout, stderr).
+fn gigagas(args: &[&str]) -> (bool, String, String) {
+    outcome(Command::new(env!("CARGO_BIN_EXE_gigagas")).args(args))
+}
+
+/// [`gigagas`] from the working directory `cwd`.
+fn gigagas_in(cwd: &Path, args: &[&str]) -> (bool, String, String) {
+    outcome(
+        Command::new(env!("CARGO_BIN_EXE_gigagas"))
+            .current_dir(cwd)
+            .args(args),
+    )
+}
+
+/// Runs `cmd` to its end: (exit status success, stdout, stderr).
+fn outcome(cmd: &mut Command) -> (bool, String, String) {
+    let out = cmd.output().expect("run gigagas");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}

@@ -12,12 +12,7 @@ fn gigagas(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let out = cmd.output().expect("run gigagas");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    crate::outcome(&mut cmd)
 }
 
 fn gen(dir: &Path, name: &str, fork: &str) -> String {
