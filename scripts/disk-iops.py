@@ -14,7 +14,10 @@ if len(sys.argv) < 2:
     sys.exit(__doc__)
 path = sys.argv[1]
 seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 4.0
-pages = os.path.getsize(path) // 4096
+try:
+    pages = os.path.getsize(path) // 4096
+except OSError as e:
+    sys.exit(f"{path}: cannot read: {e.strerror}")
 if pages < 1024:
     sys.exit(f"{path}: at least 4 MiB are needed (a few GiB keep the reads off any cache)")
 
