@@ -11,15 +11,17 @@ use revm::{
     state::AccountInfo,
 };
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 /// Analysed bytecode by code hash, kept across blocks (a node keeps its code cache too):
-/// code read from disk is analysed (jump table) once, not once per transaction.
+/// code read from disk is analysed (jump table) once, not once per transaction. Loads are
+/// single-flight: workers that miss the same code at once wait for one store read instead
+/// of each reading it (so a block's demand reads do not depend on thread timing).
 #[derive(Debug, Default)]
-pub struct CodeCache(RwLock<HashMap<B256, Bytecode>>);
+pub struct CodeCache(RwLock<HashMap<B256, Arc<Mutex<Option<Bytecode>>>>>);
 
 impl CodeCache {
-    /// Codes held.
+    /// Codes held (loaded, or being loaded).
     pub fn len(&self) -> usize {
         self.0.read().map_or(0, |c| c.len())
     }
@@ -27,6 +29,18 @@ impl CodeCache {
     /// Whether no code is held.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The slot of `code_hash`: the existing one, or a new empty one.
+    fn slot(&self, code_hash: B256) -> Arc<Mutex<Option<Bytecode>>> {
+        if let Some(slot) = self.0.read().ok().and_then(|c| c.get(&code_hash).cloned()) {
+            return slot;
+        }
+        match self.0.write() {
+            Ok(mut cache) => cache.entry(code_hash).or_default().clone(),
+            // A poisoned cache (a worker panicked holding it): load without caching.
+            Err(_) => Arc::default(),
+        }
     }
 }
 
@@ -240,14 +254,11 @@ impl<T: KvRead> DatabaseRef for DiskState<T> {
         if code_hash == KECCAK_EMPTY {
             return Ok(Bytecode::default());
         }
-        if let Some(code) = self
-            .codes
-            .0
-            .read()
-            .ok()
-            .and_then(|c| c.get(&code_hash).cloned())
-        {
-            return Ok(code);
+        let slot = self.codes.slot(code_hash);
+        // Held while reading: another worker missing the same code waits for this read.
+        let mut held = slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(code) = held.as_ref() {
+            return Ok(code.clone());
         }
         self.on_demand();
         let bytes = self
@@ -256,9 +267,7 @@ impl<T: KvRead> DatabaseRef for DiskState<T> {
             .map_err(|e| store_error(&format!("code {code_hash}"), e))?
             .ok_or(PreStateError::MissingCode(code_hash))?;
         let code = Bytecode::new_raw(bytes.into());
-        if let Ok(mut cache) = self.codes.0.write() {
-            cache.insert(code_hash, code.clone());
-        }
+        *held = Some(code.clone());
         Ok(code)
     }
 

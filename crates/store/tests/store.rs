@@ -426,6 +426,33 @@ fn generated_genesis_round_trip() {
             assert_eq!(view.storage_ref(*address, *slot).unwrap(), *value);
         }
     }
+    // Workers that miss the same code at once read it from the store once: the demand
+    // count is the number of distinct codes, whatever the timing.
+    let codes: std::collections::BTreeSet<B256> = first
+        .pre_state
+        .accounts()
+        .map(|(_, a)| a.info.code_hash)
+        .filter(|h| *h != KECCAK_EMPTY)
+        .collect();
+    assert!(!codes.is_empty());
+    for _ in 0..20 {
+        let state = gigagas_store::DiskState::new(
+            store.snapshot(8).unwrap(),
+            std::sync::Arc::new(gigagas_store::CodeCache::default()),
+        );
+        let start = std::sync::Barrier::new(8);
+        std::thread::scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|| {
+                    start.wait();
+                    for h in &codes {
+                        assert!(!state.code_by_hash_ref(*h).unwrap().is_empty());
+                    }
+                });
+            }
+        });
+        assert_eq!(state.demand_reads(), codes.len() as u64);
+    }
     // Loading twice is refused.
     assert!(matches!(
         store.load(&first.pre_state, 0, B256::ZERO),
