@@ -388,6 +388,8 @@ impl<B: Backend> Store<B> {
                 slots += 1;
                 if slots & ((1 << 20) - 1) == 0 {
                     progress(slots);
+                    // The scan maps the whole store: keep only what it is reading resident.
+                    self.backend.release_resident()?;
                 }
                 Ok(true)
             })?;
@@ -431,6 +433,9 @@ impl<B: Backend> Store<B> {
         for table in [Table::AccountTrie, Table::StorageTrie] {
             kv.scan(table, &[], &mut |_, _| {
                 stored_nodes += 1;
+                if stored_nodes & ((1 << 20) - 1) == 0 {
+                    self.backend.release_resident()?;
+                }
                 Ok(true)
             })?;
         }

@@ -100,4 +100,11 @@ pub trait Backend: Send + Sync + Sized {
     fn write(&self) -> Result<Self::Write, Error>;
     /// Bytes the database occupies on disk (allocated, not the sparse file length).
     fn size_bytes(&self) -> Result<u64, Error>;
+    /// Drops the database pages mapped into this process from its resident set: they stay
+    /// in the page cache and a later read maps them again. A scan of the whole store calls it
+    /// as it goes, so its resident memory does not grow with the store. Default: nothing to
+    /// drop (a backend that maps nothing).
+    fn release_resident(&self) -> Result<(), Error> {
+        Ok(())
+    }
 }
