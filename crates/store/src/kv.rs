@@ -107,4 +107,9 @@ pub trait Backend: Send + Sync + Sized {
     fn release_resident(&self) -> Result<(), Error> {
         Ok(())
     }
+    /// Tells the OS that reads will now go through the database in file order (a whole-store
+    /// scan), so it reads ahead of each one. Default: nothing to advise.
+    fn advise_sequential(&self) -> Result<(), Error> {
+        Ok(())
+    }
 }

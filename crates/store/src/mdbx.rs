@@ -265,6 +265,57 @@ fn commit(txn: RwTxSync) -> Result<(), MdbxError> {
     }
 }
 
+impl Mdbx {
+    /// `madvise(advice)` on every mapping of this store's data file that this process has,
+    /// as `/proc/self/maps` lists them.
+    #[cfg(target_os = "linux")]
+    fn advise(&self, advice: libc::c_int) -> Result<(), Error> {
+        let file = self.path.join("mdbx.dat");
+        let file = std::fs::canonicalize(&file).unwrap_or(file);
+        let maps = "/proc/self/maps";
+        let text = std::fs::read_to_string(maps).map_err(|source| Error::Io {
+            path: maps.into(),
+            source,
+        })?;
+        for line in text.lines() {
+            // "start-end perms offset dev inode path"
+            let mut fields = line.splitn(6, ' ');
+            let (Some(range), Some(path)) = (fields.next(), fields.nth(4)) else {
+                continue;
+            };
+            if Path::new(path.trim_start()) != file {
+                continue;
+            }
+            let Some((start, end)) = range.split_once('-') else {
+                continue;
+            };
+            let (Ok(start), Ok(end)) = (
+                usize::from_str_radix(start, 16),
+                usize::from_str_radix(end, 16),
+            ) else {
+                continue;
+            };
+            // SAFETY: [start, end) is a whole mapping of this process's own data file, as the
+            // kernel lists it; the advice given (DONTNEED on a shared read-only file mapping,
+            // SEQUENTIAL) changes no byte a reader sees.
+            let rc = unsafe {
+                libc::madvise(
+                    start as *mut libc::c_void,
+                    end.saturating_sub(start),
+                    advice,
+                )
+            };
+            if rc != 0 {
+                return Err(Error::Io {
+                    path: file,
+                    source: std::io::Error::last_os_error(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Backend for Mdbx {
     type Read = MdbxRead;
     type Write = MdbxWrite;
@@ -348,55 +399,20 @@ impl Backend for Mdbx {
         Ok(MdbxWrite { txn, dbs })
     }
 
-    /// `madvise(MADV_DONTNEED)` on every mapping of the data file (found in
-    /// `/proc/self/maps`). The map is shared and read-only (no `WRITEMAP`), so this only
-    /// unmaps clean page-cache pages: any pointer into the map stays valid, and the next
-    /// access faults the same bytes back in.
+    /// `madvise(MADV_DONTNEED)` on every mapping of the data file ([`Mdbx::advise`]). The map
+    /// is shared and read-only (no `WRITEMAP`), so this only unmaps clean page-cache pages:
+    /// any pointer into the map stays valid, and the next access faults the same bytes back in.
     #[cfg(target_os = "linux")]
     fn release_resident(&self) -> Result<(), Error> {
-        let file = self.path.join("mdbx.dat");
-        let file = std::fs::canonicalize(&file).unwrap_or(file);
-        let maps = "/proc/self/maps";
-        let text = std::fs::read_to_string(maps).map_err(|source| Error::Io {
-            path: maps.into(),
-            source,
-        })?;
-        for line in text.lines() {
-            // "start-end perms offset dev inode path"
-            let mut fields = line.splitn(6, ' ');
-            let (Some(range), Some(path)) = (fields.next(), fields.nth(4)) else {
-                continue;
-            };
-            if Path::new(path.trim_start()) != file {
-                continue;
-            }
-            let Some((start, end)) = range.split_once('-') else {
-                continue;
-            };
-            let (Ok(start), Ok(end)) = (
-                usize::from_str_radix(start, 16),
-                usize::from_str_radix(end, 16),
-            ) else {
-                continue;
-            };
-            // SAFETY: [start, end) is a whole mapping of this process's own data file, as the
-            // kernel lists it; MADV_DONTNEED on a shared file mapping changes no byte a reader
-            // sees, it only drops the page-table entries.
-            let rc = unsafe {
-                libc::madvise(
-                    start as *mut libc::c_void,
-                    end.saturating_sub(start),
-                    libc::MADV_DONTNEED,
-                )
-            };
-            if rc != 0 {
-                return Err(Error::Io {
-                    path: self.path.join("mdbx.dat"),
-                    source: std::io::Error::last_os_error(),
-                });
-            }
-        }
-        Ok(())
+        self.advise(libc::MADV_DONTNEED)
+    }
+
+    /// `madvise(MADV_SEQUENTIAL)` on the data file's mappings ([`Mdbx::advise`]), replacing
+    /// the `MADV_RANDOM` the store is opened with (`no_rdahead`): the kernel reads ahead
+    /// of each fault.
+    #[cfg(target_os = "linux")]
+    fn advise_sequential(&self) -> Result<(), Error> {
+        self.advise(libc::MADV_SEQUENTIAL)
     }
 
     fn size_bytes(&self) -> Result<u64, Error> {
