@@ -133,31 +133,24 @@ fn init_verify_and_refusals() {
     let (ok, _, err) = gigagas(&["db", "verify", s(&data)]);
     assert!(!ok && err.contains("not a gigagas store"), "{err}");
     // run --state disk from the init'ed store: every block, then nothing left to do.
-    let (ok, out, err) = gigagas(&[
-        "run",
-        "--data",
-        s(&data),
-        "--state",
-        "disk",
-        "--db",
-        s(&db),
-        "--root",
-        "incremental",
-    ]);
+    let run_on_store = || {
+        gigagas(&[
+            "run",
+            "--data",
+            s(&data),
+            "--state",
+            "disk",
+            "--db",
+            s(&db),
+            "--root",
+            "incremental",
+        ])
+    };
+    let (ok, out, err) = run_on_store();
     assert!(ok, "{err}");
     assert!(out.contains("= header"), "{out}");
     assert_eq!(verified_head(&db).0, 2);
-    let (ok, out, err) = gigagas(&[
-        "run",
-        "--data",
-        s(&data),
-        "--state",
-        "disk",
-        "--db",
-        s(&db),
-        "--root",
-        "incremental",
-    ]);
+    let (ok, out, err) = run_on_store();
     assert!(ok && out.contains("nothing to run"), "{out}{err}");
     // --state disk needs --db and an incremental root.
     let (ok, _, err) = gigagas(&["run", "--data", s(&data), "--state", "disk"]);
