@@ -282,9 +282,7 @@ pub fn full_variant(bal: &[AccountChanges], pre: &PreState) -> Vec<FullAccountCh
             let account = pre.account(&a.address);
             let value = |slot: &U256| SlotValue {
                 slot: *slot,
-                value: account
-                    .and_then(|acc| acc.storage.get(slot).copied())
-                    .unwrap_or_default(),
+                value: account.map_or(U256::ZERO, |acc| acc.slot(slot)),
             };
             let code_hash = account
                 .map(|acc| acc.info.code_hash)

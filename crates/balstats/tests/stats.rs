@@ -126,6 +126,7 @@ fn sizes_of_a_small_list_are_the_hand_computed_ones() {
                 ..Default::default()
             },
             storage,
+            fill: None,
         },
     );
     let pre = PreState::new(accounts, Arc::new(HashMap::default()));
@@ -371,6 +372,7 @@ proptest! {
             accounts.insert(a.address, PreAccount {
                 info: revm::state::AccountInfo { balance: *balance, ..Default::default() },
                 storage,
+                fill: None,
             });
         }
         let pre = PreState::new(accounts, Arc::new(HashMap::default()));

@@ -215,6 +215,7 @@ pub fn to_pre_account(account: &FixtureAccount) -> PreAccount {
             .filter(|(_, v)| !v.is_zero())
             .map(|(k, v)| (*k, *v))
             .collect(),
+        fill: None,
     }
 }
 

@@ -144,6 +144,14 @@ impl StorageFill {
     pub fn value(&self, i: u64) -> U256 {
         U256::from(i % self.period + 1)
     }
+
+    /// The storage rule of the `k`-th account.
+    pub fn rule(&self, k: u64) -> crate::SlotFill {
+        crate::SlotFill {
+            slots: self.slots_of(k),
+            period: self.period,
+        }
+    }
 }
 
 impl ChainMeta {
@@ -163,6 +171,11 @@ impl ChainMeta {
         if self.storage_fill.is_empty() {
             return Ok(self.alloc.clone());
         }
+        // The export holds the expanded state and the allocation made from it.
+        let limit = crate::limit_from_env(MAX_FILL_MEMORY_ENV, MAX_FILL_MEMORY)
+            .map_err(|e| e.to_string())?;
+        check_fill_memory(&self.storage_fill, 2, limit)?;
+        check_fill_available_memory(&self.storage_fill, 2, "expanding the genesis")?;
         Ok(alloc_of(&self.genesis_state()?))
     }
 }
@@ -290,10 +303,29 @@ pub fn check_storage_fill(
 }
 
 /// The genesis state: `alloc` (zero slots dropped) and the accounts of the `storage_fill`
-/// entries expanded (checked first by [`check_storage_fill`]; storage maps pre-sized).
+/// entries expanded (checked first by [`check_storage_fill`]; storage maps pre-sized). For
+/// other clients' formats and tests; the loader keeps the rules ([`lazy_genesis_state`]).
 pub fn genesis_state(
     alloc: &BTreeMap<Address, AllocAccount>,
     fills: &[StorageFill],
+) -> Result<HashMap<Address, PreAccount>, String> {
+    build_genesis_state(alloc, fills, true)
+}
+
+/// The genesis state with each `storage_fill` account's storage kept as its rule
+/// ([`PreAccount::fill`]): memory independent of the slots (checked first by
+/// [`check_storage_fill`]).
+pub fn lazy_genesis_state(
+    alloc: &BTreeMap<Address, AllocAccount>,
+    fills: &[StorageFill],
+) -> Result<HashMap<Address, PreAccount>, String> {
+    build_genesis_state(alloc, fills, false)
+}
+
+fn build_genesis_state(
+    alloc: &BTreeMap<Address, AllocAccount>,
+    fills: &[StorageFill],
+    expand: bool,
 ) -> Result<HashMap<Address, PreAccount>, String> {
     check_storage_fill(alloc, fills)?;
     let filled: u64 = fills.iter().map(|f| f.accounts).sum();
@@ -309,12 +341,22 @@ pub fn genesis_state(
             ..Default::default()
         };
         for k in 0..f.accounts {
-            let n = f.slots_of(k);
-            let mut storage = HashMap::with_capacity_and_hasher(n as usize, Default::default());
-            storage.extend((0..n).map(|i| (U256::from(i), f.value(i))));
-            let account = PreAccount {
-                info: info.clone(),
-                storage,
+            let rule = f.rule(k);
+            let account = if expand {
+                let n = rule.slots;
+                let mut storage = HashMap::with_capacity_and_hasher(n as usize, Default::default());
+                storage.extend((0..n).map(|i| (U256::from(i), f.value(i))));
+                PreAccount {
+                    info: info.clone(),
+                    storage,
+                    fill: None,
+                }
+            } else {
+                PreAccount {
+                    info: info.clone(),
+                    storage: HashMap::default(),
+                    fill: Some(rule),
+                }
             };
             state.insert(f.account(k), account);
         }
@@ -407,7 +449,14 @@ pub fn genesis_accounts(alloc: &BTreeMap<Address, AllocAccount>) -> HashMap<Addr
                 .filter(|(_, v)| !v.is_zero())
                 .map(|(k, v)| (*k, *v))
                 .collect();
-            (*address, PreAccount { info, storage })
+            (
+                *address,
+                PreAccount {
+                    info,
+                    storage,
+                    fill: None,
+                },
+            )
         })
         .collect()
 }
@@ -424,11 +473,19 @@ pub fn alloc_of(state: &HashMap<Address, PreAccount>) -> BTreeMap<Address, Alloc
                 .as_ref()
                 .map(|c| c.original_bytes())
                 .unwrap_or_default();
+            // A rule's slots are listed one by one (an export is expanded by nature).
+            let ruled = a.fill.iter().flat_map(|f| {
+                (0..f.slots)
+                    .map(U256::from)
+                    .filter(|s| !a.storage.contains_key(s))
+                    .map(|s| (s, f.value(&s)))
+            });
             let storage = a
                 .storage
                 .iter()
-                .filter(|(_, v)| !v.is_zero())
                 .map(|(k, v)| (*k, *v))
+                .chain(ruled)
+                .filter(|(_, v)| !v.is_zero())
                 .collect();
             let account = AllocAccount {
                 balance: a.info.balance,
@@ -470,15 +527,11 @@ pub fn apply_bal(state: &mut HashMap<Address, PreAccount>, bal: &BlockAccessList
         }
         for slot in &changes.storage_changes {
             if let Some(c) = slot.changes.last() {
-                if c.new_value.is_zero() {
-                    account.storage.remove(&slot.slot);
-                } else {
-                    account.storage.insert(slot.slot, c.new_value);
-                }
+                account.set_slot(slot.slot, c.new_value);
             }
         }
         // EIP-161: a touched account left empty does not exist afterwards.
-        if account.info.is_empty() && account.storage.is_empty() {
+        if account.info.is_empty() && !account.has_storage() {
             state.remove(&changes.address);
         }
     }
@@ -554,7 +607,7 @@ pub fn check_fill_available_memory(
     if need > available {
         let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
         return Err(format!(
-            "storage_fill: {slots} slots; {what} holds {copies} in-memory copies of them, about {:.1} GiB ({LOADED_BYTES_PER_SLOT} B a slot), more than the {:.1} GiB available (MemAvailable); nothing was allocated. `gigagas db init --data DIR --out DBDIR` builds the store of such a genesis in bounded memory, but executing its blocks still loads the state in memory: use fewer --slots",
+            "storage_fill: {slots} slots; {what} holds {copies} in-memory copies of them, about {:.1} GiB ({LOADED_BYTES_PER_SLOT} B a slot), more than the {:.1} GiB available (MemAvailable); nothing was allocated (loading and running the chain keep the fill as its rule; only {what} lists every slot)",
             gib(need),
             gib(available)
         ));
@@ -579,25 +632,13 @@ pub(crate) fn load(source: &DataSource) -> Result<Dataset, DataError> {
         hashes.insert(b.block.header.number, b.block.header.hash_slow());
     }
     let hashes = Arc::new(hashes);
-    // Bounded before anything is expanded: every block below holds its own copy.
     meta.check_storage_fill()
-        .and_then(|()| {
-            let limit = crate::limit_from_env(MAX_FILL_MEMORY_ENV, MAX_FILL_MEMORY)
-                .map_err(|e| e.to_string())?;
-            check_fill_memory(&meta.storage_fill, blocks.len() as u64 + 1, limit)
-        })
         .map_err(|what| invalid(source, CHAIN_META, what))?;
-    // ... and within the memory this machine has now.
-    check_fill_available_memory(
-        &meta.storage_fill,
-        blocks.len() as u64 + 1,
-        "loading the chain",
-    )
-    .map_err(|what| invalid(source, CHAIN_META, what))?;
-    // The stated genesis must be the allocation's: hashed before anything is expanded.
+    // The stated genesis must be the allocation's (streamed: bounded memory at any size).
     check_genesis(source, &meta, spec)?;
-    let mut state = meta
-        .genesis_state()
+    // `storage_fill` accounts keep their rule: each block's pre-state holds only the slots
+    // earlier blocks changed, whatever the fill's size.
+    let mut state = lazy_genesis_state(&meta.alloc, &meta.storage_fill)
         .map_err(|what| invalid(source, CHAIN_META, what))?;
     let mut parent = meta.genesis_hash;
     let mut inputs = Vec::with_capacity(blocks.len());

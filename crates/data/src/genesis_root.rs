@@ -4,9 +4,9 @@
 //!
 //! The state root is computed from the allocation and the `storage_fill` rules directly, not
 //! from an expanded state: every account a fill entry creates with the same slot count has the
-//! same storage, so each distinct (slots, period) storage trie is hashed once. The transient
-//! memory is one `(key, value)` pair (64 bytes) per slot of the largest such trie, below the
-//! in-memory copies of the genesis the loader's budgets already bound.
+//! same storage, so each distinct (slots, period) storage trie is hashed once, its slots
+//! streamed in hashed-key order in bounded passes ([`crate::SlotFill::for_each_sorted`]): the
+//! memory does not grow with the slots.
 
 use crate::chain::{check_storage_fill, AllocAccount, StorageFill};
 use alloy_consensus::{proofs, Header, EMPTY_OMMER_ROOT_HASH};
@@ -84,26 +84,10 @@ fn listed_storage_root(storage: &BTreeMap<U256, U256>) -> B256 {
 }
 
 /// Storage root of `n` slots `0..n`, slot `i` holding `(i mod period) + 1` (a `storage_fill`
-/// account's storage). Holds 64 bytes a slot while hashing.
+/// account's storage), streamed in hashed-key order ([`crate::SlotFill::for_each_sorted`]):
+/// memory of one pass, whatever `n` is.
 fn filled_storage_root(n: u64, period: u64) -> B256 {
-    if n == 0 {
-        return EMPTY_ROOT_HASH;
-    }
-    let mut leaves: Vec<(B256, U256)> = (0..n)
-        .into_par_iter()
-        .map(|i| {
-            (
-                keccak256(U256::from(i).to_be_bytes::<32>()),
-                U256::from(i % period.max(1) + 1),
-            )
-        })
-        .collect();
-    leaves.par_sort_unstable_by_key(|a| a.0);
-    let mut builder = HashBuilder::default();
-    for (key, value) in leaves {
-        builder.add_leaf(Nibbles::unpack(key), &alloy_rlp::encode(value));
-    }
-    builder.root()
+    crate::SlotFill { slots: n, period }.root()
 }
 
 fn account_leaf(address: &Address, account: TrieAccount) -> (B256, Vec<u8>) {

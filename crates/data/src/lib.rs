@@ -20,7 +20,7 @@ pub use error::DataError;
 pub use mainnet::parse_block_json;
 pub use model::{BlockInput, Dataset, Transaction};
 pub use pack::pack_sample;
-pub use prestate::{PreAccount, PreState, PreStateError};
+pub use prestate::{PreAccount, PreState, PreStateError, SlotFill, FILL_PASS_SLOTS};
 pub use shared::shared_data_dir;
 pub use source::{
     limit_from_env, read_bounded, read_limited, ArchiveLimits, DataSource, ARCHIVE_MANIFEST,

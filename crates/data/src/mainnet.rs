@@ -347,6 +347,7 @@ fn load_pre_state(
                 PreAccount {
                     info,
                     storage: acc.storage,
+                    fill: None,
                 },
             ))
         })

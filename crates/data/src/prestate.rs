@@ -2,6 +2,7 @@
 
 use alloy_eip7928::BlockAccessList;
 use alloy_primitives::{
+    keccak256,
     map::{HashMap, HashSet},
     Address, B256, U256,
 };
@@ -17,8 +18,183 @@ use std::{borrow::Cow, sync::Arc};
 pub struct PreAccount {
     /// Balance, nonce, code hash and code.
     pub info: AccountInfo,
-    /// Storage slots known to the data set (the touched ones for mainnet data).
+    /// Storage slots known to the data set (the touched ones for mainnet data). With
+    /// [`Self::fill`], the slots that differ from the rule (a zero value included).
     pub storage: HashMap<U256, U256>,
+    /// Storage that follows a rule (a generated chain's `storage_fill` account): every slot
+    /// not in `storage` holds the rule's value. Keeps an account of 10^8 slots in a few bytes.
+    pub fill: Option<SlotFill>,
+}
+
+impl PreAccount {
+    /// The value of storage slot `slot` (`storage` first, then the fill rule, else zero).
+    pub fn slot(&self, slot: &U256) -> U256 {
+        match self.storage.get(slot) {
+            Some(v) => *v,
+            None => self.fill.map_or(U256::ZERO, |f| f.value(slot)),
+        }
+    }
+
+    /// Sets slot `slot` to `value`, keeping `storage` minimal: a value the rule (or, without
+    /// one, zero) already gives is not stored.
+    pub fn set_slot(&mut self, slot: U256, value: U256) {
+        if self.fill.map_or(U256::ZERO, |f| f.value(&slot)) == value {
+            self.storage.remove(&slot);
+        } else {
+            self.storage.insert(slot, value);
+        }
+    }
+
+    /// Wipes the storage (self-destruct): no slot, no rule.
+    pub fn clear_storage(&mut self) {
+        self.storage.clear();
+        self.fill = None;
+    }
+
+    /// Whether any slot holds a non-zero value.
+    pub fn has_storage(&self) -> bool {
+        if self.storage.values().any(|v| !v.is_zero()) {
+            return true;
+        }
+        // Every stored slot is zero here: the rule's slots not overridden remain.
+        self.fill.is_some_and(|f| {
+            let zeroed = self.storage.keys().filter(|s| f.covers(s)).count() as u64;
+            f.slots > zeroed
+        })
+    }
+
+    /// The root of the account's storage trie, from scratch ([`Self::for_each_hashed_slot`]:
+    /// streamed for a rule's slots).
+    pub fn storage_root(&self) -> B256 {
+        let mut builder = alloy_trie::HashBuilder::default();
+        let mut any = false;
+        let _ = self.for_each_hashed_slot::<std::convert::Infallible>(&mut |key, value| {
+            any = true;
+            builder.add_leaf(alloy_trie::Nibbles::unpack(key), &alloy_rlp::encode(value));
+            Ok(())
+        });
+        if any {
+            builder.root()
+        } else {
+            alloy_trie::EMPTY_ROOT_HASH
+        }
+    }
+
+    /// Calls `visit` on every non-zero slot, keyed by keccak256 of the slot, in increasing
+    /// key order: the rule's slots (generated in bounded passes, [`SlotFill::for_each_sorted`])
+    /// merged with `storage`. Memory: one pass and a sorted copy of `storage`.
+    pub fn for_each_hashed_slot<E>(
+        &self,
+        visit: &mut dyn FnMut(B256, U256) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut listed: Vec<(B256, U256)> = self
+            .storage
+            .iter()
+            .map(|(s, v)| (keccak256(s.to_be_bytes::<32>()), *v))
+            .collect();
+        listed.sort_unstable_by_key(|(k, _)| *k);
+        let mut listed = listed.into_iter().peekable();
+        let emit = |key: B256, value: U256, visit: &mut dyn FnMut(B256, U256) -> Result<(), E>| {
+            if value.is_zero() {
+                Ok(())
+            } else {
+                visit(key, value)
+            }
+        };
+        if let Some(fill) = self.fill {
+            fill.for_each_sorted(FILL_PASS_SLOTS, &mut |key, value| {
+                while let Some((k, v)) = listed.next_if(|(k, _)| *k < key) {
+                    emit(k, v, visit)?;
+                }
+                match listed.next_if(|(k, _)| *k == key) {
+                    Some((k, v)) => emit(k, v, visit),
+                    None => emit(key, value, visit),
+                }
+            })?;
+        }
+        for (k, v) in listed {
+            emit(k, v, visit)?;
+        }
+        Ok(())
+    }
+}
+
+/// Slots a rule's sorted generation holds at once ([`SlotFill::for_each_sorted`]): 8 Mi
+/// (about 320 MiB while a pass is sorted).
+pub const FILL_PASS_SLOTS: usize = 8 << 20;
+
+/// Storage given by a rule: slots `0..slots` (as integers), slot `i` holding
+/// `(i mod period) + 1`; every other slot zero. A generated chain's `storage_fill` account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlotFill {
+    /// Slots `0..slots` are filled.
+    pub slots: u64,
+    /// Slot `i` holds `(i mod period) + 1` (at least 1).
+    pub period: u64,
+}
+
+impl SlotFill {
+    /// Whether `slot` is one of the rule's.
+    pub fn covers(&self, slot: &U256) -> bool {
+        *slot < U256::from(self.slots)
+    }
+
+    /// The rule's value of `slot` (zero outside `0..slots`).
+    pub fn value(&self, slot: &U256) -> U256 {
+        if self.covers(slot) {
+            let i = slot.as_limbs()[0];
+            U256::from(i % self.period.max(1) + 1)
+        } else {
+            U256::ZERO
+        }
+    }
+
+    /// The storage root of the rule's slots (streamed: [`Self::for_each_sorted`]).
+    pub fn root(&self) -> B256 {
+        PreAccount {
+            fill: Some(*self),
+            ..Default::default()
+        }
+        .storage_root()
+    }
+
+    /// Calls `visit` on every slot of the rule in increasing order of keccak256(slot): in
+    /// `ceil(slots / pass_slots)` passes, each hashing all slot indices on the current rayon
+    /// pool and keeping (then sorting) those whose hashed key falls in the pass's range. Memory:
+    /// one pass (40 bytes a slot), whatever `slots` is.
+    pub fn for_each_sorted<E>(
+        &self,
+        pass_slots: usize,
+        visit: &mut dyn FnMut(B256, U256) -> Result<(), E>,
+    ) -> Result<(), E> {
+        use rayon::prelude::*;
+        let n = self.slots;
+        let passes = n.div_ceil(pass_slots.max(1) as u64).max(1);
+        let hash = |i: u64| keccak256(U256::from(i).to_be_bytes::<32>());
+        let top = |h: &B256| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&h.0[..8]);
+            u64::from_be_bytes(b)
+        };
+        let period = self.period.max(1);
+        for p in 0..passes {
+            let lo = (u128::from(p) << 64) / u128::from(passes);
+            let hi = (u128::from(p + 1) << 64) / u128::from(passes);
+            let mut run: Vec<(B256, u64)> = (0..n)
+                .into_par_iter()
+                .filter_map(|i| {
+                    let h = hash(i);
+                    let t = u128::from(top(&h));
+                    (passes == 1 || (lo <= t && t < hi)).then_some((h, i))
+                })
+                .collect();
+            run.par_sort_unstable_by_key(|(h, _)| *h);
+            for (h, i) in run {
+                visit(h, U256::from(i % period + 1))?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// State before a block: accounts, storage, code and the block hashes `BLOCKHASH` may ask for.
@@ -88,7 +264,15 @@ impl PreState {
                         .unwrap_or_else(|| copy(c))
                 });
                 let storage = account.storage.iter().map(|(k, v)| (*k, *v)).collect();
-                (*address, PreAccount { info, storage })
+                let fill = account.fill;
+                (
+                    *address,
+                    PreAccount {
+                        info,
+                        storage,
+                        fill,
+                    },
+                )
             })
             .collect();
         Self {
@@ -182,6 +366,12 @@ impl PreState {
         Some(merged)
     }
 
+    /// Whether any account's storage follows a rule ([`PreAccount::fill`]): its root from
+    /// scratch streams that account's slots (minutes at 10^8 slots) instead of reading a map.
+    pub fn has_fills(&self) -> bool {
+        self.accounts.values().any(|a| a.fill.is_some())
+    }
+
     /// Number of accounts.
     pub fn len(&self) -> usize {
         self.accounts.len()
@@ -214,8 +404,7 @@ impl DatabaseRef for PreState {
         Ok(self
             .accounts
             .get(&address)
-            .and_then(|a| a.storage.get(&index).copied())
-            .unwrap_or_default())
+            .map_or(U256::ZERO, |a| a.slot(&index)))
     }
 
     fn block_hash_ref(&self, number: u64) -> Result<B256, Self::Error> {
@@ -240,6 +429,7 @@ mod tests {
                 .iter()
                 .map(|&(k, v)| (U256::from(k), U256::from(v)))
                 .collect(),
+            fill: None,
         }
     }
 

@@ -28,7 +28,15 @@ pub fn pre_state(scenario: &Scenario) -> PreState {
                 ..Default::default()
             };
             let storage = account.storage.iter().map(|(k, v)| (*k, *v)).collect();
-            (*address, PreAccount { info, storage })
+            let fill = None;
+            (
+                *address,
+                PreAccount {
+                    info,
+                    storage,
+                    fill,
+                },
+            )
         })
         .collect();
     let hashes: HashMap<u64, _> = [(scenario.env.number - 1, scenario.env.parent_hash)]

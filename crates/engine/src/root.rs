@@ -177,13 +177,14 @@ pub(crate) fn touched_post_state(pre: &PreState, bal: &alloy_eip7928::BlockAcces
         if let Some(c) = changes.code_changes.last() {
             info.code_hash = alloy_primitives::keccak256(&c.new_code);
         }
-        let storage = match before {
-            Some(a) if info.is_empty() => a.storage.clone(),
+        let (storage, fill) = match before {
+            Some(a) if info.is_empty() => (a.storage.clone(), a.fill),
             _ => Default::default(),
         };
         let account = gigagas_data::PreAccount {
             info: before.map(|a| a.info.clone()).unwrap_or_default(),
             storage,
+            fill,
         };
         accounts.insert(changes.address, account);
     }
@@ -256,11 +257,7 @@ pub fn change_set_of_execution(
             .iter()
             .flat_map(|a| a.storage.iter())
             .filter(|(slot, value)| {
-                before
-                    .and_then(|b| b.storage.get(*slot))
-                    .copied()
-                    .unwrap_or_default()
-                    != **value
+                before.map_or(alloy_primitives::U256::ZERO, |b| b.slot(slot)) != **value
             })
             .map(|(slot, value)| (keccak256(slot.to_be_bytes::<32>()), *value))
             .collect();

@@ -145,9 +145,7 @@ impl FullValues {
                 if known_slots.contains(&(address, slot)) {
                     continue;
                 }
-                let value = held
-                    .and_then(|a| a.storage.get(&slot).copied())
-                    .unwrap_or_default();
+                let value = held.map_or(U256::ZERO, |a| a.slot(&slot));
                 self.slots.push(((address, slot), value));
             }
         }

@@ -34,8 +34,7 @@ pub trait StorageProbe {
 
 impl StorageProbe for PreState {
     fn has_storage(&self, address: Address) -> bool {
-        self.account(&address)
-            .is_some_and(|a| a.storage.values().any(|v| !v.is_zero()))
+        self.account(&address).is_some_and(|a| a.has_storage())
     }
 }
 

@@ -2,7 +2,8 @@
 //!
 //! - [`apply_changes`]: pre-state + the final accounts of an executed block (revm's
 //!   `CacheState`, from either execution path) → the next block's pre-state, with
-//!   self-destructed and EIP-161-deleted accounts removed and zero slots dropped.
+//!   self-destructed and EIP-161-deleted accounts removed and zero slots dropped;
+//!   [`first_difference`] names where two states differ.
 //! - [`state_root`]: the accounts trie over keccak(address) with every account's storage trie
 //!   over keccak(slot), built with `alloy-trie`'s `HashBuilder`; storage tries in parallel
 //!   (rayon), the way a client's commitment stage splits the work.
@@ -13,5 +14,5 @@
 mod apply;
 mod root;
 
-pub use apply::apply_changes;
+pub use apply::{apply_changes, first_difference};
 pub use root::{state_root, state_root_serial, storage_root, trie_root, PrefixKeyError};

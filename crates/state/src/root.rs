@@ -86,7 +86,11 @@ fn account_leaf(&(address, account): &(&Address, &gigagas_data::PreAccount)) -> 
     let trie_account = TrieAccount {
         nonce: account.info.nonce,
         balance: account.info.balance,
-        storage_root: storage_root(&account.storage),
+        storage_root: match account.fill {
+            // A rule's slots are streamed in hashed order (bounded memory at any size).
+            Some(_) => account.storage_root(),
+            None => storage_root(&account.storage),
+        },
         code_hash: account.info.code_hash,
     };
     (

@@ -14,7 +14,6 @@ use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
 use alloy_trie::{Nibbles, TrieAccount, EMPTY_ROOT_HASH, KECCAK_EMPTY};
 use gigagas_data::chain::{check_storage_fill, AllocAccount, StorageFill};
 use gigagas_trie::{BranchNode, StreamBuilder, StreamError};
-use rayon::prelude::*;
 use std::{cell::RefCell, collections::BTreeMap, path::Path};
 
 /// Bytes of store per genesis slot, measured (`docs/results/hot-account-10gb-2core.md`:
@@ -104,36 +103,15 @@ pub fn genesis_slots(alloc: &BTreeMap<Address, AllocAccount>, fills: &[StorageFi
     listed + fills.iter().map(|f| f.slots).sum::<u64>()
 }
 
-/// Calls `visit` on every slot of fill account `k` in increasing hashed-key order: in
-/// `ceil(n / pass_slots)` passes, each hashing all `n` slot indices on the current rayon pool
-/// and keeping (then sorting) those whose hashed key falls in the pass's range.
+/// Calls `visit` on every slot of fill account `k` in increasing hashed-key order, in passes
+/// of at most `pass_slots` slots ([`gigagas_data::SlotFill::for_each_sorted`]).
 pub fn fill_slots_sorted(
     fill: &StorageFill,
     k: u64,
     pass_slots: usize,
     visit: &mut dyn FnMut(B256, U256) -> Result<(), Error>,
 ) -> Result<(), Error> {
-    let n = fill.slots_of(k);
-    let passes = n.div_ceil(pass_slots.max(1) as u64).max(1);
-    let hash = |i: u64| keccak256(U256::from(i).to_be_bytes::<32>());
-    let top = |h: &B256| u64::from_be_bytes(h.0[..8].try_into().unwrap_or_default());
-    for p in 0..passes {
-        let lo = ((p as u128) << 64) / passes as u128;
-        let hi = (((p + 1) as u128) << 64) / passes as u128;
-        let mut run: Vec<(B256, u64)> = (0..n)
-            .into_par_iter()
-            .filter_map(|i| {
-                let h = hash(i);
-                let t = top(&h) as u128;
-                (passes == 1 || (lo <= t && t < hi)).then_some((h, i))
-            })
-            .collect();
-        run.par_sort_unstable_by_key(|(h, _)| *h);
-        for (h, i) in run {
-            visit(h, fill.value(i))?;
-        }
-    }
-    Ok(())
+    fill.rule(k).for_each_sorted(pass_slots, visit)
 }
 
 fn stream_err(e: StreamError<Error>) -> Error {

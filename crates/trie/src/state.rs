@@ -382,14 +382,14 @@ pub fn from_prestate(
                 code_hash: account.info.code_hash,
             },
         ));
-        storages.push((
-            hashed,
-            account
-                .storage
-                .iter()
-                .map(|(slot, value)| (keccak256(slot.to_be_bytes::<32>()), *value))
-                .collect(),
-        ));
+        // Every non-zero slot, a rule's (`PreAccount::fill`) listed one by one: the in-memory
+        // node store holds them all.
+        let mut slots = Vec::with_capacity(account.storage.len());
+        let _ = account.for_each_hashed_slot::<std::convert::Infallible>(&mut |key, value| {
+            slots.push((key, value));
+            Ok(())
+        });
+        storages.push((hashed, slots));
     }
     from_scratch(accounts, storages, parallelism)
 }

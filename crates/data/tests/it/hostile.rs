@@ -286,29 +286,22 @@ fn pack_with_a_repeated_block_writes_an_archive_its_loader_accepts() {
 
 #[test]
 fn a_storage_fill_too_large_for_memory_is_refused_before_expanding() {
+    // The loader keeps a fill as its rule; expanding it (an export to another client) is
+    // bounded before anything is allocated.
     let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/chain");
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(fixture.join("blocks.rlp"), dir.path().join("blocks.rlp")).unwrap();
-    let mut meta: serde_json::Value =
+    let mut meta: gigagas_data::chain::ChainMeta =
         serde_json::from_slice(&std::fs::read(fixture.join("chain.json")).unwrap()).unwrap();
-    meta["storage_fill"] = serde_json::json!([{
-        "address": "0x00000000000000000000000000000000f1110000",
-        "accounts": 1,
-        "slots": 100_000_000u64,
-        "period": 7,
-        "nonce": 1
-    }]);
-    std::fs::write(
-        dir.path().join("chain.json"),
-        serde_json::to_vec(&meta).unwrap(),
-    )
-    .unwrap();
-    let e = gigagas_data::load(&DataSource::open(dir.path()).unwrap())
-        .unwrap_err()
-        .to_string();
+    meta.storage_fill = vec![gigagas_data::chain::StorageFill {
+        address: alloy_primitives::address!("0x00000000000000000000000000000000f1110000"),
+        accounts: 1,
+        slots: 100_000_000,
+        period: 7,
+        nonce: 1,
+        code: Default::default(),
+    }];
+    let e = meta.full_alloc().unwrap_err();
     assert!(
-        e.contains("chain.json")
-            && e.contains("100000000 slots")
+        e.contains("100000000 slots")
             && e.contains("GiB")
             && e.contains(gigagas_data::chain::MAX_FILL_MEMORY_ENV),
         "{e}"
