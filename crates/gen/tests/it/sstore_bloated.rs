@@ -75,23 +75,47 @@ fn check_chain(spread: bool) {
         assert_eq!(fill.address, gigagas_gen::contracts::SPAM);
     }
 
-    // The loaded genesis (block 1's pre-state) holds exactly the filled slots.
+    // The loaded genesis (block 1's pre-state) holds exactly the filled slots, as their rule:
+    // no slot listed.
     assert_eq!(dataset.blocks.len(), 2);
     let genesis = &dataset.blocks[0].pre_state;
     let accounts = filled(fill);
     let mut total = 0;
     for (address, n) in &accounts {
         let account = genesis.account(address).expect("filled account exists");
-        assert_eq!(account.storage.len() as u64, *n, "{address}");
+        assert_eq!(
+            account.fill,
+            Some(gigagas_data::SlotFill {
+                slots: *n,
+                period: BLOAT_PERIOD
+            }),
+            "{address}"
+        );
+        assert!(account.storage.is_empty(), "{address}");
         assert!(account.info.code.as_ref().is_some_and(|c| !c.is_empty()));
         for i in [0, n / 2, n - 1] {
             let want = U256::from(i % BLOAT_PERIOD + 1);
-            assert_eq!(account.storage.get(&U256::from(i)), Some(&want));
+            assert_eq!(account.slot(&U256::from(i)), want);
         }
-        assert!(!account.storage.contains_key(&U256::from(*n)));
+        assert_eq!(account.slot(&U256::from(*n)), U256::ZERO);
         total += n;
     }
     assert_eq!(total, SLOTS);
+    // Block 2's pre-state lists only what block 1 changed.
+    let listed: usize = accounts
+        .iter()
+        .filter_map(|(a, _)| dataset.blocks[1].pre_state.account(a))
+        .map(|a| a.storage.len())
+        .sum();
+    let written: usize = chain.blocks[0]
+        .bal
+        .iter()
+        .map(|a| a.storage_changes.len())
+        .sum();
+    assert!(
+        listed > 0 && listed <= written,
+        "{listed} listed, {written} written"
+    );
 
     // The expanded genesis hashes to the recorded genesis hash.
     let state = meta.genesis_state().unwrap();
@@ -100,11 +124,23 @@ fn check_chain(spread: bool) {
     assert_eq!(header.hash_slow(), meta.genesis_hash);
     assert_eq!(dataset.blocks[0].header.parent_hash, meta.genesis_hash);
 
-    // Every block verifies: sequential baseline against the header (state root included,
-    // complete state), then the parallel path from the shipped BAL.
+    // Every block verifies: sequential baseline against the header, its post-state root (the
+    // rule's slots streamed) equal to the header's, then the parallel path from the shipped
+    // BAL.
     let cases = prepare_chain(&dataset.blocks).expect("prepare");
     let pool = WorkerPool::new(2);
     for case in &cases {
+        let input = case.prepared.input;
+        assert!(
+            !case.state_root_checked,
+            "a rule-filled state is left to the run's root"
+        );
+        assert_eq!(
+            gigagas_engine::post_state_root(&input.pre_state, &case.baseline.post),
+            input.header.state_root,
+            "block {}",
+            input.number()
+        );
         for scheduler in Scheduler::ALL {
             let mode = Mode::Parallel {
                 threads: 2,
