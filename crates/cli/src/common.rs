@@ -142,6 +142,22 @@ pub(crate) fn prepare_all(dataset: &Dataset, small_block_gas: u64) -> Result<Vec
     Ok(cases)
 }
 
+/// `--root incremental` in memory builds its node store from the first pre-state, listing
+/// every slot of a rule-filled storage (`storage_fill`): refused, before anything is built,
+/// when that would not fit in the memory available.
+pub(crate) fn check_memory_node_store(dataset: &Dataset) -> Result<()> {
+    let slots = dataset
+        .blocks
+        .first()
+        .map_or(0, |b| b.pre_state.fill_slots());
+    gigagas_data::chain::check_slots_available_memory(
+        slots,
+        1,
+        "--root incremental --state memory (its in-memory node store; --state disk streams them)",
+    )
+    .map_err(anyhow::Error::msg)
+}
+
 pub(crate) fn available_cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }

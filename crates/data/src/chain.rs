@@ -598,6 +598,12 @@ pub fn check_fill_available_memory(
     what: &str,
 ) -> Result<(), String> {
     let slots: u64 = fills.iter().map(|f| f.slots).sum();
+    check_slots_available_memory(slots, copies, what)
+}
+
+/// [`check_fill_available_memory`] for `slots` rule-filled slots in all (a state's
+/// [`crate::PreState::fill_slots`]).
+pub fn check_slots_available_memory(slots: u64, copies: u64, what: &str) -> Result<(), String> {
     let need = slots
         .saturating_mul(LOADED_BYTES_PER_SLOT)
         .saturating_mul(copies.max(1));

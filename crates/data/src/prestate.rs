@@ -372,6 +372,14 @@ impl PreState {
         self.accounts.values().any(|a| a.fill.is_some())
     }
 
+    /// Slots of every storage rule together (what listing them would hold).
+    pub fn fill_slots(&self) -> u64 {
+        self.accounts
+            .values()
+            .filter_map(|a| a.fill.map(|f| f.slots))
+            .fold(0, u64::saturating_add)
+    }
+
     /// Number of accounts.
     pub fn len(&self) -> usize {
         self.accounts.len()

@@ -21,7 +21,7 @@ pub use block::{
     check_parent, execute_both, execute_from_bal, plan_from, prepare, prepare_chain, run_block,
     run_block_with, verify_run, BlockCase, BlockRun, BothPaths, Checks, Mode, Recovery, RootCheck,
 };
-pub use disk::DiskRoot;
+pub use disk::{DiskRoot, SyncPolicy};
 pub use mega::{mega_plan, mega_pre_state, run_mega, MegaUnit};
 pub use pipeline::{
     run_pipeline, run_pipeline_with, BlockTimeline, PipelineOptions, PipelineRun, StageSpan,

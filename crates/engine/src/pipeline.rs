@@ -168,6 +168,9 @@ pub struct PipelineRun {
     pub wall_ns: u64,
     /// The time left out of `wall_ns`, ns.
     pub untimed_ns: u64,
+    /// The sync after the last block's commit (`--sync every-N|end`: the writes not yet
+    /// durable), ns; inside `wall_ns`.
+    pub final_sync_ns: u64,
     /// Process CPU time (user + system) during the run, ns; `None` where unreadable.
     pub cpu_ns: Option<u64>,
 }
@@ -889,6 +892,18 @@ pub fn run_pipeline_with(
         }
         blocks
     };
+    // What the sync policy left for the end is written inside the timed run.
+    let mut final_sync_ns = 0u64;
+    if let Some(t) = trie {
+        let t0 = Instant::now();
+        let flushed = lock(t).finish().map_err(|e| ExecError::Unsupported {
+            block: cases.last().map_or(0, BlockCase::number),
+            what: format!("making the state durable: {e}"),
+        })?;
+        if flushed {
+            final_sync_ns = t0.elapsed().as_nanos().max(1) as u64;
+        }
+    }
     let wall_ns = clock.now().saturating_sub(untimed_ns);
     let cpu_ns = cpu0.zip(process_cpu_ns()).map(|(a, b)| b.saturating_sub(a));
     // Each block's reading of the counter at its commit, turned into bytes since the last.
@@ -907,6 +922,7 @@ pub fn run_pipeline_with(
         blocks,
         wall_ns,
         untimed_ns,
+        final_sync_ns,
         cpu_ns,
     })
 }

@@ -103,6 +103,13 @@ pub trait IncrementalState: Send {
     fn needs_between_blocks(&self) -> bool {
         false
     }
+
+    /// After the last block's commit: makes what is not yet durable durable (the disk
+    /// store's `--sync every-N|end`); `true` when there was something to flush. Part of the
+    /// run's wall time.
+    fn finish(&mut self) -> Result<bool, String> {
+        Ok(false)
+    }
 }
 
 /// A block's root computed by [`IncrementalState::compute`], not yet written.

@@ -84,6 +84,8 @@ enum Slots<'a> {
     Listed(&'a BTreeMap<U256, U256>),
     /// Account `k` of a fill entry.
     Fill(&'a StorageFill, u64),
+    /// A pre-state's account: its listed slots merged with its rule's, if any.
+    Account(&'a gigagas_data::PreAccount),
 }
 
 struct GenesisAccount<'a> {
@@ -187,6 +189,69 @@ impl<B: Backend> Store<B> {
         }
         check_storage_fill(alloc, fills).map_err(|what| Error::Genesis(what.to_string()))?;
         let (accounts, codes) = genesis_accounts(alloc, fills);
+        let hashes = BTreeMap::from([(number, hash)]);
+        self.load_accounts(accounts, &codes, &hashes, number, hash, opts, progress)
+    }
+
+    /// [`Store::load`] of a state whose storage follows rules ([`gigagas_data::SlotFill`]):
+    /// streamed as [`Store::load_genesis`] streams a genesis, so the memory does not grow with
+    /// the rules' slots. Every account's code and the state's block hashes are written too.
+    pub fn load_streaming(
+        &self,
+        state: &gigagas_data::PreState,
+        number: u64,
+        hash: B256,
+        progress: &dyn Fn(u64),
+    ) -> Result<Head, Error> {
+        use revm::DatabaseRef;
+        if let Some(head) = self.head()? {
+            return Err(Error::NotEmpty {
+                path: self.path.clone(),
+                head,
+            });
+        }
+        let mut codes = BTreeMap::new();
+        let mut accounts = Vec::with_capacity(state.len());
+        for (address, a) in state.accounts() {
+            let code_hash = a.info.code_hash;
+            if code_hash != KECCAK_EMPTY && !codes.contains_key(&code_hash) {
+                let code = match &a.info.code {
+                    Some(code) if !code.is_empty() => code.original_bytes(),
+                    _ => state
+                        .code_by_hash_ref(code_hash)
+                        .map_err(|e| Error::Backend(format!("loading code {code_hash}: {e}")))?
+                        .original_bytes(),
+                };
+                codes.insert(code_hash, code);
+            }
+            accounts.push(GenesisAccount {
+                hashed: keccak256(address),
+                nonce: a.info.nonce,
+                balance: a.info.balance,
+                code_hash,
+                slots: Slots::Account(a),
+            });
+        }
+        accounts.sort_unstable_by_key(|a| a.hashed);
+        let hashes: BTreeMap<u64, B256> =
+            state.block_hashes().iter().map(|(n, h)| (*n, *h)).collect();
+        let opts = GenesisOptions::default();
+        self.load_accounts(accounts, &codes, &hashes, number, hash, &opts, progress)
+    }
+
+    /// The streamed load of [`Store::load_genesis`] and [`Store::load_streaming`]: `accounts`
+    /// sorted by hashed address.
+    #[allow(clippy::too_many_arguments)]
+    fn load_accounts(
+        &self,
+        accounts: Vec<GenesisAccount<'_>>,
+        codes: &BTreeMap<B256, Bytes>,
+        block_hashes: &BTreeMap<u64, B256>,
+        number: u64,
+        hash: B256,
+        opts: &GenesisOptions,
+        progress: &dyn Fn(u64),
+    ) -> Result<Head, Error> {
         let at = |e| crate::at(&self.path, e);
         let no_txn = || Error::Backend("no write transaction".into());
         let mut txn = Some(self.backend.write().map_err(at)?);
@@ -243,6 +308,7 @@ impl<B: Backend> Store<B> {
                     }
                 }
                 Slots::Fill(f, k) => fill_slots_sorted(f, k, opts.pass_slots, &mut put_slot)?,
+                Slots::Account(a) => a.for_each_hashed_slot(&mut put_slot)?,
             }
             let storage_root = builder.finish().map_err(stream_err)?.root;
             put_nodes(txn.as_ref().ok_or_else(no_txn)?, owner)?;
@@ -276,10 +342,12 @@ impl<B: Backend> Store<B> {
                 .map_err(stream_err)?;
         }
         let root = builder.finish().map_err(stream_err)?.root;
-        for (code_hash, code) in &codes {
+        for (code_hash, code) in codes {
             t.append(Table::Code, code_hash.as_slice(), code)?;
         }
-        t.put(Table::BlockHashes, &number.to_be_bytes(), hash.as_slice())?;
+        for (n, h) in block_hashes {
+            t.put(Table::BlockHashes, &n.to_be_bytes(), h.as_slice())?;
+        }
         let head = Head {
             number,
             hash,

@@ -92,8 +92,12 @@ pub trait Backend: Send + Sync + Sized {
     type Read: KvRead;
     /// The write transaction.
     type Write: KvWrite;
-    /// Opens (with `create`: creates) the database in directory `path` with every table.
-    fn open(path: &Path, create: bool) -> Result<Self, Error>;
+    /// Opens (with `create`: creates) the database in directory `path` with every table;
+    /// with `durable`, every commit is on disk when it returns, otherwise only after
+    /// [`Backend::sync`] (a crash then leaves the last synced commit, never a torn one).
+    fn open(path: &Path, create: bool, durable: bool) -> Result<Self, Error>;
+    /// Makes every commit so far durable (flushes the data and the meta page to disk).
+    fn sync(&self) -> Result<(), Error>;
     /// A snapshot for up to `threads` reading threads at once.
     fn read(&self, threads: usize) -> Result<Self::Read, Error>;
     /// Starts the write transaction (waits while another one is open).

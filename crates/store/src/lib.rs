@@ -326,7 +326,7 @@ impl<B: Backend> Store<B> {
             }
         }
         std::fs::create_dir_all(path).map_err(io)?;
-        let backend = B::open(path, true).map_err(|e| at(path, e))?;
+        let backend = B::open(path, true, true).map_err(|e| at(path, e))?;
         let txn = backend.write().map_err(|e| at(path, e))?;
         txn.put(Table::Meta, b"format", FORMAT)?;
         txn.commit().map_err(|e| at(path, e))?;
@@ -336,8 +336,16 @@ impl<B: Backend> Store<B> {
         })
     }
 
-    /// Opens the store in `path`, checking that it is one.
+    /// Opens the store in `path`, checking that it is one; every commit is durable when it
+    /// returns.
     pub fn open(path: &Path) -> Result<Self, Error> {
+        Self::open_with(path, true)
+    }
+
+    /// [`Store::open`]; without `durable`, a commit is durable only after [`Store::sync`]
+    /// (a crash leaves the store at its last synced block: MDBX keeps the previous steady
+    /// commit): how a node batches its persistence (`run --sync`).
+    pub fn open_with(path: &Path, durable: bool) -> Result<Self, Error> {
         let meta = std::fs::metadata(path).map_err(|source| Error::Io {
             path: path.to_owned(),
             source,
@@ -365,7 +373,7 @@ impl<B: Backend> Store<B> {
             }
             Err(source) => return Err(Error::Io { path: dat, source }),
         }
-        let backend = B::open(path, false).map_err(|e| at(path, e))?;
+        let backend = B::open(path, false, durable).map_err(|e| at(path, e))?;
         let store = Self {
             backend,
             path: path.to_owned(),
@@ -382,6 +390,11 @@ impl<B: Backend> Store<B> {
             });
         }
         Ok(store)
+    }
+
+    /// Makes every commit so far durable (a store opened without `durable`).
+    pub fn sync(&self) -> Result<(), Error> {
+        self.backend.sync().map_err(|e| at(&self.path, e))
     }
 
     /// The store's directory.
@@ -604,7 +617,9 @@ impl<B: Backend> Store<B> {
     /// Bulk-loads a complete state into an empty store: builds every trie from scratch (in
     /// parallel on the current rayon pool), then appends each table in key order in one write
     /// transaction with the codes, the block hashes and the head (`number`, `hash`, the
-    /// computed root). Returns the head.
+    /// computed root). Returns the head. A state with rule-filled storage
+    /// ([`gigagas_data::PreState::has_fills`]) is streamed instead
+    /// ([`Store::load_streaming`]: memory independent of the rules' slots).
     pub fn load(
         &self,
         state: &gigagas_data::PreState,
@@ -612,6 +627,9 @@ impl<B: Backend> Store<B> {
         hash: B256,
     ) -> Result<Head, Error> {
         use revm::DatabaseRef;
+        if state.has_fills() {
+            return self.load_streaming(state, number, hash, &|_| {});
+        }
         if let Some(head) = self.head()? {
             return Err(Error::NotEmpty {
                 path: self.path.clone(),

@@ -320,7 +320,7 @@ impl Backend for Mdbx {
     type Read = MdbxRead;
     type Write = MdbxWrite;
 
-    fn open(path: &Path, create: bool) -> Result<Self, Error> {
+    fn open(path: &Path, create: bool, durable: bool) -> Result<Self, Error> {
         let env = Environment::builder()
             .set_max_dbs(Table::ALL.len() + 1)
             .set_max_readers(1024)
@@ -362,10 +362,38 @@ impl Backend for Mdbx {
             })?;
         }
         commit(txn).map_err(|e| mdbx_err("commit", None, e))?;
+        if !durable {
+            // The environment is opened durable, as every other process opens it (MDBX
+            // refuses to open one environment with different sync modes at once: a `db
+            // verify` beside a run), then this process's commits are made SafeNoSync: written,
+            // not flushed, until `sync`; a system crash rolls back to the last synced commit,
+            // a process crash keeps them all (MDBX checks the boot id).
+            // SAFETY: the pointer is this open environment's, used only inside the closure;
+            // SAFE_NOSYNC is one of the flags MDBX lets an open environment change.
+            let rc = env.with_raw_env_ptr(|p| unsafe {
+                signet_libmdbx::ffi::mdbx_env_set_flags(
+                    p,
+                    signet_libmdbx::ffi::MDBX_SAFE_NOSYNC,
+                    true,
+                )
+            });
+            if rc != 0 {
+                return Err(Error::Backend(format!(
+                    "mdbx: setting the no-sync mode failed with code {rc}"
+                )));
+            }
+        }
         Ok(Self {
             env,
             path: path.to_owned(),
         })
+    }
+
+    fn sync(&self) -> Result<(), Error> {
+        self.env
+            .sync(true)
+            .map(|_| ())
+            .map_err(|e| mdbx_err("sync", None, e))
     }
 
     fn read(&self, threads: usize) -> Result<MdbxRead, Error> {

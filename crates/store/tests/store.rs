@@ -460,6 +460,76 @@ fn generated_genesis_round_trip() {
     ));
 }
 
+/// A pre-state whose storage follows a rule (an `sstore-bloated` chain's block 2: the rule
+/// plus block 1's writes, a zero included) loads streamed into the same store as its
+/// expansion listed slot by slot: same root, same slots, every node verified.
+#[test]
+fn a_rule_filled_state_loads_streamed_like_its_expansion() {
+    use revm::DatabaseRef;
+    let options = gigagas_gen::GenOptions {
+        workload: gigagas_gen::Workload::SstoreBloated,
+        blocks: 2,
+        block_gas: 2_000_000,
+        seed: 5,
+        spec: revm::primitives::hardfork::SpecId::AMSTERDAM,
+        tx_gas_cap: Some(gigagas_gen::builder::EIP7825_TX_GAS_CAP),
+        senders: 8,
+        verify_threads: 2,
+        precompiles: Vec::new(),
+        slots: Some(3_000),
+        spread: false,
+        existing_slots: false,
+    };
+    let gen_dir = tempfile::tempdir().unwrap();
+    gigagas_gen::generate(&options, &|_| {})
+        .unwrap()
+        .write(gen_dir.path())
+        .unwrap();
+    let data =
+        gigagas_data::load(&gigagas_data::DataSource::open(gen_dir.path()).unwrap()).unwrap();
+    let second = &data.blocks[1];
+    let lazy = &second.pre_state;
+    assert!(lazy.has_fills());
+    // The same state listed slot by slot.
+    let expanded = gigagas_data::PreState::new(
+        lazy.accounts()
+            .map(|(a, acc)| {
+                let mut listed = acc.clone();
+                if let Some(fill) = listed.fill.take() {
+                    for i in 0..fill.slots {
+                        let slot = U256::from(i);
+                        listed.storage.entry(slot).or_insert(fill.value(&slot));
+                    }
+                    listed.storage.retain(|_, v| !v.is_zero());
+                }
+                (*a, listed)
+            })
+            .collect(),
+        lazy.block_hashes().clone(),
+    );
+    assert!(!expanded.has_fills());
+    let dir = tempfile::tempdir().unwrap();
+    let load = |name: &str, state: &gigagas_data::PreState| {
+        let store: Store = Store::create(&dir.path().join(name)).unwrap();
+        let head = store.load(state, 1, second.header.parent_hash).unwrap();
+        let verified = store.verify_streaming(&|_| {}).unwrap();
+        assert!(verified.ok(), "{name}: {verified:?}");
+        (store, head, verified.counts)
+    };
+    let (streamed, head, counts) = load("streamed", lazy);
+    let (listed, listed_head, listed_counts) = load("listed", &expanded);
+    assert_eq!(head, listed_head);
+    assert_eq!(head.state_root, data.blocks[0].header.state_root);
+    assert_eq!(counts, listed_counts);
+    let (a, b) = (streamed.read().unwrap(), listed.read().unwrap());
+    for (address, account) in expanded.accounts() {
+        for (slot, value) in &account.storage {
+            assert_eq!(a.storage_ref(*address, *slot).unwrap(), *value);
+            assert_eq!(b.storage_ref(*address, *slot).unwrap(), *value);
+        }
+    }
+}
+
 /// Corrupt records and foreign directories are errors naming what is wrong.
 #[test]
 fn corruption_is_named() {
@@ -471,7 +541,7 @@ fn corruption_is_named() {
     let path = dir.path().join("db");
     drop(stores(&model, &path));
     {
-        let raw = Mdbx::open(&path, false).unwrap();
+        let raw = Mdbx::open(&path, false, true).unwrap();
         let txn = raw.write().unwrap();
         txn.put(Table::AccountTrie, &[], &[0xff, 0xff, 9]).unwrap();
         txn.commit().unwrap();
@@ -480,11 +550,11 @@ fn corruption_is_named() {
     let e = store.verify().unwrap_err().to_string();
     assert!(e.contains("account_trie") && e.contains("corrupt"), "{e}");
     // MDBX allows one open environment per database file in a process.
-    let e = Mdbx::open(&path, false).unwrap_err().to_string();
+    let e = Mdbx::open(&path, false, true).unwrap_err().to_string();
     assert!(e.contains("already open"), "{e}");
     drop(store);
     {
-        let raw = Mdbx::open(&path, false).unwrap();
+        let raw = Mdbx::open(&path, false, true).unwrap();
         let txn = raw.write().unwrap();
         txn.put(Table::Meta, b"head", b"short").unwrap();
         txn.commit().unwrap();
@@ -575,7 +645,7 @@ fn a_corrupted_block_hash_table_fails_verify() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
     let put = |table: Table, k: &[u8], v: &[u8]| {
-        let raw = Mdbx::open(&path, false).unwrap();
+        let raw = Mdbx::open(&path, false, true).unwrap();
         let txn = raw.write().unwrap();
         txn.put(table, k, v).unwrap();
         txn.commit().unwrap();

@@ -4,7 +4,8 @@
 use crate::commands::db;
 use crate::common::unique;
 use crate::common::{
-    available_cores, load, parse_on_off, prepare_all, progress, Console, DataArg, PoolArgs,
+    available_cores, check_memory_node_store, load, parse_on_off, prepare_all, progress, Console,
+    DataArg, PoolArgs,
 };
 use crate::common::{note, say};
 use crate::limits::{self, check_range, parse_block_gas};
@@ -353,6 +354,13 @@ pub fn exec(args: BenchArgs) -> Result<()> {
     for item in &data {
         let (dataset, _dir) = load_bench_data(item)?;
         gigagas_bench::pipeline::check(&dataset.blocks, &options)?;
+        if !options.disk
+            && options
+                .roots
+                .contains(&gigagas_engine::RootMode::Incremental)
+        {
+            check_memory_node_store(&dataset)?;
+        }
         let cases = prepare_all(&dataset, args.pool.small_block_gas)?;
         let numbers: Vec<u64> = cases.iter().map(|c| c.number()).collect();
         let bar = progress(options.steps(&numbers), "benchmarking");

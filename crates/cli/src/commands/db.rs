@@ -333,13 +333,15 @@ pub enum ForRun {
 }
 
 /// `run --state disk --db DBDIR`: opens the store (creating it from the first block's
-/// pre-state when `db` does not exist or is empty) and drops the blocks it already holds.
+/// pre-state when `db` does not exist or is empty) and drops the blocks it already holds;
+/// its writes become durable as `sync` says.
 pub fn open_for_run(
     state: StateArg,
     db: Option<&Path>,
     root: Option<gigagas_engine::RootMode>,
     data: Option<&Path>,
     dataset: &mut Dataset,
+    sync: gigagas_engine::SyncPolicy,
 ) -> Result<ForRun> {
     use gigagas_engine::RootMode;
     let db = match (state, db) {
@@ -363,7 +365,7 @@ pub fn open_for_run(
         };
         note!("{}: store created at {summary}", db.display());
     }
-    let store: Store = Store::open(db)?;
+    let store: Store = Store::open_with(db, sync.durable_commits())?;
     let head = store
         .head()?
         .with_context(|| format!("--db {}: the store holds no state", db.display()))?;
@@ -423,5 +425,8 @@ pub fn open_for_run(
             done
         );
     }
-    Ok(ForRun::Disk(DiskRoot::new(store)))
+    DiskRoot::new(store)
+        .with_sync(sync)
+        .map(ForRun::Disk)
+        .map_err(anyhow::Error::msg)
 }

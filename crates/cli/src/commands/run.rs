@@ -3,7 +3,8 @@
 
 use crate::commands::db;
 use crate::common::{
-    available_cores, load, parse_on_off, prepare_all, say, Console, DataArg, ModeArg, PoolArgs,
+    available_cores, check_memory_node_store, load, parse_on_off, prepare_all, say, Console,
+    DataArg, ModeArg, PoolArgs,
 };
 use crate::limits::{self, check_range};
 use crate::output::{Input, Output};
@@ -61,6 +62,15 @@ pub struct RunArgs {
     /// The store directory for --state disk.
     #[arg(long, value_name = "DBDIR")]
     db: Option<PathBuf>,
+    /// With --state disk: when the store's writes become durable. every-block: each block's
+    /// commit is flushed to disk before the next block's write; every-N (N from 2 to
+    /// 1000000): flushed after every N-th block and at the end; end: once, after the last
+    /// block (inside the timed run). Every block is committed (read by the next) as soon as it
+    /// verified in all three; a crash loses the blocks since the last flush and leaves the
+    /// store whole at that block. Default: every-3, as a node batches (reth saves 3 blocks per
+    /// durable commit); every-block with --cold, the only policy it takes.
+    #[arg(long, value_name = "POLICY")]
+    sync: Option<gigagas_engine::SyncPolicy>,
     /// With --state disk and --pipeline off: read every unit's state cold. Before the first
     /// block and after each commit the store is closed, the OS page cache of its files
     /// dropped (posix_fadvise, no privileges needed; Linux only) and the store reopened,
@@ -129,6 +139,14 @@ fn options(args: &RunArgs) -> Result<PipelineOptions> {
             "--cold needs --state disk --db DBDIR (it drops the page cache of the store's files)"
         );
     }
+    if let Some(sync) = args.sync {
+        if !disk {
+            bail!("--sync {sync} needs --state disk --db DBDIR (it says when the store's writes are flushed)");
+        }
+        if args.cold && sync != gigagas_engine::SyncPolicy::EveryBlock {
+            bail!("--sync {sync} with --cold: cold mode closes the store after every block, which flushes it outside the timed run; only every-block is measured honestly there");
+        }
+    }
     let overlap = args.pipeline.unwrap_or(true);
     if args.cold && overlap {
         bail!("--cold needs --pipeline off: the page cache is dropped between blocks, which overlapped stages of other blocks would straddle");
@@ -168,12 +186,18 @@ pub fn exec(args: RunArgs) -> Result<()> {
         None => None,
     };
     let mut dataset = load(&args.data)?;
+    let sync = args.sync.unwrap_or(if args.cold {
+        gigagas_engine::SyncPolicy::EveryBlock
+    } else {
+        gigagas_engine::SyncPolicy::NODE
+    });
     let disk = match db::open_for_run(
         args.state,
         args.db.as_deref(),
         Some(options.root),
         args.data.data.as_deref(),
         &mut dataset,
+        sync,
     )? {
         db::ForRun::Memory => None,
         db::ForRun::Done => return Ok(()),
@@ -200,17 +224,26 @@ pub fn exec(args: RunArgs) -> Result<()> {
     } else {
         args.pool.small_block_gas
     };
+    if disk.is_none() && options.root == RootMode::Incremental {
+        check_memory_node_store(&dataset)?;
+    }
     let cases = prepare_all(&dataset, small_block_gas)?;
     let disk = disk.map(|d| Box::new(d) as Box<dyn IncrementalState>);
     let run = gigagas_engine::run_pipeline_with(&cases, &options, pool.as_ref(), disk)?;
     let console = Console::for_output(json.as_ref());
-    print_run(console, &cases, &run, args.state == db::StateArg::Disk);
+    print_run(
+        console,
+        &cases,
+        &run,
+        (args.state == db::StateArg::Disk).then_some(sync),
+    );
     if let Some(json) = json {
         let phases = run.phases_ns();
         let value = serde_json::json!({
             "schema": "gigagas.pipeline/1",
             "data": dataset.name,
             "mega": options.mega,
+            "sync": (args.state == db::StateArg::Disk).then(|| sync.to_string()),
             "run": run,
             "phases_ns": phases,
             "e2e_mgas_per_s": run.e2e_mgas_per_s(),
@@ -225,7 +258,14 @@ pub fn exec(args: RunArgs) -> Result<()> {
 
 /// One line per block (its stages, what it verified), then the per-stage totals and the
 /// end-to-end figure.
-fn print_run(console: Console, cases: &[BlockCase<'_>], run: &PipelineRun, disk: bool) {
+/// The run's block lines and summary; `sync` is the store's policy (`None`: in memory).
+fn print_run(
+    console: Console,
+    cases: &[BlockCase<'_>],
+    run: &PipelineRun,
+    sync: Option<gigagas_engine::SyncPolicy>,
+) {
+    let disk = sync.is_some();
     let ms = |ns: u64| ns as f64 / 1e6;
     let shown: Vec<&str> = STAGES
         .iter()
@@ -292,6 +332,20 @@ fn print_run(console: Console, cases: &[BlockCase<'_>], run: &PipelineRun, disk:
             console,
             "left out of the wall time: {:.1} ms between blocks (dropping the store's page cache)",
             ms(run.untimed_ns)
+        );
+    }
+    if let Some(sync) = sync {
+        say!(
+            console,
+            "writes made durable: --sync {sync}{}",
+            if run.final_sync_ns > 0 {
+                format!(
+                    " (the last flush, {:.1} ms, is in the wall time)",
+                    ms(run.final_sync_ns)
+                )
+            } else {
+                String::new()
+            }
         );
     }
     let exec_ns = phases["execute"];

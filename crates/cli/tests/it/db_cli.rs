@@ -199,6 +199,73 @@ fn cold_runs() {
     assert!(!fresh.exists(), "a refused run created {}", fresh.display());
 }
 
+/// `run --state disk --sync`: every policy gives the same verified blocks and the same
+/// store (roots verified from scratch); `end` and `every-N` flush inside the timed run;
+/// bad policies and combinations are refused by name before any work.
+#[test]
+fn sync_policies_give_the_same_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = chain(dir.path(), 3);
+    let mut heads = Vec::new();
+    for policy in ["every-block", "every-2", "end"] {
+        let db = dir.path().join(format!("db-{policy}"));
+        let (ok, out, err) = gigagas(&[
+            "run",
+            "--data",
+            s(&data),
+            "--state",
+            "disk",
+            "--db",
+            s(&db),
+            "--root",
+            "incremental",
+            "--threads",
+            "2",
+            "--sync",
+            policy,
+        ]);
+        assert!(ok, "{policy}: {err}");
+        assert_eq!(out.matches("= header").count(), 3, "{policy}: {out}");
+        assert!(out.contains(&format!("--sync {policy}")), "{policy}: {out}");
+        assert_eq!(
+            out.contains("the last flush"),
+            policy != "every-block",
+            "{policy}: {out}"
+        );
+        heads.push(verified_head(&db));
+    }
+    assert_eq!(heads[0].0, 3);
+    assert!(heads.iter().all(|h| *h == heads[0]), "{heads:?}");
+    let fresh = dir.path().join("db-refused");
+    for (args, named) in [
+        (vec!["--sync", "every-0"], "every-N"),
+        (vec!["--sync", "every-1000001"], "every-N"),
+        (vec!["--sync", "sometimes"], "every-block"),
+        (
+            vec!["--sync", "end", "--pipeline", "off", "--cold"],
+            "--cold",
+        ),
+    ] {
+        let mut all = vec![
+            "run",
+            "--data",
+            s(&data),
+            "--state",
+            "disk",
+            "--db",
+            s(&fresh),
+            "--root",
+            "incremental",
+        ];
+        all.extend(args);
+        let (ok, _, err) = gigagas(&all);
+        assert!(!ok && err.contains(named), "{all:?}: {err}");
+    }
+    let (ok, _, err) = gigagas(&["run", "--data", s(&data), "--sync", "end"]);
+    assert!(!ok && err.contains("--state disk"), "{err}");
+    assert!(!fresh.exists(), "a refused run created {}", fresh.display());
+}
+
 /// SIGKILL at several points of a disk run; after each, the store holds a whole block that
 /// verifies from scratch, and the head never goes back; resuming reaches the head of an
 /// uninterrupted run.

@@ -221,7 +221,7 @@ fn a_store_that_differs_is_caught_by_execution() {
         let path = dir.path().join("db");
         genesis_store(&path);
         {
-            let raw = Mdbx::open(&path, false).unwrap();
+            let raw = Mdbx::open(&path, false, true).unwrap();
             let txn = raw.write().unwrap();
             let key = keccak256(sender);
             let bytes = txn.get(Table::Accounts, key.as_slice()).unwrap().unwrap();
