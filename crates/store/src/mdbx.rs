@@ -4,8 +4,10 @@
 //! mutex, so a read view opens one read transaction per reading thread on one MVCC snapshot
 //! (`begin_ro_sync_multi`) and each rayon worker uses its own (by
 //! `rayon::current_thread_index`): parallel root walks do not contend. Writes: one
-//! `RwTxSync`, committed once per block (MDBX's default durable sync mode: a commit that
-//! returned is on disk; a crash before it leaves the previous commit).
+//! `RwTxSync`, committed once per block. The environment is opened in MDBX's durable mode (a
+//! commit that returned is on disk; a crash before it leaves the previous commit) by every
+//! process; a run whose `--sync` batches flushes switches its own commits to SafeNoSync and
+//! flushes with `Backend::sync` (a system crash then leaves the last flushed commit).
 
 use crate::{
     kv::{Backend, Entry, KvRead, KvWrite, Table, Visit},
