@@ -203,35 +203,23 @@ impl<B: Backend> Store<B> {
         hash: B256,
         progress: &dyn Fn(u64),
     ) -> Result<Head, Error> {
-        use revm::DatabaseRef;
         if let Some(head) = self.head()? {
             return Err(Error::NotEmpty {
                 path: self.path.clone(),
                 head,
             });
         }
-        let mut codes = BTreeMap::new();
-        let mut accounts = Vec::with_capacity(state.len());
-        for (address, a) in state.accounts() {
-            let code_hash = a.info.code_hash;
-            if code_hash != KECCAK_EMPTY && !codes.contains_key(&code_hash) {
-                let code = match &a.info.code {
-                    Some(code) if !code.is_empty() => code.original_bytes(),
-                    _ => state
-                        .code_by_hash_ref(code_hash)
-                        .map_err(|e| Error::Backend(format!("loading code {code_hash}: {e}")))?
-                        .original_bytes(),
-                };
-                codes.insert(code_hash, code);
-            }
-            accounts.push(GenesisAccount {
+        let codes = crate::state_codes(state)?;
+        let mut accounts: Vec<GenesisAccount<'_>> = state
+            .accounts()
+            .map(|(address, a)| GenesisAccount {
                 hashed: keccak256(address),
                 nonce: a.info.nonce,
                 balance: a.info.balance,
-                code_hash,
+                code_hash: a.info.code_hash,
                 slots: Slots::Account(a),
-            });
-        }
+            })
+            .collect();
         accounts.sort_unstable_by_key(|a| a.hashed);
         let hashes: BTreeMap<u64, B256> =
             state.block_hashes().iter().map(|(n, h)| (*n, *h)).collect();

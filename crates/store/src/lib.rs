@@ -626,7 +626,6 @@ impl<B: Backend> Store<B> {
         number: u64,
         hash: B256,
     ) -> Result<Head, Error> {
-        use revm::DatabaseRef;
         if state.has_fills() {
             return self.load_streaming(state, number, hash, &|_| {});
         }
@@ -637,20 +636,7 @@ impl<B: Backend> Store<B> {
             });
         }
         let (root, memory) = gigagas_trie::from_prestate(state, Parallelism::DEFAULT);
-        let mut codes = BTreeMap::new();
-        for (_, account) in state.accounts() {
-            let hash = account.info.code_hash;
-            if hash != revm::primitives::KECCAK_EMPTY && !codes.contains_key(&hash) {
-                let code = match &account.info.code {
-                    Some(code) if !code.is_empty() => code.original_bytes(),
-                    _ => state
-                        .code_by_hash_ref(hash)
-                        .map_err(|e| Error::Backend(format!("loading code {hash}: {e}")))?
-                        .original_bytes(),
-                };
-                codes.insert(hash, code);
-            }
-        }
+        let codes = state_codes(state)?;
         let head = Head {
             number,
             hash,
@@ -1005,4 +991,24 @@ pub fn first_difference(a: &MemoryStore, b: &MemoryStore) -> Option<String> {
         }
     }
     None
+}
+
+/// Every code of `state`'s accounts by hash (from the account, or the state's code table).
+pub(crate) fn state_codes(state: &gigagas_data::PreState) -> Result<BTreeMap<B256, Bytes>, Error> {
+    use revm::DatabaseRef;
+    let mut codes = BTreeMap::new();
+    for (_, account) in state.accounts() {
+        let hash = account.info.code_hash;
+        if hash != revm::primitives::KECCAK_EMPTY && !codes.contains_key(&hash) {
+            let code = match &account.info.code {
+                Some(code) if !code.is_empty() => code.original_bytes(),
+                _ => state
+                    .code_by_hash_ref(hash)
+                    .map_err(|e| Error::Backend(format!("loading code {hash}: {e}")))?
+                    .original_bytes(),
+            };
+            codes.insert(hash, code);
+        }
+    }
+    Ok(codes)
 }
