@@ -150,9 +150,11 @@ pub(crate) fn check_memory_node_store(dataset: &Dataset) -> Result<()> {
         .blocks
         .first()
         .map_or(0, |b| b.pre_state.fill_slots());
+    // Three slot-sized copies: the listed slots, the node store's own copy of them and its
+    // branch nodes (about one node for every three slots).
     gigagas_data::chain::check_slots_available_memory(
         slots,
-        1,
+        3,
         "--root incremental --state memory (its in-memory node store; --state disk streams them)",
     )
     .map_err(anyhow::Error::msg)
