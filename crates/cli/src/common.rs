@@ -155,7 +155,7 @@ pub(crate) fn check_memory_node_store(dataset: &Dataset) -> Result<()> {
     gigagas_data::chain::check_slots_available_memory(
         slots,
         3,
-        "--root incremental --state memory (its in-memory node store; --state disk streams them)",
+        "--root incremental --state memory (its in-memory node store; --state disk streams the slots instead)",
     )
     .map_err(anyhow::Error::msg)
 }

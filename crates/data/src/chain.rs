@@ -175,7 +175,7 @@ impl ChainMeta {
         let limit = crate::limit_from_env(MAX_FILL_MEMORY_ENV, MAX_FILL_MEMORY)
             .map_err(|e| e.to_string())?;
         check_fill_memory(&self.storage_fill, 2, limit)?;
-        check_fill_available_memory(&self.storage_fill, 2, "expanding the genesis")?;
+        check_fill_available_memory(&self.storage_fill, 2, "an export to another client")?;
         Ok(alloc_of(&self.genesis_state()?))
     }
 }
@@ -613,7 +613,7 @@ pub fn check_slots_available_memory(slots: u64, copies: u64, what: &str) -> Resu
     if need > available {
         let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
         return Err(format!(
-            "storage_fill: {slots} slots; {what} holds {copies} in-memory copies of them, about {:.1} GiB ({LOADED_BYTES_PER_SLOT} B a slot), more than the {:.1} GiB available (MemAvailable); nothing was allocated (loading and running the chain keep the fill as its rule; only {what} lists every slot)",
+            "storage_fill: {slots} slots; {what} would list every one of them, {copies} slot-sized copies in memory, about {:.1} GiB ({LOADED_BYTES_PER_SLOT} B a slot), more than the {:.1} GiB available (MemAvailable); refused before allocating them (loading and running the chain keep the fill as its rule)",
             gib(need),
             gib(available)
         ));
