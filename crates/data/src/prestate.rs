@@ -367,7 +367,8 @@ impl PreState {
     }
 
     /// Whether any account's storage follows a rule ([`PreAccount::fill`]): its root from
-    /// scratch streams that account's slots (minutes at 10^8 slots) instead of reading a map.
+    /// scratch streams that account's slots (seconds within one pass of [`FILL_PASS_SLOTS`],
+    /// minutes at 10^8 slots) instead of reading a map.
     pub fn has_fills(&self) -> bool {
         self.accounts.values().any(|a| a.fill.is_some())
     }

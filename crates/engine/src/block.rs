@@ -29,8 +29,8 @@ pub struct BlockCase<'a> {
     pub bal_prepare_nanos: u64,
     /// Which header values were checked.
     pub header_check: HeaderCheck,
-    /// Whether the header's state root was recomputed and matched (complete pre-states without
-    /// rule-filled storage only).
+    /// Whether the header's state root was recomputed and matched (complete pre-states whose
+    /// rule-filled storage, if any, fits one streaming pass: `gigagas_data::FILL_PASS_SLOTS`).
     pub state_root_checked: bool,
 }
 
@@ -56,10 +56,12 @@ pub fn prepare(input: &BlockInput) -> Result<BlockCase<'_>, ExecError> {
     let baseline = execute_sequential(&prepared, &*input.pre_state)?;
     let header_check =
         check_against_header(&input.header, &baseline.receipts, prepared.header_rules())?;
-    // A rule-filled storage (`storage_fill`, up to 10^8 slots) is not hashed from scratch per
-    // block here: the run's own root (every mode but `none`; the disk store's for each block)
-    // is checked against the header instead.
-    let state_root_checked = input.complete_state && !input.pre_state.has_fills();
+    // A rule-filled storage (`storage_fill`, up to 10^8 slots) larger than one streaming pass
+    // (`FILL_PASS_SLOTS`, seconds to hash) is not hashed from scratch per block here: the
+    // run's own root (every mode but `none`; the disk store's for each block) is checked
+    // against the header instead.
+    let state_root_checked = input.complete_state
+        && input.pre_state.fill_slots() <= gigagas_data::FILL_PASS_SLOTS as u64;
     if state_root_checked {
         check_state_root(input, &baseline)?;
     }
@@ -461,8 +463,9 @@ pub struct Checks {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RootCheck {
-    /// Not checked: the pre-state holds only what the block touches (or its storage follows a
-    /// rule, which the baseline does not hash), and this run computed no root.
+    /// Not checked: the pre-state holds only what the block touches (or a rule-filled storage
+    /// above one streaming pass, which the baseline does not hash), and this run computed no
+    /// root.
     None,
     /// This run computed no root; the sequential baseline's post-state root (complete
     /// state) equalled the header's, and this run's results equal that baseline's.

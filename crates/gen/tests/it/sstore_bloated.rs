@@ -132,8 +132,8 @@ fn check_chain(spread: bool) {
     for case in &cases {
         let input = case.prepared.input;
         assert!(
-            !case.state_root_checked,
-            "a rule-filled state is left to the run's root"
+            case.state_root_checked,
+            "a rule within one streaming pass is hashed by the baseline"
         );
         assert_eq!(
             gigagas_engine::post_state_root(&input.pre_state, &case.baseline.post),
