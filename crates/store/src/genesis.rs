@@ -181,12 +181,6 @@ impl<B: Backend> Store<B> {
         opts: &GenesisOptions,
         progress: &dyn Fn(u64),
     ) -> Result<Head, Error> {
-        if let Some(head) = self.head()? {
-            return Err(Error::NotEmpty {
-                path: self.path.clone(),
-                head,
-            });
-        }
         check_storage_fill(alloc, fills).map_err(|what| Error::Genesis(what.to_string()))?;
         let (accounts, codes) = genesis_accounts(alloc, fills);
         let hashes = BTreeMap::from([(number, hash)]);
@@ -203,12 +197,6 @@ impl<B: Backend> Store<B> {
         hash: B256,
         progress: &dyn Fn(u64),
     ) -> Result<Head, Error> {
-        if let Some(head) = self.head()? {
-            return Err(Error::NotEmpty {
-                path: self.path.clone(),
-                head,
-            });
-        }
         let codes = crate::state_codes(state)?;
         let mut accounts: Vec<GenesisAccount<'_>> = state
             .accounts()
@@ -240,6 +228,12 @@ impl<B: Backend> Store<B> {
         opts: &GenesisOptions,
         progress: &dyn Fn(u64),
     ) -> Result<Head, Error> {
+        if let Some(head) = self.head()? {
+            return Err(Error::NotEmpty {
+                path: self.path.clone(),
+                head,
+            });
+        }
         let at = |e| crate::at(&self.path, e);
         let no_txn = || Error::Backend("no write transaction".into());
         let mut txn = Some(self.backend.write().map_err(at)?);

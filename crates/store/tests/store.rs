@@ -355,6 +355,16 @@ fn refuses_wrong_blocks() {
 
 /// A generated chain's genesis: `load` → `verify`, and every account, slot and code read
 /// through `DatabaseRef` equals the pre-state's.
+/// A chain `generate`d with `options`, written and loaded back as a user's would be.
+fn generated(options: &gigagas_gen::GenOptions) -> gigagas_data::Dataset {
+    let gen_dir = tempfile::tempdir().unwrap();
+    gigagas_gen::generate(options, &|_| {})
+        .unwrap()
+        .write(gen_dir.path())
+        .unwrap();
+    gigagas_data::load(&gigagas_data::DataSource::open(gen_dir.path()).unwrap()).unwrap()
+}
+
 #[test]
 fn generated_genesis_round_trip() {
     use revm::DatabaseRef;
@@ -372,13 +382,7 @@ fn generated_genesis_round_trip() {
         spread: false,
         existing_slots: false,
     };
-    let gen_dir = tempfile::tempdir().unwrap();
-    gigagas_gen::generate(&options, &|_| {})
-        .unwrap()
-        .write(gen_dir.path())
-        .unwrap();
-    let data =
-        gigagas_data::load(&gigagas_data::DataSource::open(gen_dir.path()).unwrap()).unwrap();
+    let data = generated(&options);
     let first = &data.blocks[0];
     assert!(first.complete_state);
     let dir = tempfile::tempdir().unwrap();
@@ -480,13 +484,7 @@ fn a_rule_filled_state_loads_streamed_like_its_expansion() {
         spread: false,
         existing_slots: false,
     };
-    let gen_dir = tempfile::tempdir().unwrap();
-    gigagas_gen::generate(&options, &|_| {})
-        .unwrap()
-        .write(gen_dir.path())
-        .unwrap();
-    let data =
-        gigagas_data::load(&gigagas_data::DataSource::open(gen_dir.path()).unwrap()).unwrap();
+    let data = generated(&options);
     let second = &data.blocks[1];
     let lazy = &second.pre_state;
     assert!(lazy.has_fills());
