@@ -5,10 +5,13 @@
 # hot account warm and pipelined under each --sync policy. Each run starts from a fresh copy
 # of the genesis store. Needs root (drop_caches). Writes one JSON per run into WORK and prints
 # the per-block means (docs/results/hot-account-10gb-2core.md, "10M slots").
-# Usage: scripts/measure-hot-sync.sh WORK [SLOTS=10000000] [BLOCKS=6] [ROUNDS=2]  (BIN overrides the binary)
+# Usage: scripts/measure-hot-sync.sh WORK [SLOTS=10000000] [BLOCKS=6] [ROUNDS=2]
+# BIN overrides the binary; THREADS (default "1 2") the thread counts of the cold and warm runs;
+# SYNC_RUNS=0 skips the --sync runs.
 set -uo pipefail
 work="${1:?usage: scripts/measure-hot-sync.sh WORK [SLOTS] [BLOCKS] [ROUNDS]}"
 slots="${2:-10000000}"; blocks="${3:-6}"; rounds="${4:-2}"
+threads="${THREADS:-1 2}"; sync_runs="${SYNC_RUNS:-1}"
 cd "$(dirname "$0")/.."
 if [[ -z "${BIN:-}" ]]; then cargo build --release --locked --quiet --bin gigagas; BIN=$PWD/target/release/gigagas; fi
 mkdir -p "$work"; cd "$work" || exit 1
@@ -28,11 +31,10 @@ one() {  # NAME KIND RUN-ARGS...
 }
 for ((r = 1; r <= rounds; r++)); do
   for kind in hot spread; do
-    one r$r-$kind-cold1 $kind --pipeline off --cold --threads 1
-    one r$r-$kind-cold2 $kind --pipeline off --cold --threads 2
-    one r$r-$kind-warm1 $kind --pipeline off --threads 1 --sync every-block
-    one r$r-$kind-warm2 $kind --pipeline off --threads 2 --sync every-block
+    for t in $threads; do one r$r-$kind-cold$t $kind --pipeline off --cold --threads $t; done
+    for t in $threads; do one r$r-$kind-warm$t $kind --pipeline off --threads $t --sync every-block; done
   done
+  [[ $sync_runs == 0 ]] && continue
   for sync in every-block every-3 end; do one r$r-hot-sync-$sync hot --threads 2 --sync $sync; done
 done
 rm -rf tmpdb

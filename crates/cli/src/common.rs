@@ -88,12 +88,20 @@ impl Console {
 }
 
 pub(crate) fn load(data: &DataArg) -> Result<Dataset> {
+    load_with(data, None)
+}
+
+/// [`load`], with the genesis root of a store built from the chain ([`gigagas_data::load_with`]).
+pub(crate) fn load_with(
+    data: &DataArg,
+    known: Option<gigagas_data::chain::KnownGenesis>,
+) -> Result<Dataset> {
     let source = match &data.data {
         Some(path) => DataSource::open(path)?,
         None => DataSource::embedded()?,
     };
     let t0 = Instant::now();
-    let dataset = gigagas_data::load(&source).context("loading the data set")?;
+    let dataset = gigagas_data::load_with(&source, known).context("loading the data set")?;
     note!(
         "loaded {} blocks, {} txs, {:.1} Mgas from {} in {:.2} s",
         dataset.blocks.len(),

@@ -621,8 +621,31 @@ pub fn check_slots_available_memory(slots: u64, copies: u64, what: &str) -> Resu
     Ok(())
 }
 
-/// Loads a chain directory (or archive).
-pub(crate) fn load(source: &DataSource) -> Result<Dataset, DataError> {
+/// A genesis allocation whose state root was computed and checked against its genesis
+/// header before, by whoever built a state from it (`db init` records one in the store):
+/// [`genesis_alloc_digest`] of the allocation and the root it gave. The loader trusts the
+/// root only for an allocation with the same digest, and still checks it against the header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KnownGenesis {
+    /// [`genesis_alloc_digest`] of the allocation.
+    pub alloc_digest: B256,
+    /// The state root it was hashed to.
+    pub state_root: B256,
+}
+
+/// Keccak-256 of the genesis allocation as `chain.json` states it (`alloc` and
+/// `storage_fill`, serialized canonically: ordered maps, rules as written): two chains with the
+/// same digest have the same genesis state.
+pub fn genesis_alloc_digest(meta: &ChainMeta) -> B256 {
+    // Serializing ordered maps, lists and integers cannot fail; an empty input would never
+    // match a recorded digest of a real allocation.
+    let bytes = serde_json::to_vec(&(&meta.alloc, &meta.storage_fill)).unwrap_or_default();
+    alloy_primitives::keccak256(bytes)
+}
+
+/// Loads a chain directory (or archive); `known` spares hashing the genesis allocation when
+/// it is the allocation a store was built from ([`KnownGenesis`]).
+pub(crate) fn load(source: &DataSource, known: Option<KnownGenesis>) -> Result<Dataset, DataError> {
     let (meta, spec) = read_meta(source)?;
     let blocks = decode_blocks(source, &source.read(CHAIN_BLOCKS)?)?;
     if blocks.len() != meta.blocks {
@@ -640,8 +663,18 @@ pub(crate) fn load(source: &DataSource) -> Result<Dataset, DataError> {
     let hashes = Arc::new(hashes);
     meta.check_storage_fill()
         .map_err(|what| invalid(source, CHAIN_META, what))?;
-    // The stated genesis must be the allocation's (streamed: bounded memory at any size).
-    check_genesis(source, &meta, spec)?;
+    // The stated genesis must be the allocation's (streamed: bounded memory at any size),
+    // unless this very allocation was hashed before (a store's record).
+    match known.filter(|k| k.alloc_digest == genesis_alloc_digest(&meta)) {
+        Some(k) => check_genesis_root(
+            source,
+            &meta,
+            spec,
+            k.state_root,
+            " (that root is a store's record of this allocation, not hashed again: the store is damaged; build it again with `db init`)",
+        )?,
+        None => check_genesis(source, &meta, spec)?,
+    }
     // `storage_fill` accounts keep their rule: each block's pre-state holds only the slots
     // earlier blocks changed, whatever the fill's size.
     let mut state = lazy_genesis_state(&meta.alloc, &meta.storage_fill)
@@ -717,9 +750,20 @@ pub(crate) fn load(source: &DataSource) -> Result<Dataset, DataError> {
 /// chain's fields must hash to `genesis_hash` (a generated chain). The error names the file,
 /// the stated and the computed values.
 pub fn check_genesis(source: &DataSource, meta: &ChainMeta, spec: SpecId) -> Result<(), DataError> {
-    let err = |what: String| invalid(source, CHAIN_META, what);
-    let root =
-        crate::genesis_root::genesis_state_root(&meta.alloc, &meta.storage_fill).map_err(err)?;
+    let root = crate::genesis_root::genesis_state_root(&meta.alloc, &meta.storage_fill)
+        .map_err(|what| invalid(source, CHAIN_META, what))?;
+    check_genesis_root(source, meta, spec, root, "")
+}
+
+/// [`check_genesis`] with the allocation's state root `root` already computed.
+fn check_genesis_root(
+    source: &DataSource,
+    meta: &ChainMeta,
+    spec: SpecId,
+    root: B256,
+    origin: &str,
+) -> Result<(), DataError> {
+    let err = |what: String| invalid(source, CHAIN_META, what + origin);
     match meta.stored_genesis_header().map_err(err)? {
         Some(header) if header.state_root != root => Err(err(format!(
             "the genesis allocation (alloc, storage_fill) has state root {root}, the stored \

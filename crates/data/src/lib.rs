@@ -32,8 +32,18 @@ pub use source::{
 /// (`blocks/<n>/{block,pre_state}.json`, `bytecodes.json`, `block_hashes.json`).
 /// A directory holding `chain.json` is a generated chain (`gigagas.chain/1`).
 pub fn load(source: &DataSource) -> Result<Dataset, DataError> {
+    load_with(source, None)
+}
+
+/// [`load`], with the state root of a generated chain's genesis allocation known from a
+/// store built from it ([`chain::KnownGenesis`]): that allocation is not hashed again (at
+/// 75M rule-filled slots, minutes), the root still checked against the genesis header.
+pub fn load_with(
+    source: &DataSource,
+    known: Option<chain::KnownGenesis>,
+) -> Result<Dataset, DataError> {
     if source.read_optional(chain::CHAIN_META)?.is_some() {
-        return chain::load(source);
+        return chain::load(source, known);
     }
     mainnet::load(source)
 }

@@ -474,6 +474,35 @@ impl<B: Backend> Store<B> {
         txn.commit().map_err(|e| at(&self.path, e))
     }
 
+    /// Records the genesis allocation the store was built from and the state root it gave
+    /// (checked against the genesis header first: `db init`), so that loading the same chain
+    /// again need not hash it ([`gigagas_data::chain::KnownGenesis`]).
+    pub fn record_genesis_alloc(&self, known: gigagas_data::chain::KnownGenesis) -> Result<(), Error> {
+        let txn = self.backend.write().map_err(|e| at(&self.path, e))?;
+        let value = [known.alloc_digest.as_slice(), known.state_root.as_slice()].concat();
+        txn.put(Table::Meta, GENESIS_ALLOC, &value)?;
+        txn.commit().map_err(|e| at(&self.path, e))
+    }
+
+    /// The genesis allocation recorded by [`Self::record_genesis_alloc`], `None` for a store
+    /// without the record (built before it, or from a block's pre-state).
+    pub fn genesis_alloc(&self) -> Result<Option<gigagas_data::chain::KnownGenesis>, Error> {
+        let Some(v) = self.read_kv()?.get(Table::Meta, GENESIS_ALLOC)? else {
+            return Ok(None);
+        };
+        if v.len() != 64 {
+            return Err(Error::Corrupt {
+                table: Table::Meta.name(),
+                key: codec::hex(GENESIS_ALLOC),
+                what: format!("{} bytes, expected 64 (allocation digest, state root)", v.len()),
+            });
+        }
+        Ok(Some(gigagas_data::chain::KnownGenesis {
+            alloc_digest: B256::from_slice(&v[..32]),
+            state_root: B256::from_slice(&v[32..]),
+        }))
+    }
+
     /// The hash the block-hash table records for block `number`.
     pub fn block_hash(&self, number: u64) -> Result<Option<B256>, Error> {
         self.read_kv()?
@@ -914,6 +943,7 @@ impl<B: Backend> Store<B> {
 /// Meta key of the block-hash table's digest ([`entry_digest`] of every entry, XORed: any
 /// changed, added or removed entry changes it; kept up to date by every commit).
 const HASHES_DIGEST: &[u8] = b"block_hashes_digest";
+const GENESIS_ALLOC: &[u8] = b"genesis_alloc";
 
 /// One block-hash entry's share of the table's digest.
 fn entry_digest(key: &[u8], value: &[u8]) -> B256 {

@@ -3,7 +3,7 @@
 
 use crate::commands::db;
 use crate::common::{
-    available_cores, check_memory_node_store, load, parse_on_off, prepare_all, say, Console,
+    available_cores, check_memory_node_store, load_with, parse_on_off, prepare_all, say, Console,
     DataArg, ModeArg, PoolArgs,
 };
 use crate::limits::{self, check_range};
@@ -185,7 +185,19 @@ pub fn exec(args: RunArgs) -> Result<()> {
         )?),
         None => None,
     };
-    let mut dataset = load(&args.data)?;
+    // A store built from this chain's genesis allocation (`db init`) already hashed it.
+    let known = match (args.state, args.db.as_deref(), args.data.data.as_deref()) {
+        (db::StateArg::Disk, Some(db), Some(data)) => db::known_genesis(db, data),
+        _ => None,
+    };
+    if let Some(k) = known {
+        crate::note!(
+            "genesis state root {}: recorded by the store at --db, built from this allocation (keccak {}); not hashed again",
+            k.state_root,
+            k.alloc_digest
+        );
+    }
+    let mut dataset = load_with(&args.data, known)?;
     let sync = args.sync.unwrap_or(if args.cold {
         gigagas_engine::SyncPolicy::EveryBlock
     } else {

@@ -266,6 +266,85 @@ fn sync_policies_give_the_same_store() {
     assert!(!fresh.exists(), "a refused run created {}", fresh.display());
 }
 
+/// A store built by `db init` records the genesis allocation it hashed, so `run` on the same
+/// chain does not hash it again; an altered allocation (another digest) is hashed and
+/// refused, and a record whose root is not the genesis header's is refused too.
+#[test]
+fn a_store_spares_hashing_its_own_genesis_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("bloated");
+    let (ok, _, err) = gigagas(&[
+        "gen",
+        "sstore-bloated",
+        "--slots",
+        "5000",
+        "--blocks",
+        "2",
+        "--block-gas",
+        "3M",
+        "--fork",
+        "cancun",
+        "--senders",
+        "4",
+        "--out",
+        s(&data),
+    ]);
+    assert!(ok, "{err}");
+    let init = |db: &Path| {
+        let (ok, _, err) = gigagas(&["db", "init", "--data", s(&data), "--out", s(db)]);
+        assert!(ok, "{err}");
+    };
+    let run = |data: &Path, db: &Path| {
+        gigagas(&[
+            "run",
+            "--data",
+            s(data),
+            "--state",
+            "disk",
+            "--db",
+            s(db),
+            "--root",
+            "incremental",
+        ])
+    };
+    const SPARED: &str = "not hashed again";
+    let db = dir.path().join("db");
+    init(&db);
+    let (ok, out, err) = run(&data, &db);
+    assert!(ok, "{err}");
+    assert!(err.contains(SPARED), "{err}");
+    assert_eq!(out.matches("= header").count(), 2, "{out}");
+    assert_eq!(verified_head(&db).0, 2);
+    // The same chain with one more slot in its rule: another allocation, hashed and refused.
+    let altered = dir.path().join("altered");
+    std::fs::create_dir(&altered).unwrap();
+    std::fs::copy(data.join("blocks.rlp"), altered.join("blocks.rlp")).unwrap();
+    let mut meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(data.join("chain.json")).unwrap()).unwrap();
+    meta["storage_fill"][0]["slots"] = 5001.into();
+    std::fs::write(altered.join("chain.json"), meta.to_string()).unwrap();
+    let db2 = dir.path().join("db2");
+    init(&db2);
+    let (ok, _, err) = run(&altered, &db2);
+    assert!(!ok && !err.contains(SPARED), "{err}");
+    assert!(err.contains("genesis_hash says"), "{err}");
+    // A record of this allocation with another root: the root is still checked.
+    let db3 = dir.path().join("db3");
+    init(&db3);
+    {
+        let store: gigagas_store::Store = gigagas_store::Store::open(&db3).unwrap();
+        let mut known = store.genesis_alloc().unwrap().expect("db init records it");
+        known.state_root = alloy_primitives::B256::repeat_byte(7);
+        store.record_genesis_alloc(known).unwrap();
+    }
+    let (ok, _, err) = run(&data, &db3);
+    assert!(!ok && err.contains(SPARED), "{err}");
+    assert!(
+        err.contains("genesis_hash says") && err.contains("the store is damaged"),
+        "{err}"
+    );
+}
+
 /// SIGKILL at several points of a disk run; after each, the store holds a whole block that
 /// verifies from scratch, and the head never goes back; resuming reaches the head of an
 /// uninterrupted run.
