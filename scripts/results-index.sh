@@ -25,6 +25,8 @@ bal-variants-disk-2core.txt	`gigagas bench --data /tmp/balgen/mainnet-mix,/tmp/b
 eest-bal-differential-geth-1.17.10.txt	`scripts/install-geth-evm.sh && gigagas differential --workload eest-bal --block-gas 30M` (and `--fork osaka`, `--block-gas 300M`)
 eest-bal-shapes-2core.md	`gigagas bench --workload eest-bal --block-gas 30M,300M --blocks 2 --threads 1,2 --scheduler ordered --repeats 3 --warmup 1 --contention-floor --root parallel --pipeline on`, the 10-repeat reruns, `--state disk --cache warm,cold --bal keys,writes` and `gigagas bal stats` on the generated shapes (commands in the file)
 hot-account-10gb-2core.md	`gigagas gen sstore-bloated --existing-slots --fork Osaka --block-gas 30M --slots 75000000 --blocks 2`, `db init`, `run --state disk --cold --threads 1|2` on copies, `db verify` (75M end to end; earlier: `cargo run --release -p gigagas-store --example load_genesis -- SLOTS DIR`; commands in the file)
+scaling-16core.md	`BIN=… CHAINS=… scripts/measure-scaling.sh OUT 1,2,4,8,16` on a lent 16-core machine (bundled mainnet blocks vs `simulate`, generated 300M blocks, 10M hot vs --spread at 1 and 16 threads)
+scaling-16core.txt	`scripts/measure-scaling.sh OUT 1,2,4,8,16` (raw output behind `scaling-16core.md`)
 hot-spread-sync-10m-2core.txt	`scripts/measure-hot-sync.sh WORK 10000000 6 2` (hot vs --spread, cold/warm, 1/2 threads, then --sync every-block|every-3|end; root: drops the page cache)
 bench-inline-recovery-2core.txt	`gigagas bench --recover-senders pre,inline --repeats 5`
 bench-mainnet-2core.json	`gigagas bench --repeats 10 --json docs/results/bench-mainnet-2core.json` (the JSON of `bench-mainnet-2core.txt`)
