@@ -7,11 +7,11 @@
 # the per-block means (docs/results/hot-account-10gb-2core.md, "10M slots").
 # Usage: scripts/measure-hot-sync.sh WORK [SLOTS=10000000] [BLOCKS=6] [ROUNDS=2]
 # BIN overrides the binary; THREADS (default "1 2") the thread counts of the cold and warm runs;
-# SYNC_RUNS=0 skips the --sync runs.
+# SYNC_RUNS=0 skips the --sync runs; PIPE_THREADS (default 2) is their thread count.
 set -uo pipefail
 work="${1:?usage: scripts/measure-hot-sync.sh WORK [SLOTS] [BLOCKS] [ROUNDS]}"
 slots="${2:-10000000}"; blocks="${3:-6}"; rounds="${4:-2}"
-threads="${THREADS:-1 2}"; sync_runs="${SYNC_RUNS:-1}"
+threads="${THREADS:-1 2}"; sync_runs="${SYNC_RUNS:-1}"; pipe_threads="${PIPE_THREADS:-2}"
 cd "$(dirname "$0")/.."
 if [[ -z "${BIN:-}" ]]; then cargo build --release --locked --quiet --bin gigagas; BIN=$PWD/target/release/gigagas; fi
 mkdir -p "$work"; cd "$work" || exit 1
@@ -35,7 +35,7 @@ for ((r = 1; r <= rounds; r++)); do
     for t in $threads; do one r$r-$kind-warm$t $kind --pipeline off --threads $t --sync every-block; done
   done
   [[ $sync_runs == 0 ]] && continue
-  for sync in every-block every-3 end; do one r$r-hot-sync-$sync hot --threads 2 --sync $sync; done
+  for sync in every-block every-3 end; do one r$r-hot-sync-$sync hot --threads "$pipe_threads" --sync $sync; done
 done
 rm -rf tmpdb
 python3 - <<'PY'

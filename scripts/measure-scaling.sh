@@ -10,7 +10,9 @@
 # Usage: scripts/measure-scaling.sh OUTDIR [THREADS=1,2,4,8,16]
 #   BIN: the binary (default: build it); CHAINS: a folder holding chain-hot and chain-spread
 #   (10M slots) to reuse instead of generating them; STEPS (default "1 3 2") selects the parts
-#   and their order.
+#   and their order; REPEATS (default 5) the bench repeats of part 1; ROUNDS (default 1) and
+#   SYNC_RUNS (default 0: none; 1: every --sync policy, pipelined, at the largest thread
+#   count) are passed to measure-hot-sync.sh.
 set -uo pipefail
 out="${1:?usage: scripts/measure-scaling.sh OUTDIR [THREADS]}"; threads="${2:-1,2,4,8,16}"
 steps="${STEPS:-1 3 2}"
@@ -31,7 +33,7 @@ timed() {  # NAME COMMAND...: stdout to NAME.txt, stderr to NAME.err, wall and r
   echo "$name rc=$? $((SECONDS - t0)) s load $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/steps.log"
 }
 step1() {
-  timed bench-mainnet "$BIN" bench --threads "$threads" --repeats 5 --warmup 1 --json "$out/bench-mainnet.json"
+  timed bench-mainnet "$BIN" bench --threads "$threads" --repeats "${REPEATS:-5}" --warmup 1 --json "$out/bench-mainnet.json"
   timed simulate-mainnet "$BIN" simulate "$out/bench-mainnet.json" --threads "$threads,32,64"
 }
 step2() {
@@ -44,7 +46,8 @@ step3() {
   mkdir -p "$work"
   [[ -n "${CHAINS:-}" ]] && for k in hot spread; do [[ -d $work/chain-$k ]] || cp -a "$CHAINS/chain-$k" "$work/"; done
   t0=$SECONDS
-  BIN=$BIN THREADS="1 $max" SYNC_RUNS=0 scripts/measure-hot-sync.sh "$work" 10000000 6 1 > "$out/hot-spread.txt" 2>&1
+  BIN=$BIN THREADS="1 $max" SYNC_RUNS="${SYNC_RUNS:-0}" PIPE_THREADS=$max \
+    scripts/measure-hot-sync.sh "$work" 10000000 6 "${ROUNDS:-1}" > "$out/hot-spread.txt" 2>&1
   echo "hot-spread rc=$? $((SECONDS - t0)) s" | tee -a "$out/steps.log"
   cp "$work"/runs.log "$out/hot-spread-runs.log" 2>/dev/null
   tar -C "$work" -czf "$out/hot-spread-json.tar.gz" $(cd "$work" && ls r*.json init-*.err 2>/dev/null)

@@ -20,6 +20,9 @@ pub struct DiskRoot {
     sync: SyncPolicy,
     /// Blocks committed since the last sync.
     unsynced: u64,
+    /// The flush of the last `every-N` block, running beside the next block's prefetch and
+    /// root; the next commit (or the end of the run) waits for it.
+    flushing: Option<gigagas_store::PendingSync>,
 }
 
 /// When the pipeline makes the store's writes durable (`run --sync`). A block is written
@@ -100,6 +103,15 @@ impl DiskRoot {
             cold: false,
             sync: SyncPolicy::EveryBlock,
             unsynced: 0,
+            flushing: None,
+        }
+    }
+
+    /// Waits for the flush started after the last `every-N` block, if any.
+    fn wait_flush(&mut self) -> Result<(), String> {
+        match self.flushing.take() {
+            Some(f) => f.wait().map_err(|e| format!("flushing the store: {e}")),
+            None => Ok(()),
         }
     }
 
@@ -145,6 +157,8 @@ impl DiskRoot {
     }
 
     fn evict(&mut self) -> Result<(), String> {
+        // A flush in flight holds the environment open.
+        self.wait_flush()?;
         let path = self.open()?.path().to_owned();
         // Closing the environment unmaps the file (every snapshot of it is gone by now: the
         // block's execution and root finished before its commit); mapped pages would stay
@@ -238,6 +252,9 @@ impl IncrementalState for DiskRoot {
             .flat_map(|a| a.code_changes.iter().map(|c| c.new_code.clone()))
             .filter(|c| !c.is_empty())
             .collect();
+        // The previous flush first: its error belongs to the blocks before this one (and
+        // MDBX would make this write transaction wait for it anyway).
+        self.wait_flush()?;
         let store = self.open()?;
         let root = store
             .commit_block(pending, &codes)
@@ -246,17 +263,18 @@ impl IncrementalState for DiskRoot {
         let unsynced = self.unsynced + 1;
         let flush = matches!(self.sync, SyncPolicy::Every(n) if unsynced >= n);
         if flush {
-            store
-                .sync()
-                .map_err(|e| format!("store {}: {e}", store.path().display()))?;
+            // Beside the next block's snapshot, prefetch and root, which only read.
+            self.flushing = Some(store.sync_in_background());
         }
         self.unsynced = if flush { 0 } else { unsynced };
         Ok(root)
     }
 
     fn finish(&mut self) -> Result<bool, String> {
+        let flushed = self.flushing.is_some();
+        self.wait_flush()?;
         if self.sync == SyncPolicy::EveryBlock || self.unsynced == 0 {
-            return Ok(false);
+            return Ok(flushed);
         }
         let store = self.open()?;
         store

@@ -98,6 +98,9 @@ pub trait Backend: Send + Sync + Sized {
     fn open(path: &Path, create: bool, durable: bool) -> Result<Self, Error>;
     /// Makes every commit so far durable (flushes the data and the meta page to disk).
     fn sync(&self) -> Result<(), Error>;
+    /// [`Backend::sync`] as a task another thread can run while this one reads and writes on
+    /// (the next write transaction waits for it).
+    fn sync_task(&self) -> Box<dyn FnOnce() -> Result<(), Error> + Send + 'static>;
     /// A snapshot for up to `threads` reading threads at once.
     fn read(&self, threads: usize) -> Result<Self::Read, Error>;
     /// Starts the write transaction (waits while another one is open).

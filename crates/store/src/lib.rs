@@ -206,6 +206,20 @@ impl std::fmt::Display for ChainIdentity {
     }
 }
 
+/// A flush started by [`Store::sync_in_background`].
+#[derive(Debug)]
+pub struct PendingSync(std::thread::JoinHandle<Result<(), Error>>);
+
+impl PendingSync {
+    /// Waits for the flush: every commit made before it started is durable when this
+    /// returns `Ok`.
+    pub fn wait(self) -> Result<(), Error> {
+        self.0
+            .join()
+            .unwrap_or_else(|_| Err(Error::Backend("the thread flushing the store panicked".into())))
+    }
+}
+
 /// A block as the store records it.
 #[derive(Debug, Clone, Copy)]
 pub struct BlockRef {
@@ -395,6 +409,15 @@ impl<B: Backend> Store<B> {
     /// Makes every commit so far durable (a store opened without `durable`).
     pub fn sync(&self) -> Result<(), Error> {
         self.backend.sync().map_err(|e| at(&self.path, e))
+    }
+
+    /// Starts [`Self::sync`] on its own thread and returns at once: the flush runs beside
+    /// this thread's reads (MDBX readers never wait), and the next write transaction waits
+    /// for it. [`PendingSync::wait`] gives its result.
+    pub fn sync_in_background(&self) -> PendingSync {
+        let task = self.backend.sync_task();
+        let path = self.path.clone();
+        PendingSync(std::thread::spawn(move || task().map_err(|e| at(&path, e))))
     }
 
     /// The store's directory.

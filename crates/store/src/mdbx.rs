@@ -406,6 +406,16 @@ impl Backend for Mdbx {
             .map_err(|e| mdbx_err("sync", None, e))
     }
 
+    fn sync_task(&self) -> Box<dyn FnOnce() -> Result<(), Error> + Send + 'static> {
+        // The environment is reference-counted and thread-safe: the task keeps it open.
+        let env = self.env.clone();
+        Box::new(move || {
+            env.sync(true)
+                .map(|_| ())
+                .map_err(|e| mdbx_err("sync", None, e))
+        })
+    }
+
     fn read(&self, threads: usize) -> Result<MdbxRead, Error> {
         let txns = self
             .env
