@@ -7,7 +7,7 @@
 use crate::BenchOptions;
 use gigagas_engine::{
     run_pipeline_with, BalVariant, BlockCase, DiskRoot, IncrementalState, Mode, PipelineOptions,
-    PipelineRun, RootMode,
+    PipelineRun, RootMode, SyncPolicy,
 };
 use gigagas_exec::{ExecError, WorkerPool};
 use gigagas_lab::{PipelineBlock, PipelineReport};
@@ -107,6 +107,7 @@ pub fn measure(
     } else {
         None
     };
+    let bench = options;
     let pass = |config: &PipelineConfig| -> Result<PipelineRun, ExecError> {
         let options = PipelineOptions {
             root: config.root,
@@ -117,7 +118,7 @@ pub fn measure(
         };
         let state = match &disk {
             Some(template) => {
-                let store = template.fresh(cases[0].number())?;
+                let store = template.fresh(cases[0].number(), sync_of(bench, config.cold))?;
                 let store = if config.cold {
                     store.make_cold().map_err(|e| ExecError::Unsupported {
                         block: cases[0].number(),
@@ -152,9 +153,22 @@ pub fn measure(
         .map(|(config, runs)| PipelineReport {
             state: if options.disk { "disk" } else { "memory" }.into(),
             cache: if config.cold { "cold" } else { "warm" }.into(),
+            sync: options
+                .disk
+                .then(|| sync_of(options, config.cold).to_string()),
             ..report(config, scheduler, runs)
         })
         .collect())
+}
+
+/// The sync policy of a pass on disk: `--sync`, else `run`'s default (a node's batching warm,
+/// every block cold: cold mode closes the store after every block, which flushes it).
+fn sync_of(options: &BenchOptions, cold: bool) -> SyncPolicy {
+    options.sync.unwrap_or(if cold {
+        SyncPolicy::EveryBlock
+    } else {
+        SyncPolicy::NODE
+    })
 }
 
 /// A store holding the first block's pre-state, in a temporary directory, and the copy every
@@ -187,8 +201,8 @@ impl DiskTemplate {
         Ok(Self { dir })
     }
 
-    /// A fresh copy of the template, opened.
-    fn fresh(&self, block: u64) -> Result<DiskRoot, ExecError> {
+    /// A fresh copy of the template, opened, its writes made durable as `sync` says.
+    fn fresh(&self, block: u64, sync: SyncPolicy) -> Result<DiskRoot, ExecError> {
         let fail = |what: String| ExecError::Unsupported {
             block,
             what: format!("--state disk: {what}"),
@@ -213,8 +227,9 @@ impl DiskTemplate {
                 .and_then(|f| f.sync_all())
                 .map_err(|e| fail(format!("flushing the copied store: {e}")))?;
         }
-        let store = gigagas_store::Store::open(&run).map_err(|e| fail(e.to_string()))?;
-        Ok(DiskRoot::new(store))
+        let store = gigagas_store::Store::open_with(&run, sync.durable_commits())
+            .map_err(|e| fail(e.to_string()))?;
+        DiskRoot::new(store).with_sync(sync).map_err(fail)
     }
 }
 
@@ -222,6 +237,20 @@ impl DiskTemplate {
 /// incremental root needs complete states that ship their BALs.
 pub fn check(blocks: &[gigagas_data::BlockInput], options: &BenchOptions) -> Result<(), ExecError> {
     let first = blocks.first().map_or(0, |b| b.number());
+    if let Some(sync) = options.sync {
+        if !options.disk {
+            return Err(ExecError::Unsupported {
+                block: first,
+                what: format!("--sync {sync} says when the on-disk store's writes are flushed: give --state disk"),
+            });
+        }
+        if sync != SyncPolicy::EveryBlock && options.cold.contains(&true) {
+            return Err(ExecError::Unsupported {
+                block: first,
+                what: format!("--sync {sync} with --cache cold: cold mode closes the store after every block, which flushes it outside the timed run; only every-block is measured honestly there"),
+            });
+        }
+    }
     if options.cold.contains(&true) {
         if !options.disk {
             return Err(ExecError::Unsupported {
@@ -291,6 +320,7 @@ fn report(
         overlap: config.overlap,
         bal: config.bal.name().into(),
         cache: "warm".into(),
+        sync: None,
         demand_reads: median.blocks.iter().filter_map(|b| b.demand_reads).sum(),
         read_bytes: median
             .blocks

@@ -1336,6 +1336,7 @@ mod tests {
             overlap: true,
             bal: "keys".into(),
             cache: "warm".into(),
+            sync: None,
             demand_reads: 0,
             read_bytes: None,
             total_gas: 1_000_000,

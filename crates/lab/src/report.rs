@@ -457,6 +457,10 @@ pub struct PipelineReport {
     /// absent in older files = `warm`).
     #[serde(default = "warm")]
     pub cache: String,
+    /// When the on-disk store's writes were made durable (`--sync`: `every-block`,
+    /// `every-N`, `end`); `None` in memory, and in older files (which flushed every block).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync: Option<String>,
     /// Reads execution sent to the store on demand in the median repeat (accounts, slots and
     /// code nothing had read ahead; 0 in memory).
     #[serde(default)]
@@ -560,12 +564,18 @@ impl PipelineReport {
         )
     }
 
-    /// Where the state was: empty in memory, ` (disk)` or ` (disk, cold)`.
-    pub fn where_label(&self) -> &'static str {
-        match (self.state.as_str(), self.cache.as_str()) {
-            ("disk", "cold") => " (disk, cold)",
-            ("disk", _) => " (disk)",
-            _ => "",
+    /// Where the state was: empty in memory, ` (disk)`, ` (disk, cold)`, or with the sync
+    /// policy of a warm store that did not flush every block: ` (disk, every-3)`.
+    pub fn where_label(&self) -> String {
+        match (
+            self.state.as_str(),
+            self.cache.as_str(),
+            self.sync.as_deref(),
+        ) {
+            ("disk", "cold", _) => " (disk, cold)".into(),
+            ("disk", _, None | Some("every-block")) => " (disk)".into(),
+            ("disk", _, Some(sync)) => format!(" (disk, {sync})"),
+            _ => String::new(),
         }
     }
 
@@ -576,6 +586,7 @@ impl PipelineReport {
             && self.state == other.state
             && self.bal == other.bal
             && self.cache == other.cache
+            && self.sync == other.sync
     }
 }
 

@@ -97,7 +97,9 @@ pub trait Backend: Send + Sync + Sized {
     /// [`Backend::sync`] (a crash then leaves the last synced commit, never a torn one).
     fn open(path: &Path, create: bool, durable: bool) -> Result<Self, Error>;
     /// Makes every commit so far durable (flushes the data and the meta page to disk).
-    fn sync(&self) -> Result<(), Error>;
+    fn sync(&self) -> Result<(), Error> {
+        (self.sync_task())()
+    }
     /// [`Backend::sync`] as a task another thread can run while this one reads and writes on
     /// (the next write transaction waits for it).
     fn sync_task(&self) -> Box<dyn FnOnce() -> Result<(), Error> + Send + 'static>;

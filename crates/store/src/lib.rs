@@ -208,15 +208,29 @@ impl std::fmt::Display for ChainIdentity {
 
 /// A flush started by [`Store::sync_in_background`].
 #[derive(Debug)]
-pub struct PendingSync(std::thread::JoinHandle<Result<(), Error>>);
+pub struct PendingSync(PendingSyncState);
+
+#[derive(Debug)]
+enum PendingSyncState {
+    /// Running on its own thread.
+    Running(std::thread::JoinHandle<Result<(), Error>>),
+    /// Done already: no thread could be started, so it ran on the caller's (boxed: the
+    /// handle stays small inside its holders).
+    Done(Result<(), Box<Error>>),
+}
 
 impl PendingSync {
     /// Waits for the flush: every commit made before it started is durable when this
     /// returns `Ok`.
     pub fn wait(self) -> Result<(), Error> {
-        self.0
-            .join()
-            .unwrap_or_else(|_| Err(Error::Backend("the thread flushing the store panicked".into())))
+        match self.0 {
+            PendingSyncState::Running(thread) => thread.join().unwrap_or_else(|_| {
+                Err(Error::Backend(
+                    "the thread flushing the store panicked".into(),
+                ))
+            }),
+            PendingSyncState::Done(result) => result.map_err(|e| *e),
+        }
     }
 }
 
@@ -413,11 +427,18 @@ impl<B: Backend> Store<B> {
 
     /// Starts [`Self::sync`] on its own thread and returns at once: the flush runs beside
     /// this thread's reads (MDBX readers never wait), and the next write transaction waits
-    /// for it. [`PendingSync::wait`] gives its result.
+    /// for it. [`PendingSync::wait`] gives its result. Where no thread can be started, it
+    /// flushes on this one before returning.
     pub fn sync_in_background(&self) -> PendingSync {
         let task = self.backend.sync_task();
         let path = self.path.clone();
-        PendingSync(std::thread::spawn(move || task().map_err(|e| at(&path, e))))
+        let spawned = std::thread::Builder::new()
+            .name("store-flush".into())
+            .spawn(move || task().map_err(|e| at(&path, e)));
+        PendingSync(match spawned {
+            Ok(thread) => PendingSyncState::Running(thread),
+            Err(_) => PendingSyncState::Done(self.sync().map_err(Box::new)),
+        })
     }
 
     /// The store's directory.
@@ -500,7 +521,10 @@ impl<B: Backend> Store<B> {
     /// Records the genesis allocation the store was built from and the state root it gave
     /// (checked against the genesis header first: `db init`), so that loading the same chain
     /// again need not hash it ([`gigagas_data::chain::KnownGenesis`]).
-    pub fn record_genesis_alloc(&self, known: gigagas_data::chain::KnownGenesis) -> Result<(), Error> {
+    pub fn record_genesis_alloc(
+        &self,
+        known: gigagas_data::chain::KnownGenesis,
+    ) -> Result<(), Error> {
         let txn = self.backend.write().map_err(|e| at(&self.path, e))?;
         let value = [known.alloc_digest.as_slice(), known.state_root.as_slice()].concat();
         txn.put(Table::Meta, GENESIS_ALLOC, &value)?;
@@ -517,7 +541,10 @@ impl<B: Backend> Store<B> {
             return Err(Error::Corrupt {
                 table: Table::Meta.name(),
                 key: codec::hex(GENESIS_ALLOC),
-                what: format!("{} bytes, expected 64 (allocation digest, state root)", v.len()),
+                what: format!(
+                    "{} bytes, expected 64 (allocation digest, state root)",
+                    v.len()
+                ),
             });
         }
         Ok(Some(gigagas_data::chain::KnownGenesis {

@@ -399,13 +399,6 @@ impl Backend for Mdbx {
         })
     }
 
-    fn sync(&self) -> Result<(), Error> {
-        self.env
-            .sync(true)
-            .map(|_| ())
-            .map_err(|e| mdbx_err("sync", None, e))
-    }
-
     fn sync_task(&self) -> Box<dyn FnOnce() -> Result<(), Error> + Send + 'static> {
         // The environment is reference-counted and thread-safe: the task keeps it open.
         let env = self.env.clone();

@@ -121,6 +121,11 @@ pub struct BenchArgs {
     /// warm).
     #[arg(long, value_delimiter = ',', value_name = "warm|cold", value_parser = parse_cache)]
     cache: Vec<bool>,
+    /// With --state disk: when the store's writes are flushed, as `run --sync` says
+    /// (every-block, every-N with N from 2 to 1000000, or end; the last flush inside the timed
+    /// pass). Default: run's, every-3 warm and every-block cold (the only policy cold takes).
+    #[arg(long, value_name = "POLICY")]
+    sync: Option<gigagas_engine::SyncPolicy>,
     #[command(flatten)]
     pool: PoolArgs,
 }
@@ -272,6 +277,7 @@ impl BenchPlan {
             sequential_without_bal: args.sequential_without_bal,
             bals: unique(&args.bal),
             cold: unique(&args.cache),
+            sync: args.sync,
         };
         if options.disk && options.roots.is_empty() {
             bail!("--state disk measures the pipeline: give --root incremental");
@@ -286,6 +292,11 @@ impl BenchPlan {
         }
         if !args.cache.is_empty() && !options.disk {
             bail!("--cache applies to the on-disk store: give --state disk");
+        }
+        if let Some(sync) = args.sync {
+            if !options.disk {
+                bail!("--sync {sync} says when the on-disk store's writes are flushed: give --state disk");
+            }
         }
         if args.contention_floor.is_some() {
             if let Some(&t) = options

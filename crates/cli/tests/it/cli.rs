@@ -781,7 +781,8 @@ fn bench_measures_the_whole_pipeline_beside_execution() {
 
 /// `bench --state disk --root incremental`: the pipeline's state in an on-disk store, a
 /// fresh copy per pass; the store's prefetch stage now has work, every root still equals the
-/// header's; other roots and a missing --root are refused before any work.
+/// header's; `--sync` as `run` takes it (default every-3 warm), recorded per row; other roots,
+/// a missing --root, `--sync` in memory or with a cold cache are refused before any work.
 #[test]
 fn bench_measures_the_pipeline_on_an_on_disk_store() {
     let dir = tempfile::tempdir().unwrap();
@@ -816,22 +817,73 @@ fn bench_measures_the_pipeline_on_an_on_disk_store() {
     ]);
     let (ok, stdout, stderr) = gigagas(&args);
     assert!(ok, "{stderr}");
-    assert!(stdout.contains("incremental (disk)"), "{stdout}");
+    // run's default policy: every-3 warm.
+    assert!(stdout.contains("incremental (disk, every-3)"), "{stdout}");
     let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let pipeline = report["pipeline"].as_array().unwrap();
     assert_eq!(pipeline.len(), 2);
     for p in pipeline {
         assert_eq!(p["state"], "disk");
+        assert_eq!(p["sync"], "every-3");
         assert!(p["phases_ns"]["prefetch"].as_u64().unwrap() > 0, "{p}");
         assert!(p["phases_ns"]["root"].as_u64().unwrap() > 0, "{p}");
         assert_eq!(p["timeline"].as_array().unwrap().len(), 3);
     }
+    // --sync end: the last flush inside each pass; cold takes every-block only.
+    let mut args = base.to_vec();
+    args.extend([
+        "--root",
+        "incremental",
+        "--pipeline",
+        "off",
+        "--state",
+        "disk",
+        "--sync",
+        "end",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let (ok, stdout, stderr) = gigagas(&args);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("incremental (disk, end)"), "{stdout}");
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(report["pipeline"][0]["sync"], "end");
     for (extra, needle) in [
         (
             vec!["--state", "disk", "--root", "parallel"],
             "--root incremental only",
         ),
         (vec!["--state", "disk"], "give --root incremental"),
+        (
+            vec!["--root", "incremental", "--sync", "end"],
+            "give --state disk",
+        ),
+        (
+            vec![
+                "--root",
+                "incremental",
+                "--pipeline",
+                "off",
+                "--state",
+                "disk",
+                "--cache",
+                "cold",
+                "--sync",
+                "every-3",
+            ],
+            "--cache cold",
+        ),
+        (
+            vec![
+                "--root",
+                "incremental",
+                "--state",
+                "disk",
+                "--sync",
+                "every-0",
+            ],
+            "every-N",
+        ),
     ] {
         let mut args = base.to_vec();
         args.extend(extra);
