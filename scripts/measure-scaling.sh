@@ -46,10 +46,12 @@ step3() {
   mkdir -p "$work"
   [[ -n "${CHAINS:-}" ]] && for k in hot spread; do [[ -d $work/chain-$k ]] || cp -a "$CHAINS/chain-$k" "$work/"; done
   t0=$SECONDS
-  BIN=$BIN THREADS="1 $max" SYNC_RUNS="${SYNC_RUNS:-0}" PIPE_THREADS=$max \
+  local counts="1 $max"; [[ $max == 1 ]] && counts=1
+  BIN=$BIN THREADS="$counts" SYNC_RUNS="${SYNC_RUNS:-0}" PIPE_THREADS=$max \
     scripts/measure-hot-sync.sh "$work" 10000000 6 "${ROUNDS:-1}" > "$out/hot-spread.txt" 2>&1
   echo "hot-spread rc=$? $((SECONDS - t0)) s" | tee -a "$out/steps.log"
   cp "$work"/runs.log "$out/hot-spread-runs.log" 2>/dev/null
-  tar -C "$work" -czf "$out/hot-spread-json.tar.gz" $(cd "$work" && ls r*.json init-*.err 2>/dev/null)
+  local files; files=$(cd "$work" && ls r*.json init-*.err 2>/dev/null)
+  [[ -n $files ]] && tar -C "$work" -czf "$out/hot-spread-json.tar.gz" $files
 }
 for s in $steps; do "step$s"; done

@@ -150,13 +150,15 @@ pub fn measure(
     Ok(configs
         .iter()
         .zip(runs)
-        .map(|(config, runs)| PipelineReport {
-            state: if options.disk { "disk" } else { "memory" }.into(),
-            cache: if config.cold { "cold" } else { "warm" }.into(),
-            sync: options
+        .map(|(config, runs)| {
+            let mut row = report(config, scheduler, runs);
+            row.state = if options.disk { "disk" } else { "memory" }.into();
+            row.cache = if config.cold { "cold" } else { "warm" }.into();
+            row.sync = options
                 .disk
-                .then(|| sync_of(options, config.cold).to_string()),
-            ..report(config, scheduler, runs)
+                .then(|| sync_of(options, config.cold).to_string());
+            row.final_sync_ns = row.final_sync_ns.filter(|_| options.disk);
+            row
         })
         .collect())
 }
@@ -321,6 +323,7 @@ fn report(
         bal: config.bal.name().into(),
         cache: "warm".into(),
         sync: None,
+        final_sync_ns: Some(median.final_sync_ns),
         demand_reads: median.blocks.iter().filter_map(|b| b.demand_reads).sum(),
         read_bytes: median
             .blocks

@@ -635,12 +635,12 @@ pub struct KnownGenesis {
 
 /// Keccak-256 of the genesis allocation as `chain.json` states it (`alloc` and
 /// `storage_fill`, serialized canonically: ordered maps, rules as written): two chains with the
-/// same digest have the same genesis state.
-pub fn genesis_alloc_digest(meta: &ChainMeta) -> B256 {
-    // Serializing ordered maps, lists and integers cannot fail; an empty input would never
-    // match a recorded digest of a real allocation.
-    let bytes = serde_json::to_vec(&(&meta.alloc, &meta.storage_fill)).unwrap_or_default();
-    alloy_primitives::keccak256(bytes)
+/// same digest have the same genesis state. `None` if it cannot be serialized (then nothing
+/// is recorded or skipped).
+pub fn genesis_alloc_digest(meta: &ChainMeta) -> Option<B256> {
+    serde_json::to_vec(&(&meta.alloc, &meta.storage_fill))
+        .ok()
+        .map(alloy_primitives::keccak256)
 }
 
 /// Loads a chain directory (or archive); `known` spares hashing the genesis allocation when
@@ -665,14 +665,23 @@ pub(crate) fn load(source: &DataSource, known: Option<KnownGenesis>) -> Result<D
         .map_err(|what| invalid(source, CHAIN_META, what))?;
     // The stated genesis must be the allocation's (streamed: bounded memory at any size),
     // unless this very allocation was hashed before (a store's record).
-    match known.filter(|k| k.alloc_digest == genesis_alloc_digest(&meta)) {
-        Some(k) => check_genesis_root(
-            source,
-            &meta,
-            spec,
-            k.state_root,
-            " (that root is a store's record of this allocation, not hashed again: the store is damaged; build it again with `db init`)",
-        )?,
+    match known.filter(|k| Some(k.alloc_digest) == genesis_alloc_digest(&meta)) {
+        Some(k) => {
+            if check_genesis_root(source, &meta, spec, k.state_root).is_err() {
+                // The recorded root does not give this chain's genesis: either chain.json
+                // changed elsewhere (a header field, genesis_hash) or the record is wrong.
+                // Hashing the allocation says which.
+                check_genesis(source, &meta, spec)?;
+                return Err(invalid(
+                    source,
+                    CHAIN_META,
+                    format!(
+                        "the store records state root {} for this genesis allocation, but the allocation hashes to the genesis header's: the store's record is damaged; build the store again with `db init`",
+                        k.state_root
+                    ),
+                ));
+            }
+        }
         None => check_genesis(source, &meta, spec)?,
     }
     // `storage_fill` accounts keep their rule: each block's pre-state holds only the slots
@@ -752,7 +761,7 @@ pub(crate) fn load(source: &DataSource, known: Option<KnownGenesis>) -> Result<D
 pub fn check_genesis(source: &DataSource, meta: &ChainMeta, spec: SpecId) -> Result<(), DataError> {
     let root = crate::genesis_root::genesis_state_root(&meta.alloc, &meta.storage_fill)
         .map_err(|what| invalid(source, CHAIN_META, what))?;
-    check_genesis_root(source, meta, spec, root, "")
+    check_genesis_root(source, meta, spec, root)
 }
 
 /// [`check_genesis`] with the allocation's state root `root` already computed.
@@ -761,9 +770,8 @@ fn check_genesis_root(
     meta: &ChainMeta,
     spec: SpecId,
     root: B256,
-    origin: &str,
 ) -> Result<(), DataError> {
-    let err = |what: String| invalid(source, CHAIN_META, what + origin);
+    let err = |what: String| invalid(source, CHAIN_META, what);
     match meta.stored_genesis_header().map_err(err)? {
         Some(header) if header.state_root != root => Err(err(format!(
             "the genesis allocation (alloc, storage_fill) has state root {root}, the stored \

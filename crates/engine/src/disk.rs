@@ -20,9 +20,9 @@ pub struct DiskRoot {
     sync: SyncPolicy,
     /// Blocks committed since the last sync.
     unsynced: u64,
-    /// The flush of the last `every-N` block, running beside the next block's prefetch and
-    /// root; the next commit (or the end of the run) waits for it.
-    flushing: Option<gigagas_store::PendingSync>,
+    /// The flush after the last `every-N` block (its number), running beside the next
+    /// block's prefetch and root; the next commit (or the end of the run) waits for it.
+    flushing: Option<(u64, gigagas_store::PendingSync)>,
 }
 
 /// When the pipeline makes the store's writes durable (`run --sync`). A block is written
@@ -110,7 +110,12 @@ impl DiskRoot {
     /// Waits for the flush started after the last `every-N` block, if any.
     fn wait_flush(&mut self) -> Result<(), String> {
         match self.flushing.take() {
-            Some(f) => f.wait().map_err(|e| format!("flushing the store: {e}")),
+            Some((block, f)) => f.wait().map_err(|e| {
+                format!(
+                    "making the store's writes up to block {block} durable (--sync {}): {e}",
+                    self.sync
+                )
+            }),
             None => Ok(()),
         }
     }
@@ -264,7 +269,7 @@ impl IncrementalState for DiskRoot {
         let flush = matches!(self.sync, SyncPolicy::Every(n) if unsynced >= n);
         if flush {
             // Beside the next block's snapshot, prefetch and root, which only read.
-            self.flushing = Some(store.sync_in_background());
+            self.flushing = Some((input.number(), store.sync_in_background()));
         }
         self.unsynced = if flush { 0 } else { unsynced };
         Ok(root)

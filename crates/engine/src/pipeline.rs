@@ -168,8 +168,9 @@ pub struct PipelineRun {
     pub wall_ns: u64,
     /// The time left out of `wall_ns`, ns.
     pub untimed_ns: u64,
-    /// The sync after the last block's commit (`--sync every-N|end`: the writes not yet
-    /// durable), ns; inside `wall_ns`.
+    /// The wait, after the last block's commit, for every write to be durable (`--sync
+    /// every-N|end`: the flush the last commit started, or the one done then), ns; inside
+    /// `wall_ns`.
     pub final_sync_ns: u64,
     /// Process CPU time (user + system) during the run, ns; `None` where unreadable.
     pub cpu_ns: Option<u64>,

@@ -1337,6 +1337,7 @@ mod tests {
             bal: "keys".into(),
             cache: "warm".into(),
             sync: None,
+            final_sync_ns: None,
             demand_reads: 0,
             read_bytes: None,
             total_gas: 1_000_000,

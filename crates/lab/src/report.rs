@@ -461,6 +461,10 @@ pub struct PipelineReport {
     /// `every-N`, `end`); `None` in memory, and in older files (which flushed every block).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync: Option<String>,
+    /// In the median repeat, the wait after the last commit for every write to be durable
+    /// (`every-N`, `end`), ns, inside its wall time; `None` in memory and in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_sync_ns: Option<u64>,
     /// Reads execution sent to the store on demand in the median repeat (accounts, slots and
     /// code nothing had read ahead; 0 in memory).
     #[serde(default)]

@@ -206,9 +206,11 @@ impl std::fmt::Display for ChainIdentity {
     }
 }
 
-/// A flush started by [`Store::sync_in_background`].
+/// A flush started by [`Store::sync_in_background`]. Dropped without [`Self::wait`] (a run
+/// that failed meanwhile), it still waits for the flush, so that it never outlives the
+/// process's other work on the store; its result is then lost to the error that dropped it.
 #[derive(Debug)]
-pub struct PendingSync(PendingSyncState);
+pub struct PendingSync(Option<PendingSyncState>);
 
 #[derive(Debug)]
 enum PendingSyncState {
@@ -222,14 +224,23 @@ enum PendingSyncState {
 impl PendingSync {
     /// Waits for the flush: every commit made before it started is durable when this
     /// returns `Ok`.
-    pub fn wait(self) -> Result<(), Error> {
-        match self.0 {
-            PendingSyncState::Running(thread) => thread.join().unwrap_or_else(|_| {
+    pub fn wait(mut self) -> Result<(), Error> {
+        match self.0.take() {
+            Some(PendingSyncState::Running(thread)) => thread.join().unwrap_or_else(|_| {
                 Err(Error::Backend(
                     "the thread flushing the store panicked".into(),
                 ))
             }),
-            PendingSyncState::Done(result) => result.map_err(|e| *e),
+            Some(PendingSyncState::Done(result)) => result.map_err(|e| *e),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for PendingSync {
+    fn drop(&mut self) {
+        if let Some(PendingSyncState::Running(thread)) = self.0.take() {
+            let _ = thread.join();
         }
     }
 }
@@ -435,10 +446,10 @@ impl<B: Backend> Store<B> {
         let spawned = std::thread::Builder::new()
             .name("store-flush".into())
             .spawn(move || task().map_err(|e| at(&path, e)));
-        PendingSync(match spawned {
+        PendingSync(Some(match spawned {
             Ok(thread) => PendingSyncState::Running(thread),
             Err(_) => PendingSyncState::Done(self.sync().map_err(Box::new)),
-        })
+        }))
     }
 
     /// The store's directory.

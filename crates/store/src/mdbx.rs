@@ -28,8 +28,9 @@ const GROWTH_STEP: isize = 256 << 20;
 /// the allocator (`MDBX_opt_dp_reserve_limit`; MDBX's default is 1,024). A hot-account block
 /// dirties ~35k pages; with the default each commit freed them and the next block faulted
 /// them back in (malloc, page zeroing: 12% of a warm 10M-slot run's CPU). At 65,536 pages
-/// (at most 256 MiB kept) the write stage took 25–30% less time
-/// (docs/results/hot-account-10gb-2core.md, "The dirty-page reserve").
+/// (256 MiB at this store's 4 KiB pages, the OS page size MDBX takes by default) the write
+/// stage took 13–30% less time (docs/results/hot-account-10gb-2core.md, "The dirty-page
+/// reserve").
 const DIRTY_PAGE_RESERVE: u64 = 65_536;
 
 /// What an MDBX error means for a user of the store, in words: the named cases (disk full,

@@ -212,10 +212,12 @@ fn init_genesis(flag: &str, out: &Path, data: &Path) -> Result<Option<String>> {
                 header_root
             );
         }
-        store.record_genesis_alloc(gigagas_data::chain::KnownGenesis {
-            alloc_digest: gigagas_data::chain::genesis_alloc_digest(&meta),
-            state_root: head.state_root,
-        })?;
+        if let Some(alloc_digest) = gigagas_data::chain::genesis_alloc_digest(&meta) {
+            store.record_genesis_alloc(gigagas_data::chain::KnownGenesis {
+                alloc_digest,
+                state_root: head.state_root,
+            })?;
+        }
         let secs = t0.elapsed().as_secs_f64();
         summary = format!(
             "block {} ({}), state root {} = genesis header's, {accounts} accounts, {slots} slots, streamed in {secs:.2} s ({:.0} slots/s), {:.1} MiB",
@@ -328,10 +330,13 @@ fn cmd_verify(db: &Path) -> Result<()> {
 
 /// The genesis allocation the store at `db` was built from, when it is `data`'s (same
 /// [`gigagas_data::chain::genesis_alloc_digest`]): loading `data` then need not hash it again.
-/// `None` when either is absent or unreadable (the load then hashes it, and opening the store
-/// for the run reports what is wrong with it).
+/// `None` when `db` is a symbolic link (the run refuses it), when either is absent or
+/// unreadable, and when the record is missing or malformed: the load then hashes the
+/// allocation as it would without a store.
 pub fn known_genesis(db: &Path, data: &Path) -> Option<gigagas_data::chain::KnownGenesis> {
-    if !std::fs::read_dir(db).is_ok_and(|mut d| d.next().is_some()) {
+    if std::fs::symlink_metadata(db).is_ok_and(|m| m.file_type().is_symlink())
+        || !std::fs::read_dir(db).is_ok_and(|mut d| d.next().is_some())
+    {
         return None;
     }
     let store: Store = Store::open(db).ok()?;
@@ -339,7 +344,7 @@ pub fn known_genesis(db: &Path, data: &Path) -> Option<gigagas_data::chain::Know
     drop(store);
     let source = gigagas_data::DataSource::open(data).ok()?;
     let (meta, _) = gigagas_data::chain::read_meta(&source).ok()?;
-    (gigagas_data::chain::genesis_alloc_digest(&meta) == known.alloc_digest).then_some(known)
+    (gigagas_data::chain::genesis_alloc_digest(&meta) == Some(known.alloc_digest)).then_some(known)
 }
 
 /// What `run` does about the state.

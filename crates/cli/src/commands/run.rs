@@ -352,7 +352,7 @@ fn print_run(
             "writes made durable: --sync {sync}{}",
             if run.final_sync_ns > 0 {
                 format!(
-                    " (the last flush, {:.1} ms, is in the wall time)",
+                    " (waiting for the last flush, {:.1} ms, is in the wall time)",
                     ms(run.final_sync_ns)
                 )
             } else {

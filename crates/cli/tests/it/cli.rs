@@ -825,6 +825,8 @@ fn bench_measures_the_pipeline_on_an_on_disk_store() {
     for p in pipeline {
         assert_eq!(p["state"], "disk");
         assert_eq!(p["sync"], "every-3");
+        // 3 blocks: the flush after block 3 is waited for at the end, inside the pass.
+        assert!(p["final_sync_ns"].as_u64().unwrap() > 0, "{p}");
         assert!(p["phases_ns"]["prefetch"].as_u64().unwrap() > 0, "{p}");
         assert!(p["phases_ns"]["root"].as_u64().unwrap() > 0, "{p}");
         assert_eq!(p["timeline"].as_array().unwrap().len(), 3);
@@ -848,6 +850,11 @@ fn bench_measures_the_pipeline_on_an_on_disk_store() {
     assert!(stdout.contains("incremental (disk, end)"), "{stdout}");
     let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(report["pipeline"][0]["sync"], "end");
+    assert!(
+        report["pipeline"][0]["final_sync_ns"].as_u64().unwrap() > 0,
+        "{}",
+        report["pipeline"][0]
+    );
     for (extra, needle) in [
         (
             vec!["--state", "disk", "--root", "parallel"],

@@ -323,9 +323,7 @@ fn a_store_spares_hashing_its_own_genesis_again() {
         serde_json::from_slice(&std::fs::read(data.join("chain.json")).unwrap()).unwrap();
     meta["storage_fill"][0]["slots"] = 5001.into();
     std::fs::write(altered.join("chain.json"), meta.to_string()).unwrap();
-    let db2 = dir.path().join("db2");
-    init(&db2);
-    let (ok, _, err) = run(&altered, &db2);
+    let (ok, _, err) = run(&altered, &db);
     assert!(!ok && !err.contains(SPARED), "{err}");
     assert!(err.contains("genesis_hash says"), "{err}");
     // A record of this allocation with another root: the root is still checked.
@@ -339,8 +337,20 @@ fn a_store_spares_hashing_its_own_genesis_again() {
     }
     let (ok, _, err) = run(&data, &db3);
     assert!(!ok && err.contains(SPARED), "{err}");
+    assert!(err.contains("the store's record is damaged"), "{err}");
+    // The same record with chain.json's genesis_hash altered: the allocation is hashed, and
+    // the chain, not the store, is blamed.
+    let rehashed = dir.path().join("rehashed");
+    std::fs::create_dir(&rehashed).unwrap();
+    std::fs::copy(data.join("blocks.rlp"), rehashed.join("blocks.rlp")).unwrap();
+    let mut meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(data.join("chain.json")).unwrap()).unwrap();
+    meta["genesis_hash"] = format!("{}", alloy_primitives::B256::repeat_byte(9)).into();
+    std::fs::write(rehashed.join("chain.json"), meta.to_string()).unwrap();
+    let (ok, _, err) = run(&rehashed, &db3);
+    assert!(!ok, "{err}");
     assert!(
-        err.contains("genesis_hash says") && err.contains("the store is damaged"),
+        err.contains("genesis_hash says") && !err.contains("record is damaged"),
         "{err}"
     );
 }
