@@ -13,8 +13,34 @@ use crate::{
 use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
 use alloy_trie::{Nibbles, TrieAccount, EMPTY_ROOT_HASH, KECCAK_EMPTY};
 use gigagas_data::chain::{check_storage_fill, AllocAccount, StorageFill};
-use gigagas_trie::{BranchNode, StreamBuilder, StreamError};
-use std::{cell::RefCell, collections::BTreeMap, path::Path};
+use gigagas_trie::{join_parts, BranchNode, StreamBuilder, StreamError};
+use rayon::prelude::*;
+use std::{
+    cell::RefCell,
+    collections::BTreeMap,
+    path::Path,
+    sync::{
+        atomic::{AtomicU64, Ordering},
+        Mutex, PoisonError,
+    },
+};
+
+/// Slots above which [`Store::verify_streaming`] rebuilds a storage trie as 16 parts in
+/// parallel; below it, an owner's trie is one stream (the split's 16 seeks and threads cost
+/// more than they save).
+pub const SPLIT_SLOTS: u64 = 1 << 16;
+
+/// A storage key's owner and hashed slot; a key that is not 64 bytes is corrupt.
+fn storage_key(k: &[u8]) -> Result<(B256, B256), Error> {
+    if k.len() != 64 {
+        return Err(Error::Corrupt {
+            table: Table::Storage.name(),
+            key: codec::hex(k),
+            what: "storage key is not 64 bytes".into(),
+        });
+    }
+    Ok((B256::from_slice(&k[..32]), B256::from_slice(&k[32..])))
+}
 
 /// Bytes of store per genesis slot, measured (`docs/results/hot-account-10gb-2core.md`:
 /// 1M and 10M slots of one account), rounded up: the slot record and its share of the storage
@@ -347,7 +373,17 @@ impl<B: Backend> Store<B> {
     /// table the same way, each account leaf's storage root checked against the rebuilt one;
     /// the stored node counts compared with the rebuilt ones (a stored node no build makes is
     /// found that way). Holds one storage root per account.
-    pub fn verify_streaming(&self, progress: &dyn Fn(u64)) -> Result<Verified, Error> {
+    pub fn verify_streaming(&self, progress: &(dyn Fn(u64) + Sync)) -> Result<Verified, Error> {
+        self.verify_streaming_split(progress, SPLIT_SLOTS)
+    }
+
+    /// [`Self::verify_streaming`] with the number of slots above which a storage trie is
+    /// rebuilt in 16 parts on as many threads.
+    pub fn verify_streaming_split(
+        &self,
+        progress: &(dyn Fn(u64) + Sync),
+        split_slots: u64,
+    ) -> Result<Verified, Error> {
         let head = self.require_head()?;
         // Every table, as `verify` checks them: the block hashes and meta records first.
         let block_hashes = self.verify_block_hashes(&head)?;
@@ -360,9 +396,9 @@ impl<B: Backend> Store<B> {
             block_hashes,
             ..Counts::default()
         };
-        let difference: RefCell<Option<String>> = RefCell::new(None);
+        let difference: Mutex<Option<String>> = Mutex::new(None);
         let note = |what: String| {
-            let mut d = difference.borrow_mut();
+            let mut d = difference.lock().unwrap_or_else(PoisonError::into_inner);
             if d.is_none() {
                 *d = Some(what);
             }
@@ -385,53 +421,83 @@ impl<B: Backend> Store<B> {
             }
             Ok::<(), Error>(())
         };
-        // Storage tries, owner by owner.
+        // Storage tries, owner by owner in the table's order. An owner with more than
+        // `split_slots` slots is rebuilt as 16 parts (its slots' first nibble) on the rayon
+        // pool's threads, then joined.
         let mut roots: BTreeMap<B256, B256> = BTreeMap::new();
         let mut built_nodes = 0u64;
-        {
-            let make = |owner: B256| {
-                StreamBuilder::new(move |path, node| {
-                    check_node(Table::StorageTrie, Some(owner), path, node)
-                })
-            };
-            let mut current = None;
-            let mut slots = 0u64;
-            kv.scan(Table::Storage, &[], &mut |k, v| {
-                if k.len() != 64 {
-                    return Err(Error::Corrupt {
-                        table: Table::Storage.name(),
-                        key: codec::hex(k),
-                        what: "storage key is not 64 bytes".into(),
-                    });
-                }
-                let owner = B256::from_slice(&k[..32]);
-                let slot = B256::from_slice(&k[32..]);
-                let value = codec::decode_value(k, v)?;
-                if current.as_ref().map(|(o, _)| *o) != Some(owner) {
-                    if let Some((o, b)) = current.replace((owner, make(owner))) {
-                        let built = b.finish().map_err(stream_err)?;
-                        built_nodes += built.nodes;
-                        roots.insert(o, built.root);
-                    }
-                }
-                if let Some((_, b)) = current.as_mut() {
-                    b.push(slot, alloy_rlp::encode(value)).map_err(stream_err)?;
-                }
-                slots += 1;
-                if slots & ((1 << 20) - 1) == 0 {
-                    progress(slots);
-                    // The scan maps the whole store: keep only what it is reading resident.
-                    self.backend.release_resident()?;
-                }
-                Ok(true)
-            })?;
-            if let Some((o, b)) = current.take() {
-                let built = b.finish().map_err(stream_err)?;
-                built_nodes += built.nodes;
-                roots.insert(o, built.root);
+        let slots = AtomicU64::new(0);
+        // Counts a slot: progress, and the scan keeps only what it is reading resident
+        // (it maps the whole store).
+        let counted = || -> Result<(), Error> {
+            let done = slots.fetch_add(1, Ordering::Relaxed) + 1;
+            if done & ((1 << 20) - 1) == 0 {
+                progress(done);
+                self.backend.release_resident()?;
             }
-            counts.slots = slots as usize;
+            Ok(())
+        };
+        // Scans `owner`'s slots from `from` while `keep(slot)`, pushing each into `builder`.
+        let push_slots = |owner: B256,
+                          from: &[u8],
+                          keep: &dyn Fn(&B256) -> bool,
+                          builder: &mut dyn FnMut(B256, Vec<u8>) -> Result<(), Error>|
+         -> Result<(), Error> {
+            kv.scan(Table::Storage, from, &mut |k, v| {
+                let (o, slot) = storage_key(k)?;
+                if o != owner || !keep(&slot) {
+                    return Ok(false);
+                }
+                builder(slot, alloy_rlp::encode(codec::decode_value(k, v)?))?;
+                counted()?;
+                Ok(true)
+            })
+        };
+        let sink =
+            |owner: B256| move |path, node| check_node(Table::StorageTrie, Some(owner), path, node);
+        let mut from: Vec<u8> = Vec::new();
+        while let Some((k, _)) = kv.seek(Table::Storage, &from)? {
+            let (owner, _) = storage_key(&k)?;
+            // How many slots, up to the split threshold (a count, no hashing).
+            let mut seen = 0u64;
+            kv.scan(Table::Storage, owner.as_slice(), &mut |k, _| {
+                let (o, _) = storage_key(k)?;
+                seen += u64::from(o == owner);
+                Ok(o == owner && seen <= split_slots)
+            })?;
+            let built = if seen <= split_slots {
+                let mut b = StreamBuilder::new(sink(owner));
+                push_slots(owner, owner.as_slice(), &|_| true, &mut |slot, value| {
+                    b.push(slot, value).map_err(stream_err)
+                })?;
+                b.finish().map_err(stream_err)?
+            } else {
+                let parts = (0..16u8)
+                    .into_par_iter()
+                    .map(|nibble| {
+                        let mut b = StreamBuilder::new(sink(owner));
+                        let mut start = [0u8; 64];
+                        start[..32].copy_from_slice(owner.as_slice());
+                        start[32] = nibble << 4;
+                        push_slots(
+                            owner,
+                            &start,
+                            &|slot| slot[0] >> 4 == nibble,
+                            &mut |slot, value| b.push(slot, value).map_err(stream_err),
+                        )?;
+                        b.finish_part().map_err(stream_err)
+                    })
+                    .collect::<Result<Vec<_>, Error>>()?;
+                join_parts(parts, sink(owner)).map_err(stream_err)?
+            };
+            built_nodes += built.nodes;
+            roots.insert(owner, built.root);
+            // The next owner: the smallest key after every key of this one.
+            let next = U256::from_be_bytes(owner.0).checked_add(U256::from(1u8));
+            let Some(next) = next else { break };
+            from = next.to_be_bytes::<32>().to_vec();
         }
+        counts.slots = slots.load(Ordering::Relaxed) as usize;
         // The account trie, checking each leaf's storage root.
         let mut account_builder =
             StreamBuilder::new(|path, node| check_node(Table::AccountTrie, None, path, node));
@@ -492,7 +558,9 @@ impl<B: Backend> Store<B> {
             head,
             computed_root,
             counts,
-            node_difference: difference.into_inner(),
+            node_difference: difference
+                .into_inner()
+                .unwrap_or_else(PoisonError::into_inner),
         })
     }
 }
@@ -592,6 +660,7 @@ mod tests {
             second in 0u64..40,
             pass_slots in 1usize..128,
             commit_slots in 1u64..64,
+            split_slots in 1u64..600,
         ) {
             let mut fills = vec![fill(0x40, accounts, slots, period)];
             if second > 0 {
@@ -606,11 +675,14 @@ mod tests {
             prop_assert_eq!(codes_a, codes_b);
             prop_assert_eq!(crate::first_difference(&a, &b), None);
             prop_assert_eq!(a.storage, b.storage);
-            let v = got.verify_streaming(&|_| {}).unwrap();
-            prop_assert!(v.ok(), "{:?}", v);
             let reference = got.verify().unwrap();
-            prop_assert_eq!(v.computed_root, reference.computed_root);
-            prop_assert_eq!(v.counts, reference.counts);
+            // Every storage trie as one stream, as 16 parts, and the default threshold.
+            for split in [u64::MAX, 0, split_slots] {
+                let v = got.verify_streaming_split(&|_| {}, split).unwrap();
+                prop_assert!(v.ok(), "split {}: {:?}", split, v);
+                prop_assert_eq!(v.computed_root, reference.computed_root);
+                prop_assert_eq!(v.counts, reference.counts);
+            }
         }
     }
 
@@ -619,7 +691,20 @@ mod tests {
         let fills = [fill(0x40, 1, 500, 4)];
         let (store, _dir) = streamed(&alloc(), &fills, GenesisOptions::default());
         let head = store.head().unwrap().unwrap();
-        let v = store.verify_streaming(&|_| {}).unwrap();
+        // Each defect is found with the trie as one stream and as 16 parts; the root and
+        // counts agree, the first difference noted may be another node.
+        let verify = |store: &Store| {
+            let one = store.verify_streaming_split(&|_| {}, u64::MAX).unwrap();
+            let parts = store.verify_streaming_split(&|_| {}, 0).unwrap();
+            assert_eq!(one.computed_root, parts.computed_root);
+            assert_eq!(one.counts, parts.counts);
+            assert_eq!(
+                one.node_difference.is_some(),
+                parts.node_difference.is_some()
+            );
+            one
+        };
+        let v = verify(&store);
         assert!(v.ok(), "{v:?}");
         assert_eq!(v.counts.slots, 501);
 
@@ -632,7 +717,7 @@ mod tests {
         let txn = store.backend.write().unwrap();
         txn.put(Table::Storage, &key, &flipped).unwrap();
         txn.commit().unwrap();
-        let v = store.verify_streaming(&|_| {}).unwrap();
+        let v = verify(&store);
         assert_ne!(v.computed_root, head.state_root);
         assert!(v.node_difference.is_some(), "{v:?}");
         assert!(!v.ok());
@@ -641,7 +726,7 @@ mod tests {
         let txn = store.backend.write().unwrap();
         txn.put(Table::Storage, &key, &value).unwrap();
         txn.commit().unwrap();
-        assert!(store.verify_streaming(&|_| {}).unwrap().ok());
+        assert!(verify(&store).ok());
         let kv = store.read_kv().unwrap();
         let (node_key, node) = kv.seek(Table::StorageTrie, &[]).unwrap().unwrap();
         drop(kv);
@@ -651,7 +736,7 @@ mod tests {
         txn.put(Table::StorageTrie, &node_key, &codec::encode_node(&other))
             .unwrap();
         txn.commit().unwrap();
-        let v = store.verify_streaming(&|_| {}).unwrap();
+        let v = verify(&store);
         assert_eq!(v.computed_root, head.state_root);
         let d = v.node_difference.unwrap();
         assert!(d.contains("differs"), "{d}");
@@ -663,11 +748,7 @@ mod tests {
         extra.extend([0x0f; 20]);
         txn.put(Table::StorageTrie, &extra, &node).unwrap();
         txn.commit().unwrap();
-        let d = store
-            .verify_streaming(&|_| {})
-            .unwrap()
-            .node_difference
-            .unwrap();
+        let d = verify(&store).node_difference.unwrap();
         assert!(d.contains("branch nodes stored"), "{d}");
     }
 

@@ -26,6 +26,6 @@ pub use state::{
     AccountInfo, ChangeSet, Parallelism, StateUpdates,
 };
 pub use store::{lower_bound, MemoryStore, NodeStore, Owner, StoreError};
-pub use stream::{Built, StreamBuilder, StreamError};
+pub use stream::{join_parts, Built, Part, StreamBuilder, StreamError};
 pub use update::TrieUpdates;
 pub use warm::warm_paths;

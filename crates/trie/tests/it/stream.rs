@@ -6,7 +6,7 @@
 use alloy_primitives::{keccak256, B256, U256};
 use alloy_trie::{HashBuilder, Nibbles, EMPTY_ROOT_HASH, KECCAK_EMPTY};
 use gigagas_trie::{
-    from_scratch, AccountInfo, BranchNode, Parallelism, StreamBuilder, StreamError,
+    from_scratch, join_parts, AccountInfo, BranchNode, Parallelism, StreamBuilder, StreamError,
 };
 use proptest::prelude::*;
 use std::{collections::BTreeMap, convert::Infallible};
@@ -72,6 +72,75 @@ proptest! {
         }
         prop_assert_eq!(root, hb.root());
     }
+}
+
+/// Streams `slots` as 16 parts, one per first nibble, and joins them.
+fn streamed_in_parts(slots: &BTreeMap<B256, U256>) -> (B256, BTreeMap<Nibbles, BranchNode>, u64) {
+    let mut nodes = BTreeMap::new();
+    let mut parts = Vec::new();
+    for nibble in 0..16u8 {
+        let mut builder = StreamBuilder::new(|path, node| {
+            assert!(
+                nodes.insert(path, node).is_none(),
+                "a node handed out twice"
+            );
+            Ok::<(), Infallible>(())
+        });
+        for (k, v) in slots.iter().filter(|(k, _)| k[0] >> 4 == nibble) {
+            builder.push(*k, alloy_rlp::encode(v)).unwrap();
+        }
+        parts.push(builder.finish_part().unwrap());
+    }
+    let built = join_parts(parts, |path, node| {
+        assert!(
+            nodes.insert(path, node).is_none(),
+            "the root handed out twice"
+        );
+        Ok::<(), Infallible>(())
+    })
+    .unwrap();
+    assert_eq!(built.leaves, slots.len() as u64);
+    (built.root, nodes, built.nodes)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// A trie built as 16 parts (one per first nibble) and joined is the trie built in one
+    /// stream: the same root, the same nodes, the same count.
+    #[test]
+    fn parts_joined_equal_one_stream(slots in keys()) {
+        prop_assert_eq!(streamed_in_parts(&slots), streamed(&slots));
+    }
+}
+
+#[test]
+fn parts_must_hold_one_first_nibble_each_in_order() {
+    let part = |keys: &[u8]| {
+        let mut b = StreamBuilder::new(|_, _| Ok::<(), Infallible>(()));
+        for k in keys {
+            b.push(B256::repeat_byte(*k), vec![1]).unwrap();
+        }
+        b.finish_part().unwrap()
+    };
+    let sink = |_, _| Ok::<(), Infallible>(());
+    // Keys under two first nibbles in one part.
+    assert!(matches!(
+        join_parts(vec![part(&[0x11, 0x22])], sink),
+        Err(StreamError::PartsOverlap)
+    ));
+    // Parts out of order, or twice the same nibble.
+    assert!(matches!(
+        join_parts(vec![part(&[0x22]), part(&[0x11])], sink),
+        Err(StreamError::PartsOverlap)
+    ));
+    assert!(matches!(
+        join_parts(vec![part(&[0x11]), part(&[0x12])], sink),
+        Err(StreamError::PartsOverlap)
+    ));
+    // Empty parts are skipped.
+    let joined = join_parts(vec![part(&[]), part(&[0x11]), part(&[])], sink).unwrap();
+    assert_eq!(joined.leaves, 1);
 }
 
 #[test]
