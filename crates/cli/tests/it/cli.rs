@@ -1203,26 +1203,8 @@ fn gen_sstore_bloated_slots_and_spread_chains_run() {
     for spread in [false, true] {
         let out = dir.path().join(format!("bloated-{spread}"));
         let out_s = out.to_str().unwrap();
-        let mut args = vec![
-            "gen",
-            "sstore-bloated",
-            "--slots",
-            "5000",
-            "--blocks",
-            "2",
-            "--block-gas",
-            "3M",
-            "--fork",
-            "cancun",
-            "--senders",
-            "4",
-            "--out",
-            out_s,
-        ];
-        if spread {
-            args.push("--spread");
-        }
-        let (ok, stdout, stderr) = gigagas(&args);
+        let extra: &[&str] = if spread { &["--spread"] } else { &[] };
+        let (ok, stdout, stderr) = crate::gen_bloated(&out, extra);
         assert!(ok, "{stderr}");
         assert!(stdout.contains("(0 failed"), "{stdout}");
         assert!(stdout.contains("fork Cancun"), "{stdout}");

@@ -71,6 +71,21 @@ fn verified_head(db: &Path) -> (u64, String) {
     (number, root)
 }
 
+/// `run --data DATA --state disk --db DB --root incremental`, to its end.
+fn run_on_store(data: &Path, db: &Path) -> (bool, String, String) {
+    gigagas(&[
+        "run",
+        "--data",
+        s(data),
+        "--state",
+        "disk",
+        "--db",
+        s(db),
+        "--root",
+        "incremental",
+    ])
+}
+
 fn run_disk(data: &Path, db: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_gigagas"));
     cmd.args([
@@ -133,24 +148,11 @@ fn init_verify_and_refusals() {
     let (ok, _, err) = gigagas(&["db", "verify", s(&data)]);
     assert!(!ok && err.contains("not a gigagas store"), "{err}");
     // run --state disk from the init'ed store: every block, then nothing left to do.
-    let run_on_store = || {
-        gigagas(&[
-            "run",
-            "--data",
-            s(&data),
-            "--state",
-            "disk",
-            "--db",
-            s(&db),
-            "--root",
-            "incremental",
-        ])
-    };
-    let (ok, out, err) = run_on_store();
+    let (ok, out, err) = run_on_store(&data, &db);
     assert!(ok, "{err}");
     assert!(out.contains("= header"), "{out}");
     assert_eq!(verified_head(&db).0, 2);
-    let (ok, out, err) = run_on_store();
+    let (ok, out, err) = run_on_store(&data, &db);
     assert!(ok && out.contains("nothing to run"), "{out}{err}");
     // --state disk needs --db and an incremental root.
     let (ok, _, err) = gigagas(&["run", "--data", s(&data), "--state", "disk"]);
@@ -273,40 +275,13 @@ fn sync_policies_give_the_same_store() {
 fn a_store_spares_hashing_its_own_genesis_again() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("bloated");
-    let (ok, _, err) = gigagas(&[
-        "gen",
-        "sstore-bloated",
-        "--slots",
-        "5000",
-        "--blocks",
-        "2",
-        "--block-gas",
-        "3M",
-        "--fork",
-        "cancun",
-        "--senders",
-        "4",
-        "--out",
-        s(&data),
-    ]);
+    let (ok, _, err) = crate::gen_bloated(&data, &[]);
     assert!(ok, "{err}");
     let init = |db: &Path| {
         let (ok, _, err) = gigagas(&["db", "init", "--data", s(&data), "--out", s(db)]);
         assert!(ok, "{err}");
     };
-    let run = |data: &Path, db: &Path| {
-        gigagas(&[
-            "run",
-            "--data",
-            s(data),
-            "--state",
-            "disk",
-            "--db",
-            s(db),
-            "--root",
-            "incremental",
-        ])
-    };
+    let run = run_on_store;
     const SPARED: &str = "not hashed again";
     let db = dir.path().join("db");
     init(&db);

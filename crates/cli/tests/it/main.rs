@@ -26,6 +26,30 @@ fn gigagas_in(cwd: &Path, args: &[&str]) -> (bool, String, String) {
     )
 }
 
+/// `gen sstore-bloated` at a test's size (5,000 slots, 2 blocks of 3M gas, Cancun, 4 senders)
+/// into `out`, with `extra` flags (`--spread`).
+fn gen_bloated(out: &Path, extra: &[&str]) -> (bool, String, String) {
+    let out = out.to_str().expect("a UTF-8 path");
+    let mut args = vec![
+        "gen",
+        "sstore-bloated",
+        "--slots",
+        "5000",
+        "--blocks",
+        "2",
+        "--block-gas",
+        "3M",
+        "--fork",
+        "cancun",
+        "--senders",
+        "4",
+        "--out",
+        out,
+    ];
+    args.extend(extra);
+    gigagas(&args)
+}
+
 /// Runs `cmd` to its end: (exit status success, stdout, stderr).
 fn outcome(cmd: &mut Command) -> (bool, String, String) {
     let out = cmd.output().expect("run gigagas");
