@@ -71,9 +71,9 @@ fn verified_head(db: &Path) -> (u64, String) {
     (number, root)
 }
 
-/// `run --data DATA --state disk --db DB --root incremental`, to its end.
-fn run_on_store(data: &Path, db: &Path) -> (bool, String, String) {
-    gigagas(&[
+/// `run --data DATA --state disk --db DB --root incremental`.
+fn run_args<'a>(data: &'a Path, db: &'a Path) -> [&'a str; 9] {
+    [
         "run",
         "--data",
         s(data),
@@ -83,26 +83,21 @@ fn run_on_store(data: &Path, db: &Path) -> (bool, String, String) {
         s(db),
         "--root",
         "incremental",
-    ])
+    ]
 }
 
+/// [`run_args`], to its end.
+fn run_on_store(data: &Path, db: &Path) -> (bool, String, String) {
+    gigagas(&run_args(data, db))
+}
+
+/// [`run_args`] on 2 threads, output discarded, to be started (and killed).
 fn run_disk(data: &Path, db: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_gigagas"));
-    cmd.args([
-        "run",
-        "--data",
-        s(data),
-        "--state",
-        "disk",
-        "--db",
-        s(db),
-        "--root",
-        "incremental",
-        "--threads",
-        "2",
-    ])
-    .stdout(Stdio::null())
-    .stderr(Stdio::null());
+    cmd.args(run_args(data, db))
+        .args(["--threads", "2"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
     cmd
 }
 
