@@ -367,9 +367,11 @@ impl<B: Backend> Store<B> {
         Ok(head)
     }
 
-    /// [`Store::verify`] in memory bounded independently of the store's size: one pass over
-    /// the storage table in key order, each account's storage trie rebuilt by a
-    /// [`StreamBuilder`] whose every node is compared with the stored one; then the account
+    /// [`Store::verify`] in memory bounded independently of the store's size: the storage
+    /// table owner by owner in key order (each owner's slots first counted up to
+    /// [`SPLIT_SLOTS`], without hashing), each storage trie rebuilt by a [`StreamBuilder`]
+    /// (above the threshold as 16 parts on the rayon pool, joined) whose every node is
+    /// compared with the stored one; then the account
     /// table the same way, each account leaf's storage root checked against the rebuilt one;
     /// the stored node counts compared with the rebuilt ones (a stored node no build makes is
     /// found that way). Holds one storage root per account.
