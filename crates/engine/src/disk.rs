@@ -4,25 +4,45 @@
 use crate::root::{DiskSnapshot, IncrementalState, PendingRoot};
 use alloy_primitives::B256;
 use gigagas_data::BlockInput;
-use gigagas_store::{BlockRef, CodeCache, DiskState, Store};
-use std::sync::Arc;
+use gigagas_store::{BlockRef, CodeCache, DiskState, KvDiff, Store};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 /// A store at the parent of the next block to run: [`IncrementalState::compute`] computes a
 /// block's root from a read snapshot, [`IncrementalState::commit`] writes it in one
 /// transaction, [`IncrementalState::snapshot`] gives execution its pre-state. Analysed code
 /// is cached across blocks, except when cold.
+///
+/// With the overlay (the default; [`Self::with_overlay`]) a computed block's writes are
+/// held in memory until it commits, and the next block's snapshot and root read through
+/// them: block N+1 is prefetched, executed and hashed while N's write transaction runs.
 #[derive(Debug)]
 pub struct DiskRoot {
     /// `None` only while [`Self::evict`] reopens it (and after a failed reopen).
-    store: Option<Store>,
-    codes: Arc<CodeCache>,
+    store: RwLock<Option<Store>>,
+    codes: RwLock<Arc<CodeCache>>,
     cold: bool,
     sync: SyncPolicy,
+    overlay: bool,
+    /// With the overlay: the blocks computed and not yet committed (number, writes), oldest
+    /// first. A commit removes its block only after its transaction committed, and a reader
+    /// clones the list before it takes its snapshot, so no block is ever missing from a read.
+    pending: Mutex<VecDeque<(u64, Arc<KvDiff>)>>,
+    writes: Mutex<Writes>,
+}
+
+/// What the commits leave to the sync policy.
+#[derive(Debug, Default)]
+struct Writes {
     /// Blocks committed since the last sync.
     unsynced: u64,
     /// The flush after the last `every-N` block (its number), running beside the next
     /// block's prefetch and root; the next commit (or the end of the run) waits for it.
     flushing: Option<(u64, gigagas_store::PendingSync)>,
+}
+
+fn poisoned<T>(_: T) -> String {
+    "the disk state's lock was poisoned: a thread panicked while it held it".to_owned()
 }
 
 /// When the pipeline makes the store's writes durable (`run --sync`). A block is written
@@ -95,21 +115,34 @@ impl std::str::FromStr for SyncPolicy {
 }
 
 impl DiskRoot {
-    /// The pipeline's state in `store`, every block durable at its commit.
+    /// The pipeline's state in `store`, every block durable at its commit, the next block
+    /// read through the last one's writes while they commit.
     pub fn new(store: Store) -> Self {
         Self {
-            store: Some(store),
-            codes: Arc::default(),
+            store: RwLock::new(Some(store)),
+            codes: RwLock::default(),
             cold: false,
             sync: SyncPolicy::EveryBlock,
-            unsynced: 0,
-            flushing: None,
+            overlay: true,
+            pending: Mutex::default(),
+            writes: Mutex::default(),
         }
     }
 
+    /// The same state with (`true`) or without the overlay: without it the next block's
+    /// snapshot and root wait for the last block's commit (`run --overlay off`, to measure
+    /// what the overlay gains).
+    pub fn with_overlay(self, overlay: bool) -> Self {
+        Self { overlay, ..self }
+    }
+
+    fn writes(&self) -> Result<MutexGuard<'_, Writes>, String> {
+        self.writes.lock().map_err(poisoned)
+    }
+
     /// Waits for the flush started after the last `every-N` block, if any.
-    fn wait_flush(&mut self) -> Result<(), String> {
-        match self.flushing.take() {
+    fn wait_flush(&self, writes: &mut Writes) -> Result<(), String> {
+        match writes.flushing.take() {
             Some((block, f)) => f.wait().map_err(|e| {
                 format!(
                     "making the store's writes up to block {block} durable (--sync {}): {e}",
@@ -132,15 +165,19 @@ impl DiskRoot {
         Ok(Self { sync, ..self })
     }
 
-    /// The store (`None` after a failed reopen in cold mode).
-    pub fn store(&self) -> Option<&Store> {
-        self.store.as_ref()
+    /// The store's directory (`None` after a failed reopen in cold mode).
+    pub fn path(&self) -> Option<std::path::PathBuf> {
+        let store = self.store.read().ok()?;
+        store.as_ref().map(|s| s.path().to_owned())
     }
 
-    fn open(&self) -> Result<&Store, String> {
-        self.store
-            .as_ref()
-            .ok_or_else(|| "the state store could not be reopened after the last block".to_owned())
+    /// Runs `f` on the store (an error after a failed reopen in cold mode).
+    pub fn with_store<T>(&self, f: impl FnOnce(&Store) -> Result<T, String>) -> Result<T, String> {
+        let store = self.store.read().map_err(poisoned)?;
+        match store.as_ref() {
+            Some(store) => f(store),
+            None => Err("the state store could not be reopened after the last block".to_owned()),
+        }
     }
 
     /// Cold mode: from now on, and between blocks (after each commit, outside the timed
@@ -156,24 +193,42 @@ impl DiskRoot {
                 self.sync
             ));
         }
-        let mut this = Self { cold: true, ..self };
+        let this = Self { cold: true, ..self };
         this.evict()?;
         Ok(this)
     }
 
-    fn evict(&mut self) -> Result<(), String> {
+    fn evict(&self) -> Result<(), String> {
         // A flush in flight holds the environment open.
-        self.wait_flush()?;
-        let path = self.open()?.path().to_owned();
+        self.wait_flush(&mut *self.writes()?)?;
+        let mut store = self.store.write().map_err(poisoned)?;
+        let path = match store.as_ref() {
+            Some(s) => s.path().to_owned(),
+            None => {
+                return Err("the state store could not be reopened after the last block".to_owned())
+            }
+        };
         // Closing the environment unmaps the file (every snapshot of it is gone by now: the
         // block's execution and root finished before its commit); mapped pages would stay
         // cached.
-        drop(self.store.take());
+        drop(store.take());
         drop_file_cache(&path)?;
-        let store = Store::open(&path).map_err(|e| format!("reopening {}: {e}", path.display()))?;
-        self.store = Some(store);
-        self.codes = Arc::default();
+        let reopened =
+            Store::open(&path).map_err(|e| format!("reopening {}: {e}", path.display()))?;
+        *store = Some(reopened);
+        *self.codes.write().map_err(poisoned)? = Arc::default();
         Ok(())
+    }
+
+    /// The layers the next block reads through: the blocks computed and not yet committed.
+    fn layers(&self) -> Result<Vec<Arc<KvDiff>>, String> {
+        Ok(self
+            .pending
+            .lock()
+            .map_err(poisoned)?
+            .iter()
+            .map(|(_, d)| d.clone())
+            .collect())
     }
 }
 
@@ -236,20 +291,6 @@ impl IncrementalState for DiskRoot {
             parent_hash: input.header.parent_hash,
             expected_root: input.complete_state.then_some(input.header.state_root),
         };
-        let store = self.open()?;
-        store
-            .compute_block(block, changes, gigagas_trie::Parallelism::DEFAULT)
-            .map(PendingRoot::Disk)
-            .map_err(|e| format!("store {}: {e}", store.path().display()))
-    }
-
-    fn commit(&mut self, input: &BlockInput, pending: PendingRoot) -> Result<B256, String> {
-        let PendingRoot::Disk(pending) = pending else {
-            return Err(format!(
-                "block {}: an in-memory result given to the disk store",
-                input.number()
-            ));
-        };
         let codes: Vec<_> = input
             .access_list
             .iter()
@@ -257,39 +298,99 @@ impl IncrementalState for DiskRoot {
             .flat_map(|a| a.code_changes.iter().map(|c| c.new_code.clone()))
             .filter(|c| !c.is_empty())
             .collect();
+        // Cloned before the store's snapshot is taken (see `pending`).
+        let layers = self.layers()?;
+        let pending = self.with_store(|store| {
+            store
+                .compute_block_over(
+                    &layers,
+                    block,
+                    changes,
+                    &codes,
+                    gigagas_trie::Parallelism::DEFAULT,
+                )
+                .map_err(|e| format!("store {}: {e}", store.path().display()))
+        })?;
+        if self.overlay {
+            self.pending
+                .lock()
+                .map_err(poisoned)?
+                .push_back((block.number, pending.diff()));
+        }
+        Ok(PendingRoot::Disk(pending))
+    }
+
+    fn commit(&self, input: &BlockInput, pending: PendingRoot) -> Result<B256, String> {
+        let PendingRoot::Disk(pending) = pending else {
+            return Err(format!(
+                "block {}: an in-memory result given to the disk store",
+                input.number()
+            ));
+        };
+        let mut writes = self.writes()?;
         // The previous flush first: its error belongs to the blocks before this one (and
         // MDBX would make this write transaction wait for it anyway).
-        self.wait_flush()?;
-        let store = self.open()?;
-        let root = store
-            .commit_block(pending, &codes)
-            .map(|head| head.state_root)
-            .map_err(|e| format!("store {}: {e}", store.path().display()))?;
-        let unsynced = self.unsynced + 1;
-        let flush = matches!(self.sync, SyncPolicy::Every(n) if unsynced >= n);
-        if flush {
+        self.wait_flush(&mut writes)?;
+        let (root, flushing) = self.with_store(|store| {
+            let root = store
+                .commit_block(&pending)
+                .map(|head| head.state_root)
+                .map_err(|e| format!("store {}: {e}", store.path().display()))?;
+            let flush = matches!(self.sync, SyncPolicy::Every(n) if writes.unsynced + 1 >= n);
             // Beside the next block's snapshot, prefetch and root, which only read.
-            self.flushing = Some((input.number(), store.sync_in_background()));
+            Ok((root, flush.then(|| store.sync_in_background())))
+        })?;
+        writes.unsynced = if flushing.is_some() {
+            0
+        } else {
+            writes.unsynced + 1
+        };
+        writes.flushing = flushing.map(|f| (input.number(), f));
+        if self.overlay {
+            // Only now that it is in the store: a reader cloning the layers from here on
+            // takes a snapshot that holds it.
+            let mut layers = self.pending.lock().map_err(poisoned)?;
+            match layers.pop_front() {
+                Some((number, _)) if number == input.number() => {}
+                other => {
+                    return Err(format!(
+                        "block {} committed, but the oldest block held in memory is {}: blocks must commit in the order they were computed",
+                        input.number(),
+                        other.map_or("none".to_owned(), |(n, _)| n.to_string())
+                    ))
+                }
+            }
         }
-        self.unsynced = if flush { 0 } else { unsynced };
         Ok(root)
     }
 
-    fn finish(&mut self) -> Result<bool, String> {
-        let flushed = self.flushing.is_some();
-        self.wait_flush()?;
-        if self.sync == SyncPolicy::EveryBlock || self.unsynced == 0 {
+    fn overlays(&self) -> bool {
+        self.overlay
+    }
+
+    fn finish(&self) -> Result<bool, String> {
+        let left = self.pending.lock().map_err(poisoned)?.len();
+        if left > 0 {
+            return Err(format!(
+                "{left} computed block(s) were never committed: the run ended before writing them"
+            ));
+        }
+        let mut writes = self.writes()?;
+        let flushed = writes.flushing.is_some();
+        self.wait_flush(&mut writes)?;
+        if self.sync == SyncPolicy::EveryBlock || writes.unsynced == 0 {
             return Ok(flushed);
         }
-        let store = self.open()?;
-        store
-            .sync()
-            .map_err(|e| format!("store {}: {e}", store.path().display()))?;
-        self.unsynced = 0;
+        self.with_store(|store| {
+            store
+                .sync()
+                .map_err(|e| format!("store {}: {e}", store.path().display()))
+        })?;
+        writes.unsynced = 0;
         Ok(true)
     }
 
-    fn between_blocks(&mut self) -> Result<(), String> {
+    fn between_blocks(&self) -> Result<(), String> {
         if self.cold {
             self.evict()?;
         }
@@ -301,10 +402,14 @@ impl IncrementalState for DiskRoot {
     }
 
     fn snapshot(&self, readers: usize) -> Result<Option<DiskSnapshot>, String> {
-        let store = self.open()?;
-        let view = store
-            .snapshot(readers)
-            .map_err(|e| format!("store {}: {e}", store.path().display()))?;
-        Ok(Some(DiskState::new(view, self.codes.clone())))
+        // Cloned before the store's snapshot is taken (see `pending`).
+        let layers = self.layers()?;
+        let codes = self.codes.read().map_err(poisoned)?.clone();
+        self.with_store(|store| {
+            let view = store
+                .snapshot_over(readers, layers)
+                .map_err(|e| format!("store {}: {e}", store.path().display()))?;
+            Ok(Some(DiskState::new(view, codes)))
+        })
     }
 }

@@ -48,13 +48,8 @@ use std::{
 pub const STAGES: [&str; 6] = ["recover", "prefetch", "execute", "verify", "write", "root"];
 
 /// The incremental root's node store, shared by the stage that computes roots and the stage
-/// that commits them (never at the same time: see [`IncrementalState`]).
-type Trie<'a> = std::sync::Mutex<Box<dyn IncrementalState + 'a>>;
-
-fn lock<'g, 'a>(trie: &'g Trie<'a>) -> std::sync::MutexGuard<'g, Box<dyn IncrementalState + 'a>> {
-    trie.lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+/// that commits them (each implementation synchronises itself: see [`IncrementalState`]).
+type Trie<'a> = dyn IncrementalState + 'a;
 
 /// How [`run_pipeline`] runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,6 +154,9 @@ pub struct PipelineRun {
     pub root: RootMode,
     /// Whether stages overlapped.
     pub overlap: bool,
+    /// Whether the next block read the last one's writes from memory while they committed
+    /// ([`IncrementalState::overlays`], overlapped stages only).
+    pub overlay: bool,
     /// Thread budget.
     pub threads: usize,
     /// Every block, in order.
@@ -306,7 +304,7 @@ fn early_unit_stage(
     // execution's workers and the budget's pool, and every prefetch thread, so that the
     // prefetch's reads are really in flight at once.
     let readers = options.threads * 2 + 2 + PREFETCH_THREADS;
-    let snapshot = match trie.map(|t| lock(t).snapshot(readers)) {
+    let snapshot = match trie.map(|t| t.snapshot(readers)) {
         Some(Err(e)) => Err(ExecError::Unsupported {
             block: number,
             what: format!("state store snapshot: {e}"),
@@ -429,7 +427,7 @@ fn incremental_root(
     let ((post_state, computed), span) = clock.on(budget, || {
         let post_state = touched_post_state(&input.pre_state, bal);
         let changes = change_set(bal, &post_state);
-        let computed = lock(trie).compute(input, &changes);
+        let computed = trie.compute(input, &changes);
         (post_state, computed)
     });
     let (root, pending) = match computed {
@@ -456,7 +454,7 @@ fn incremental_root_of_execution(
 ) -> EarlyRoot {
     let (computed, span) = clock.on(budget, || {
         let changes = change_set_of_execution(&input.pre_state, post);
-        lock(trie).compute(input, &changes)
+        trie.compute(input, &changes)
     });
     let (root, pending) = match computed {
         Ok(p) => (Ok(p.root()), Some(p)),
@@ -718,7 +716,7 @@ fn commit_stage(
     }
     // The block verified and its root matched: only now is it written.
     if let (Some(pending), Some(trie)) = (pending, trie) {
-        let (written, span) = clock.on(budget, || lock(trie).commit(input, pending));
+        let (written, span) = clock.on(budget, || trie.commit(input, pending));
         written.map_err(|e| ExecError::Unsupported {
             block: input.number(),
             what: format!("writing the state: {e}"),
@@ -841,8 +839,7 @@ pub fn run_pipeline_with(
     // Execution units (one block each, or mega-blocks) and the mega-blocks' merged plans and
     // pre-states, built before timing starts (as a node would have them from the BALs).
     let units = units_of(cases, options)?;
-    let trie: Option<Trie<'_>> = trie.map(std::sync::Mutex::new);
-    let trie = trie.as_ref();
+    let trie = trie.as_deref();
     let clock = Clock(Instant::now());
     let cpu0 = process_cpu_ns();
     let read0 = crate::disk::io_read_bytes();
@@ -882,12 +879,10 @@ pub fn run_pipeline_with(
             }
             if let (true, Some(t)) = (between, trie) {
                 let t0 = Instant::now();
-                lock(t)
-                    .between_blocks()
-                    .map_err(|e| ExecError::Unsupported {
-                        block: cases[unit.blocks.start].number(),
-                        what: e,
-                    })?;
+                t.between_blocks().map_err(|e| ExecError::Unsupported {
+                    block: cases[unit.blocks.start].number(),
+                    what: e,
+                })?;
                 untimed_ns += t0.elapsed().as_nanos() as u64;
             }
         }
@@ -897,7 +892,7 @@ pub fn run_pipeline_with(
     let mut final_sync_ns = 0u64;
     if let Some(t) = trie {
         let t0 = Instant::now();
-        let flushed = lock(t).finish().map_err(|e| ExecError::Unsupported {
+        let flushed = t.finish().map_err(|e| ExecError::Unsupported {
             block: cases.last().map_or(0, BlockCase::number),
             what: format!("making the state durable: {e}"),
         })?;
@@ -919,6 +914,7 @@ pub fn run_pipeline_with(
         bal: options.bal,
         root: options.root,
         overlap: options.overlap,
+        overlay: options.overlap && trie.is_some_and(|t| t.overlays()),
         threads,
         blocks,
         wall_ns,
@@ -1029,14 +1025,26 @@ fn overlapped(
         type Snapshot = Result<Option<DiskSnapshot>, ExecError>;
         let (to_exec_state, from_state): (SyncSender<Snapshot>, Receiver<_>) = sync_channel(QUEUE);
         // With an incremental root, unit N's state and roots come only after unit N-1 was
-        // committed (verified and written): one token per committed unit.
-        let (committed, wait_commit): (SyncSender<()>, Receiver<()>) = sync_channel(QUEUE);
+        // committed (verified and written): one token per committed unit (unbounded: the
+        // commit stage never waits to hand one over). A state that overlays reads unit N-1's
+        // writes from memory instead, so unit N starts as soon as N-1's roots were computed
+        // here; it still waits for the commit when they were not (a mega-block's later
+        // blocks, or roots computed from execution's changes).
+        let (committed, wait_commit) = std::sync::mpsc::channel::<()>();
+        let overlays = trie.is_some_and(|t| t.overlays());
         // Write and root from shipped BALs, beside execution (`None` for other blocks); first
         // the state each unit executes against (prefetched, when on disk).
         scope.spawn(move || {
+            // Units known committed, and whether the last unit's roots were all computed here.
+            let (mut seen, mut computed) = (0, false);
             for (u, unit) in units.iter().enumerate() {
-                if u > 0 && trie.is_some() && wait_commit.recv().is_err() {
-                    break; // the commit stage stopped
+                if u > 0 && trie.is_some() && !(overlays && computed) {
+                    while seen < u {
+                        if wait_commit.recv().is_err() {
+                            return; // the commit stage stopped
+                        }
+                        seen += 1;
+                    }
                 }
                 let mut stopped = false;
                 let early = early_unit_stage(
@@ -1049,6 +1057,9 @@ fn overlapped(
                     trie,
                     |s| stopped = to_exec_state.send(s).is_err(),
                 );
+                computed = early
+                    .iter()
+                    .all(|e| e.as_ref().is_some_and(|e| e.pending.is_some()));
                 if stopped || to_commit_root.send(early).is_err() {
                     break;
                 }

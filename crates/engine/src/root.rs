@@ -3,10 +3,12 @@
 //! - **From scratch** ([`full_root`]): the root of a whole post-state, serial or with storage
 //!   tries hashed in parallel (`gigagas_state`). The reference every other root is checked
 //!   against ([`post_state_root`]), and what `RootMode::Serial`/`Parallel` compute.
-//! - **Incremental in memory** ([`gigagas_trie::MemoryStore`] as an [`IncrementalState`]):
-//!   branch nodes kept between blocks, only the paths a block's BAL names re-hashed.
+//! - **Incremental in memory** ([`MemoryRoot`], an [`IncrementalState`] over
+//!   `gigagas_trie::MemoryStore`): branch nodes kept between blocks, only the paths a block's
+//!   BAL names re-hashed.
 //! - **Incremental on the store** ([`crate::DiskRoot`], an [`IncrementalState`] over the MDBX
-//!   store of `gigagas-store`): the same, with one write transaction per verified block.
+//!   store of `gigagas-store`): the same, with one write transaction per verified block, and
+//!   the next block read through the last one's writes while they commit (the overlay).
 //!
 //! [`RootMode`] names the choice; [`incremental_state`] makes it for the pipeline.
 
@@ -60,33 +62,44 @@ impl std::str::FromStr for RootMode {
 }
 
 /// Where `RootMode::Incremental` keeps the state's branch nodes between blocks: in memory
-/// ([`gigagas_trie::MemoryStore`], built from the first pre-state) or on disk
-/// ([`crate::DiskRoot`], one write transaction per block). Used in block order, on the thread
-/// budget's rayon pool, in two steps per block: [`Self::compute`] (reads only; runs beside
-/// the block's execution, from the changes its shipped BAL gives) and, once the block
-/// verified, [`Self::commit`]. The next block's `compute` and [`Self::snapshot`] come after
-/// that commit, so nothing is written for a block that failed, nor after it.
-pub trait IncrementalState: Send {
+/// ([`MemoryRoot`], built from the first pre-state) or on disk ([`crate::DiskRoot`], one
+/// write transaction per block). Used in block order, on the thread budget's rayon pool, in
+/// two steps per block: [`Self::compute`] (reads only; runs beside the block's execution,
+/// from the changes its shipped BAL gives) and, once the block verified, [`Self::commit`].
+/// Nothing is written for a block that failed, nor after it.
+///
+/// The next block's `compute` and [`Self::snapshot`] come after that commit, unless the
+/// state [`Self::overlays`]: then they read through the blocks computed and not yet
+/// committed, so they may run while the block before commits. Each implementation
+/// synchronises itself (`&self` throughout): a commit may run beside the next compute.
+pub trait IncrementalState: Send + Sync {
     /// Computes one block's new root and the updates that give it; writes nothing. A store
     /// that checks roots refuses one that differs from `input.header.state_root` on complete
-    /// states.
+    /// states. With [`Self::overlays`], the next block's reads see this block from now on.
     fn compute(
         &self,
         input: &gigagas_data::BlockInput,
         changes: &gigagas_trie::ChangeSet,
     ) -> Result<PendingRoot, String>;
 
-    /// Writes what [`Self::compute`] computed for `input` (a verified block); returns the
-    /// new root.
+    /// Writes what [`Self::compute`] computed for `input` (a verified block, in block
+    /// order); returns the new root.
     fn commit(
-        &mut self,
+        &self,
         input: &gigagas_data::BlockInput,
         pending: PendingRoot,
     ) -> Result<B256, String>;
 
-    /// The state as it is now (after the last commit) for the next block to execute
-    /// against, read by up to `readers` threads at once; `None` when execution reads the
-    /// block's in-memory pre-state instead.
+    /// Whether the next block's [`Self::compute`] and [`Self::snapshot`] may start before
+    /// this block's [`Self::commit`] (they read the blocks computed and not yet committed
+    /// from memory). Default: no, they wait for the commit.
+    fn overlays(&self) -> bool {
+        false
+    }
+
+    /// The state after the last block computed (with [`Self::overlays`]) or committed, for
+    /// the next block to execute against, read by up to `readers` threads at once; `None`
+    /// when execution reads the block's in-memory pre-state instead.
     fn snapshot(&self, readers: usize) -> Result<Option<DiskSnapshot>, String> {
         let _ = readers;
         Ok(None)
@@ -95,7 +108,7 @@ pub trait IncrementalState: Send {
     /// Work between blocks that is not a node's (cold mode: dropping the page cache), run
     /// after each commit; its time is left out of the run's wall time. Back-to-back pipelines
     /// only (the stages of other blocks would overlap it).
-    fn between_blocks(&mut self) -> Result<(), String> {
+    fn between_blocks(&self) -> Result<(), String> {
         Ok(())
     }
 
@@ -107,7 +120,7 @@ pub trait IncrementalState: Send {
     /// After the last block's commit: makes what is not yet durable durable (the disk
     /// store's `--sync every-N|end`); `true` when there was something to flush. Part of the
     /// run's wall time.
-    fn finish(&mut self) -> Result<bool, String> {
+    fn finish(&self) -> Result<bool, String> {
         Ok(false)
     }
 }
@@ -131,19 +144,32 @@ impl PendingRoot {
     }
 }
 
-impl IncrementalState for gigagas_trie::MemoryStore {
+/// The in-memory node store as the incremental root's state: a compute reads it, a commit
+/// writes it (one at a time: the lock).
+#[derive(Debug)]
+pub struct MemoryRoot(std::sync::RwLock<gigagas_trie::MemoryStore>);
+
+impl MemoryRoot {
+    /// The state in `store`.
+    pub fn new(store: gigagas_trie::MemoryStore) -> Self {
+        Self(std::sync::RwLock::new(store))
+    }
+}
+
+impl IncrementalState for MemoryRoot {
     fn compute(
         &self,
         _input: &gigagas_data::BlockInput,
         changes: &gigagas_trie::ChangeSet,
     ) -> Result<PendingRoot, String> {
-        gigagas_trie::compute_updates(self, changes, gigagas_trie::Parallelism::DEFAULT)
+        let store = self.0.read().map_err(|_| poisoned())?;
+        gigagas_trie::compute_updates(&*store, changes, gigagas_trie::Parallelism::DEFAULT)
             .map(PendingRoot::Memory)
             .map_err(|e| e.to_string())
     }
 
     fn commit(
-        &mut self,
+        &self,
         input: &gigagas_data::BlockInput,
         pending: PendingRoot,
     ) -> Result<B256, String> {
@@ -154,14 +180,19 @@ impl IncrementalState for gigagas_trie::MemoryStore {
             ));
         };
         let root = updates.root;
-        gigagas_trie::write_updates(self, updates).map_err(|e| e.to_string())?;
+        let mut store = self.0.write().map_err(|_| poisoned())?;
+        gigagas_trie::write_updates(&mut *store, updates).map_err(|e| e.to_string())?;
         Ok(root)
     }
 }
 
-/// The state a block executes against when it is on disk: a read snapshot of the store taken
-/// before the block was written.
-pub type DiskSnapshot = gigagas_store::DiskState<gigagas_store::ReadTxn>;
+fn poisoned() -> String {
+    "the node store's lock was poisoned: a thread panicked while it held it".to_owned()
+}
+
+/// The state a block executes against when it is on disk: a read snapshot of the store with
+/// the blocks before it that are not yet committed laid over it.
+pub type DiskSnapshot = gigagas_store::DiskState<gigagas_store::Layered<gigagas_store::ReadTxn>>;
 
 /// The accounts `bal` writes, as they are after the block: what [`change_set`] needs, without
 /// copying the rest of the state. Storage is copied only for an account whose info ends
@@ -312,7 +343,7 @@ pub fn incremental_state<'a>(
     given.or_else(|| {
         first_pre_state.map(|pre| {
             let (_, store) = gigagas_trie::from_prestate(pre, gigagas_trie::Parallelism::DEFAULT);
-            Box::new(store) as Box<dyn IncrementalState>
+            Box::new(MemoryRoot::new(store)) as Box<dyn IncrementalState>
         })
     })
 }

@@ -25,6 +25,7 @@ pub mod codec;
 mod genesis;
 pub mod kv;
 pub mod mdbx;
+pub mod overlay;
 mod state;
 mod view;
 
@@ -36,12 +37,13 @@ pub use genesis::{
 };
 use gigagas_trie::{ChangeSet, MemoryStore, Parallelism, StoreError};
 use kv::{Backend, KvRead, KvWrite, Table};
+pub use overlay::{KvDiff, Layered};
 pub use state::{CodeCache, DiskState};
 use std::{
     collections::BTreeMap,
     path::{Path, PathBuf},
 };
-pub use view::{ReadError, View, Writer};
+pub use view::{ReadError, View};
 
 /// What the `format` record of a gigagas store says.
 pub const FORMAT: &[u8] = b"gigagas.store/1";
@@ -295,18 +297,26 @@ pub struct Counts {
     pub block_hashes: usize,
 }
 
-/// A block whose root [`Store::compute_block`] computed and checked, not yet written.
+/// A block whose root [`Store::compute_block`] computed and checked, not yet written: every
+/// write of its transaction, held in memory ([`KvDiff`]: trie nodes, leaves, codes, block
+/// hash and head), so that the next block can read through it before it commits
+/// ([`Store::compute_block_over`], [`Store::snapshot_over`]).
 #[derive(Debug)]
 pub struct PendingBlock {
     parent: Head,
     head: Head,
-    updates: gigagas_trie::StateUpdates,
+    diff: std::sync::Arc<KvDiff>,
 }
 
 impl PendingBlock {
     /// The head the store will have once the block is committed (its root included).
     pub fn head(&self) -> Head {
         self.head
+    }
+
+    /// The block's writes, to lay over a snapshot until it is committed.
+    pub fn diff(&self) -> std::sync::Arc<KvDiff> {
+        self.diff.clone()
     }
 }
 
@@ -483,6 +493,20 @@ impl<B: Backend> Store<B> {
                 .backend
                 .read(readers.max(1))
                 .map_err(|e| at(&self.path, e))?,
+        })
+    }
+
+    /// [`Self::snapshot`] with `layers` laid over it (blocks computed and not yet committed,
+    /// oldest first): the state after the newest layer's block. Clone the layers before
+    /// taking the snapshot: a layer whose block commits meanwhile then reads the same,
+    /// while one dropped before the snapshot was taken would be missing.
+    pub fn snapshot_over(
+        &self,
+        readers: usize,
+        layers: Vec<std::sync::Arc<KvDiff>>,
+    ) -> Result<View<Layered<B::Read>>, Error> {
+        Ok(View {
+            kv: Layered::new(self.snapshot(readers)?.kv, layers),
         })
     }
 
@@ -809,21 +833,48 @@ impl<B: Backend> Store<B> {
         codes: &[Bytes],
         parallelism: Parallelism,
     ) -> Result<Head, Error> {
-        let pending = self.compute_block(block, changes, parallelism)?;
-        self.commit_block(pending, codes)
+        let pending = self.compute_block(block, changes, codes, parallelism)?;
+        self.commit_block(&pending)
     }
 
     /// Computes one block's root against a read snapshot of the head (`parallelism` on the
     /// current rayon pool; reads only) and checks it against `block.expected_root`. Nothing
-    /// is written: [`Self::commit_block`] writes the result, so the root can be computed while
-    /// the block still executes and written only once it verified.
+    /// is written: [`Self::commit_block`] writes the result (with `codes`, the code the block
+    /// deployed), so the root can be computed while the block still executes and written
+    /// only once it verified.
     pub fn compute_block(
         &self,
         block: BlockRef,
         changes: &ChangeSet,
+        codes: &[Bytes],
         parallelism: Parallelism,
     ) -> Result<PendingBlock, Error> {
-        let head = self.require_head()?;
+        self.compute_block_over(&[], block, changes, codes, parallelism)
+    }
+
+    /// [`Self::compute_block`] against the head with `layers` laid over it: blocks computed
+    /// and not yet committed, oldest first ([`PendingBlock::diff`]), so that a block is
+    /// hashed while the one before it is still being written. The block must follow the
+    /// newest layer's head. A layer whose block committed meanwhile reads the same.
+    pub fn compute_block_over(
+        &self,
+        layers: &[std::sync::Arc<KvDiff>],
+        block: BlockRef,
+        changes: &ChangeSet,
+        codes: &[Bytes],
+        parallelism: Parallelism,
+    ) -> Result<PendingBlock, Error> {
+        let view = View {
+            kv: Layered::new(self.read_kv()?, layers.to_vec()),
+        };
+        let head = view
+            .kv
+            .get(Table::Meta, b"head")?
+            .map(|v| codec::decode_head(&v))
+            .transpose()?
+            .ok_or_else(|| Error::Empty {
+                path: self.path.clone(),
+            })?;
         if block.number != head.number + 1 || block.parent_hash != head.hash {
             return Err(Error::NotNext {
                 block: block.number,
@@ -831,10 +882,8 @@ impl<B: Backend> Store<B> {
                 head,
             });
         }
-        let updates = {
-            let view = self.read()?;
-            gigagas_trie::compute_updates(&view, changes, parallelism)?
-        };
+        let updates = gigagas_trie::compute_updates(&view, changes, parallelism)?;
+        drop(view);
         if let Some(expected) = block.expected_root {
             if updates.root != expected {
                 return Err(Error::RootMismatch {
@@ -845,44 +894,52 @@ impl<B: Backend> Store<B> {
                 });
             }
         }
+        let new_head = Head {
+            number: block.number,
+            hash: block.hash,
+            state_root: updates.root,
+        };
+        let mut diff = KvDiff::default();
+        diff.record_updates(&updates);
+        for code in codes {
+            diff.put(Table::Code, keccak256(code).as_slice(), code);
+        }
+        diff.put(
+            Table::BlockHashes,
+            &new_head.number.to_be_bytes(),
+            new_head.hash.as_slice(),
+        );
+        diff.put(Table::Meta, b"head", &codec::encode_head(&new_head));
         Ok(PendingBlock {
             parent: head,
-            head: Head {
-                number: block.number,
-                hash: block.hash,
-                state_root: updates.root,
-            },
-            updates,
+            head: new_head,
+            diff: std::sync::Arc::new(diff),
         })
     }
 
-    /// Writes a computed block — trie nodes, leaves, `codes`, the block hash and the new head —
-    /// in one write transaction, provided the head has not moved since it was computed.
-    /// Returns the new head.
-    pub fn commit_block(&self, pending: PendingBlock, codes: &[Bytes]) -> Result<Head, Error> {
-        let PendingBlock {
-            parent,
-            head: new_head,
-            updates,
-        } = pending;
+    /// Writes a computed block — trie nodes, leaves, codes, the block hash and the new head —
+    /// in one write transaction, provided the head is still the block's parent (blocks
+    /// commit in order). Returns the new head.
+    pub fn commit_block(&self, pending: &PendingBlock) -> Result<Head, Error> {
+        let new_head = pending.head;
         let txn = self.backend.write().map_err(|e| at(&self.path, e))?;
         // The head read inside the write transaction: no other writer moved it meanwhile.
         let current = txn
             .get(Table::Meta, b"head")?
             .map(|v| codec::decode_head(&v))
             .transpose()?;
-        if current != Some(parent) {
+        if current != Some(pending.parent) {
             return Err(Error::Backend(format!(
-                "{}: the head moved while block {} was being computed",
+                "{}: block {} follows block {} (hash {}), but the store's head is {}",
                 self.path.display(),
-                new_head.number
+                new_head.number,
+                pending.parent.number,
+                pending.parent.hash,
+                current.map_or("missing".to_owned(), |h| format!(
+                    "block {} (hash {})",
+                    h.number, h.hash
+                )),
             )));
-        }
-        let mut writer = Writer(View { kv: txn });
-        gigagas_trie::write_updates(&mut writer, updates)?;
-        let txn = writer.0.kv;
-        for code in codes {
-            txn.put(Table::Code, keccak256(code).as_slice(), code)?;
         }
         let key = new_head.number.to_be_bytes();
         if let Some(digest) = txn.get(Table::Meta, HASHES_DIGEST)? {
@@ -893,8 +950,7 @@ impl<B: Backend> Store<B> {
             digest = xor(digest, entry_digest(&key, new_head.hash.as_slice()));
             txn.put(Table::Meta, HASHES_DIGEST, digest.as_slice())?;
         }
-        txn.put(Table::BlockHashes, &key, new_head.hash.as_slice())?;
-        txn.put(Table::Meta, b"head", &codec::encode_head(&new_head))?;
+        pending.diff.apply(&txn)?;
         txn.commit().map_err(|e| at(&self.path, e))?;
         Ok(new_head)
     }

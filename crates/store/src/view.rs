@@ -1,9 +1,10 @@
-//! The store seen as a `gigagas_trie::NodeStore` (read view and write transaction) and as a
-//! plain state reader for execution (revm's `DatabaseRef`).
+//! The store seen as a `gigagas_trie::NodeStore` (a read view: a block's writes are
+//! recorded as a [`crate::KvDiff`]) and as a plain state reader for execution (revm's
+//! `DatabaseRef`).
 
 use crate::{
     codec,
-    kv::{KvRead, KvWrite, Table},
+    kv::{KvRead, Table},
     Error,
 };
 use alloy_primitives::{keccak256, Address, B256, U256};
@@ -22,9 +23,8 @@ fn starts_with(key: &B256, prefix: &Nibbles) -> bool {
     Nibbles::unpack(key).starts_with(prefix)
 }
 
-/// The store's tables read (and, over a write transaction, written) as the trie's
-/// [`NodeStore`]. Over a [`KvRead`] snapshot the write methods fail; writes go through a
-/// `View` over the block's write transaction.
+/// The store's tables read as the trie's [`NodeStore`] (its write methods fail: a block's
+/// writes are recorded as a [`crate::KvDiff`] and written in one transaction).
 #[derive(Debug)]
 pub struct View<T> {
     pub(crate) kv: T,
@@ -128,7 +128,8 @@ impl<T: KvRead> View<T> {
 
 fn read_only() -> StoreError {
     backend(Error::Backend(
-        "a read view cannot be written; write through the block's write transaction".into(),
+        "a read view cannot be written; a block's writes are recorded as a diff and committed"
+            .into(),
     ))
 }
 
@@ -168,8 +169,8 @@ macro_rules! node_reads {
     };
 }
 
-/// A read snapshot as a [`NodeStore`]: every write method fails (writes go through a
-/// [`Writer`]).
+/// A read snapshot as a [`NodeStore`]: every write method fails (writes are recorded as a
+/// [`crate::KvDiff`]).
 impl<T: KvRead> NodeStore for View<T> {
     node_reads!(view);
 
@@ -199,101 +200,9 @@ impl<T: KvRead> NodeStore for View<T> {
     }
 }
 
-/// The block's write transaction as a [`NodeStore`] (reads see its own writes).
-#[derive(Debug)]
-pub struct Writer<T>(pub(crate) View<T>);
-
 impl<T> View<T> {
     fn view(&self) -> &Self {
         self
-    }
-}
-
-impl<T: KvWrite> Writer<T> {
-    fn view(&self) -> &View<T> {
-        &self.0
-    }
-
-    /// The transaction's tables as a read view.
-    pub fn as_view(&self) -> &View<T> {
-        &self.0
-    }
-}
-
-/// The block's write transaction as a [`NodeStore`].
-impl<T: KvWrite> NodeStore for Writer<T> {
-    node_reads!(view);
-
-    fn put_node(
-        &mut self,
-        owner: Owner,
-        path: Nibbles,
-        node: BranchNode,
-    ) -> Result<(), StoreError> {
-        let (table, key) = codec::node_key(owner, &path);
-        self.0
-            .kv
-            .put(table, &key, &codec::encode_node(&node))
-            .map_err(backend)
-    }
-
-    fn delete_node(&mut self, owner: Owner, path: &Nibbles) -> Result<(), StoreError> {
-        let (table, key) = codec::node_key(owner, path);
-        self.0.kv.delete(table, &key).map_err(backend)
-    }
-
-    fn wipe_storage_nodes(&mut self, owner: B256) -> Result<(), StoreError> {
-        self.0
-            .kv
-            .delete_prefix(Table::StorageTrie, owner.as_slice())
-            .map_err(backend)
-    }
-
-    fn put_account(
-        &mut self,
-        hashed_address: B256,
-        account: TrieAccount,
-    ) -> Result<(), StoreError> {
-        self.0
-            .kv
-            .put(
-                Table::Accounts,
-                hashed_address.as_slice(),
-                &codec::encode_account(&account),
-            )
-            .map_err(backend)
-    }
-
-    fn delete_account(&mut self, hashed_address: &B256) -> Result<(), StoreError> {
-        self.0
-            .kv
-            .delete(Table::Accounts, hashed_address.as_slice())
-            .map_err(backend)
-    }
-
-    fn put_slot(&mut self, owner: B256, hashed_slot: B256, value: U256) -> Result<(), StoreError> {
-        self.0
-            .kv
-            .put(
-                Table::Storage,
-                &codec::slot_key(&owner, &hashed_slot),
-                &codec::encode_value(&value),
-            )
-            .map_err(backend)
-    }
-
-    fn delete_slot(&mut self, owner: B256, hashed_slot: &B256) -> Result<(), StoreError> {
-        self.0
-            .kv
-            .delete(Table::Storage, &codec::slot_key(&owner, hashed_slot))
-            .map_err(backend)
-    }
-
-    fn wipe_slots(&mut self, owner: B256) -> Result<(), StoreError> {
-        self.0
-            .kv
-            .delete_prefix(Table::Storage, owner.as_slice())
-            .map_err(backend)
     }
 }
 

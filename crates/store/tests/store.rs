@@ -241,6 +241,69 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// The overlay: blocks each computed over the ones before it still held in memory (none
+    /// committed yet, or the first `committed_early` committed while later ones were
+    /// computed over their layers) give the same roots and, once committed in order, the
+    /// same store node for node as blocks applied one at a time; wiped storage and deleted
+    /// accounts included.
+    #[test]
+    fn blocks_computed_over_uncommitted_ones_equal_blocks_applied_one_by_one(
+        pre in pre_strategy(),
+        blocks in prop::collection::vec(block_strategy(), 1..5),
+        committed_early in 0usize..3,
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let model = model_of(&pre);
+        let (one_by_one, _) = stores(&model, &dir.path().join("a"));
+        let (layered, _) = stores(&model, &dir.path().join("b"));
+        let mut pending = Vec::new();
+        for (i, block) in blocks.iter().enumerate() {
+            let number = i as u64 + 1;
+            let changes = changes_of(block, i as u64 * 10);
+            let block = BlockRef {
+                number,
+                hash: block_hash(number),
+                parent_hash: block_hash(number - 1),
+                expected_root: None,
+            };
+            let code = alloy_primitives::Bytes::from(vec![0x60, i as u8]);
+            let head = one_by_one.apply_block(block, &changes, std::slice::from_ref(&code), Parallelism::Serial).unwrap();
+            let layers: Vec<_> = pending.iter().map(gigagas_store::PendingBlock::diff).collect();
+            let computed = layered
+                .compute_block_over(&layers, block, &changes, std::slice::from_ref(&code), Parallelism::Serial)
+                .unwrap();
+            prop_assert_eq!(computed.head(), head);
+            // The layered snapshot reads the block's code and hash before any commit.
+            let view = layered.snapshot_over(1, layers.into_iter().chain([computed.diff()]).collect()).unwrap();
+            prop_assert_eq!(view.code(&keccak256(&code)).unwrap(), Some(code.to_vec()));
+            prop_assert_eq!(view.block_hash(number).unwrap(), Some(block_hash(number)));
+            pending.push(computed);
+            if i < committed_early {
+                // Committed while its diff is still laid under the next block's compute.
+                layered.commit_block(&pending[i]).unwrap();
+            }
+        }
+        // Blocks commit in order only: a later one first is refused.
+        if pending.len() > committed_early.min(pending.len()) + 1 {
+            let skip = committed_early.min(pending.len()) + 1;
+            prop_assert!(layered.commit_block(&pending[skip]).is_err());
+        }
+        for p in pending.iter().skip(committed_early.min(blocks.len())) {
+            layered.commit_block(p).unwrap();
+        }
+        prop_assert_eq!(layered.head().unwrap(), one_by_one.head().unwrap());
+        let (a, codes_a) = one_by_one.to_memory().unwrap();
+        let (b, codes_b) = layered.to_memory().unwrap();
+        prop_assert_eq!(first_difference(&a, &b), None);
+        prop_assert_eq!(codes_a, codes_b);
+        let verified = layered.verify().unwrap();
+        prop_assert!(verified.ok(), "{:?}", verified);
+    }
+}
+
 /// One hot account with thousands of slots and blocks of thousands of changes (the parallel
 /// walk forks inside its storage trie, each fork reading its own MDBX read transaction).
 #[test]

@@ -71,6 +71,12 @@ pub struct RunArgs {
     /// durable commit); every-block with --cold, the only policy it takes.
     #[arg(long, value_name = "POLICY")]
     sync: Option<gigagas_engine::SyncPolicy>,
+    /// With --state disk and the pipeline on: block N+1 reads block N's writes from memory
+    /// while N's write transaction commits (on, the default, as a node keeps its newest
+    /// blocks in memory), so its prefetch, execution and root overlap N's write; off: N+1
+    /// starts only once N is in the store (to measure what the overlay gains).
+    #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
+    overlay: Option<bool>,
     /// With --state disk and --pipeline off: read every unit's state cold. Before the first
     /// block and after each commit the store is closed, the OS page cache of its files
     /// dropped (posix_fadvise, no privileges needed; Linux only) and the store reopened,
@@ -148,6 +154,15 @@ fn options(args: &RunArgs) -> Result<PipelineOptions> {
         }
     }
     let overlap = args.pipeline.unwrap_or(true);
+    if let Some(overlay) = args.overlay {
+        let on = if overlay { "on" } else { "off" };
+        if !disk {
+            bail!("--overlay {on} needs --state disk --db DBDIR (it holds the store's last block in memory while it commits)");
+        }
+        if !overlap {
+            bail!("--overlay {on} needs --pipeline on: with the stages back to back no block starts before the last one committed");
+        }
+    }
     if args.cold && overlap {
         bail!("--cold needs --pipeline off: the page cache is dropped between blocks, which overlapped stages of other blocks would straddle");
     }
@@ -218,7 +233,7 @@ pub fn exec(args: RunArgs) -> Result<()> {
                 .map_err(anyhow::Error::msg)
                 .context("--cold")?,
         ),
-        db::ForRun::Disk(d) => Some(d),
+        db::ForRun::Disk(d) => Some(d.with_overlay(args.overlay.unwrap_or(true))),
     };
     // The pipeline's stages keep the pool busy between blocks: a spinning worker measured
     // 13-16% slower end to end (docs/results/warm-workers-2core.md), so the spin is used only
@@ -363,7 +378,7 @@ fn print_run(
     let exec_ns = phases["execute"];
     say!(
         console,
-        "total: {} blocks, {} txs, {:.1} Mgas verified ({}, bal {}, root {}, pipeline {}) in {:.1} ms: end-to-end {:.0} Mgas/s (execute stage alone {:.0} Mgas/s); {:.0}% of the pipeline bound ({:.1} ms)",
+        "total: {} blocks, {} txs, {:.1} Mgas verified ({}, bal {}, root {}, pipeline {}{}) in {:.1} ms: end-to-end {:.0} Mgas/s (execute stage alone {:.0} Mgas/s); {:.0}% of the pipeline bound ({:.1} ms)",
         run.blocks.len(),
         run.blocks.iter().map(|b| b.txs).sum::<usize>(),
         run.gas() as f64 / 1e6,
@@ -371,6 +386,7 @@ fn print_run(
         run.bal,
         run.root.name(),
         if run.overlap { "on" } else { "off" },
+        if run.overlay { ", overlay on" } else { "" },
         ms(run.wall_ns),
         run.e2e_mgas_per_s(),
         run.gas() as f64 / exec_ns.max(1) as f64 * 1e3,

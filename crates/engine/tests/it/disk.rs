@@ -252,3 +252,104 @@ fn a_store_that_differs_is_caught_by_execution() {
         assert!(store.head().unwrap().unwrap().number <= first.number());
     }
 }
+
+/// The store with every commit slowed down, logging when each block's compute started and
+/// its commit ended (as positions in one sequence).
+struct SlowCommits {
+    disk: DiskRoot,
+    log: std::sync::Arc<std::sync::Mutex<Vec<(&'static str, u64)>>>,
+}
+
+impl gigagas_engine::IncrementalState for SlowCommits {
+    fn compute(
+        &self,
+        input: &gigagas_data::BlockInput,
+        changes: &gigagas_trie::ChangeSet,
+    ) -> Result<gigagas_engine::PendingRoot, String> {
+        self.log.lock().unwrap().push(("compute", input.number()));
+        self.disk.compute(input, changes)
+    }
+
+    fn commit(
+        &self,
+        input: &gigagas_data::BlockInput,
+        pending: gigagas_engine::PendingRoot,
+    ) -> Result<alloy_primitives::B256, String> {
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        let root = self.disk.commit(input, pending)?;
+        self.log.lock().unwrap().push(("committed", input.number()));
+        Ok(root)
+    }
+
+    fn overlays(&self) -> bool {
+        self.disk.overlays()
+    }
+
+    fn snapshot(&self, readers: usize) -> Result<Option<gigagas_engine::DiskSnapshot>, String> {
+        self.disk.snapshot(readers)
+    }
+
+    fn finish(&self) -> Result<bool, String> {
+        self.disk.finish()
+    }
+}
+
+/// With the overlay, block N+1 is prefetched, executed and hashed against block N's writes
+/// held in memory while N's (slowed) commit runs, and the chain still ends at the header's
+/// roots with a store that verifies from scratch; without it, no block is computed before
+/// the one before it committed. Both runs leave the same store.
+#[test]
+fn the_overlay_runs_the_next_block_while_the_last_one_commits() {
+    let cases: Vec<BlockCase<'_>> = chain().blocks.iter().map(|b| prepare(b).unwrap()).collect();
+    let mut digests = Vec::new();
+    for overlay in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        genesis_store(&path);
+        let log = std::sync::Arc::default();
+        let state = SlowCommits {
+            disk: DiskRoot::new(Store::open(&path).unwrap()).with_overlay(overlay),
+            log: std::sync::Arc::clone(&log),
+        };
+        let options = PipelineOptions {
+            root: RootMode::Incremental,
+            threads: 2,
+            ..PipelineOptions::new(Mode::Parallel {
+                threads: 2,
+                scheduler: Scheduler::Ordered,
+            })
+        };
+        let pool = WorkerPool::new(2);
+        let run = run_pipeline_with(&cases, &options, Some(&pool), Some(Box::new(state)))
+            .unwrap_or_else(|e| panic!("overlay {overlay}: {e}"));
+        assert_eq!(run.overlay, overlay);
+        for (b, input) in run.blocks.iter().zip(&chain().blocks) {
+            assert!(b.root_checked, "overlay {overlay}: block {}", b.number);
+            assert_eq!(b.state_root, Some(input.header.state_root));
+        }
+        let log = log.lock().unwrap().clone();
+        let at = |what, n| log.iter().position(|e| *e == (what, n)).unwrap();
+        let early: Vec<u64> = chain().blocks[1..]
+            .iter()
+            .map(|b| b.number())
+            .filter(|&n| at("compute", n) < at("committed", n - 1))
+            .collect();
+        if overlay {
+            // Every later block was computed during the commit before it (150 ms).
+            assert_eq!(early.len(), chain().blocks.len() - 1, "{log:?}");
+        } else {
+            assert!(early.is_empty(), "{log:?}");
+        }
+        let store: Store = Store::open(&path).unwrap();
+        let verified = store.verify().unwrap();
+        assert!(verified.ok(), "overlay {overlay}: {verified:?}");
+        let (memory, codes) = store.to_memory().unwrap();
+        digests.push((store.head().unwrap(), memory, codes));
+    }
+    assert_eq!(digests[0].0, digests[1].0);
+    assert_eq!(digests[0].2, digests[1].2);
+    assert_eq!(
+        gigagas_store::first_difference(&digests[0].1, &digests[1].1),
+        None
+    );
+}

@@ -1,0 +1,540 @@
+//! Blocks computed but not yet committed, read as if they were: a block's writes held in
+//! memory as a [`KvDiff`] (the final state of every key it touched, and the prefixes it
+//! wiped), and [`Layered`], a read snapshot with such diffs laid over it, newest on top.
+//!
+//! This is what lets block N+1 execute and hash against block N's state while N's write
+//! transaction still runs (a node's in-memory blocks: reth's `MemoryOverlayStateProvider`).
+//! A diff holds final values, so laying it over a snapshot that already holds its block
+//! reads the same: whichever of "snapshot before N + N" or "snapshot after N + N" a reader
+//! gets while N commits, it reads the state after N.
+
+use crate::{
+    codec,
+    kv::{Entry, KvRead, KvWrite, Table, Visit},
+    Error,
+};
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Bound;
+use std::sync::Arc;
+
+/// One block's writes to the store's tables: for every key it touched, the value it left
+/// (`None`: deleted), and the key prefixes it wiped (every key under one that the block did
+/// not write afterwards is gone). Applied with [`KvDiff::apply`]: wipes first, then entries.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct KvDiff {
+    tables: [TableDiff; Table::ALL.len()],
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+struct TableDiff {
+    entries: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    /// Prefix-free: no element is a prefix of another.
+    wiped: BTreeSet<Vec<u8>>,
+}
+
+/// What one diff says about one key.
+enum Says<'a> {
+    /// The diff wrote it: its value, or `None` (deleted).
+    Wrote(Option<&'a [u8]>),
+    /// The diff wiped a prefix of it (`.0`) and did not write it again.
+    Wiped(&'a [u8]),
+    /// The diff did not touch it.
+    Nothing,
+}
+
+/// The least byte string greater than every string starting with `prefix` (`None`: there is
+/// none, `prefix` is all `0xff`).
+fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
+}
+
+/// The least byte string greater than `key`.
+fn successor(key: &[u8]) -> Vec<u8> {
+    let mut next = Vec::with_capacity(key.len() + 1);
+    next.extend_from_slice(key);
+    next.push(0);
+    next
+}
+
+impl TableDiff {
+    fn says(&self, key: &[u8]) -> Says<'_> {
+        if let Some(v) = self.entries.get(key) {
+            return Says::Wrote(v.as_deref());
+        }
+        match self.says_wiped(key) {
+            Some(p) => Says::Wiped(p),
+            None => Says::Nothing,
+        }
+    }
+
+    /// The first key this diff wrote (value or deletion) that is `>= from`.
+    fn first_from(&self, from: &[u8]) -> Option<&[u8]> {
+        self.entries
+            .range::<[u8], _>((Bound::Included(from), Bound::Unbounded))
+            .next()
+            .map(|(k, _)| k.as_slice())
+    }
+
+    fn wipe(&mut self, prefix: &[u8]) {
+        let end = prefix_end(prefix);
+        let range = |set_end: &Option<Vec<u8>>| -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+            (
+                Bound::Included(prefix.to_vec()),
+                set_end.clone().map_or(Bound::Unbounded, Bound::Excluded),
+            )
+        };
+        let written: Vec<Vec<u8>> = self
+            .entries
+            .range(range(&end))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in written {
+            self.entries.remove(&k);
+        }
+        if matches!(self.says_wiped(prefix), Some(p) if p.len() <= prefix.len()) {
+            return; // a shorter prefix already covers it
+        }
+        let inner: Vec<Vec<u8>> = self.wiped.range(range(&end)).cloned().collect();
+        for p in inner {
+            self.wiped.remove(&p);
+        }
+        self.wiped.insert(prefix.to_vec());
+    }
+
+    /// The wiped prefix of `key`, if any. The set is prefix-free, so the greatest element
+    /// `<= key` is the only one that can be a prefix of it.
+    fn says_wiped(&self, key: &[u8]) -> Option<&[u8]> {
+        match self
+            .wiped
+            .range::<[u8], _>((Bound::Unbounded, Bound::Included(key)))
+            .next_back()
+        {
+            Some(p) if key.starts_with(p) => Some(p),
+            _ => None,
+        }
+    }
+}
+
+impl KvDiff {
+    /// Sets `key` to `value`.
+    pub fn put(&mut self, table: Table, key: &[u8], value: &[u8]) {
+        self.tables[table.index()]
+            .entries
+            .insert(key.to_vec(), Some(value.to_vec()));
+    }
+
+    /// Deletes `key`.
+    pub fn delete(&mut self, table: Table, key: &[u8]) {
+        self.tables[table.index()]
+            .entries
+            .insert(key.to_vec(), None);
+    }
+
+    /// Deletes every key starting with `prefix`, this diff's own earlier writes included.
+    pub fn delete_prefix(&mut self, table: Table, prefix: &[u8]) {
+        self.tables[table.index()].wipe(prefix);
+    }
+
+    /// Keys written (values and deletions) and prefixes wiped, over all tables.
+    pub fn len(&self) -> usize {
+        self.tables
+            .iter()
+            .map(|t| t.entries.len() + t.wiped.len())
+            .sum()
+    }
+
+    /// Whether the diff writes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Writes the diff into `txn`: every wiped prefix first, then every entry in key order.
+    pub fn apply(&self, txn: &impl KvWrite) -> Result<(), Error> {
+        for (table, diff) in Table::ALL.iter().zip(&self.tables) {
+            for prefix in &diff.wiped {
+                txn.delete_prefix(*table, prefix)?;
+            }
+        }
+        for (table, diff) in Table::ALL.iter().zip(&self.tables) {
+            for (key, value) in &diff.entries {
+                match value {
+                    Some(v) => txn.put(*table, key, v)?,
+                    None => txn.delete(*table, key)?,
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Records a block's trie updates as the store encodes them (`docs/store.md`): branch
+    /// nodes, account leaves and slots, a wiped storage trie's nodes and slots first.
+    pub fn record_updates(&mut self, updates: &gigagas_trie::StateUpdates) {
+        let nodes = |diff: &mut Self, owner, trie: &gigagas_trie::TrieUpdates| {
+            for (path, node) in &trie.nodes {
+                let (table, key) = codec::node_key(owner, path);
+                match node {
+                    Some(node) => diff.put(table, &key, &codec::encode_node(node)),
+                    None => diff.delete(table, &key),
+                }
+            }
+        };
+        for (owner, trie) in &updates.storage_nodes {
+            if trie.wiped {
+                self.delete_prefix(Table::StorageTrie, owner.as_slice());
+            }
+            nodes(self, Some(*owner), trie);
+        }
+        nodes(self, None, &updates.account_nodes);
+        for (owner, (wiped, slots)) in &updates.storage {
+            if *wiped {
+                self.delete_prefix(Table::Storage, owner.as_slice());
+            }
+            for (slot, value) in slots {
+                let key = codec::slot_key(owner, slot);
+                if value.is_zero() {
+                    self.delete(Table::Storage, &key);
+                } else {
+                    self.put(Table::Storage, &key, &codec::encode_value(value));
+                }
+            }
+        }
+        for (hashed, account) in &updates.accounts {
+            match account {
+                Some(a) => self.put(
+                    Table::Accounts,
+                    hashed.as_slice(),
+                    &codec::encode_account(a),
+                ),
+                None => self.delete(Table::Accounts, hashed.as_slice()),
+            }
+        }
+    }
+}
+
+/// A read snapshot with the diffs of blocks not yet committed laid over it (oldest first),
+/// read as one state: a key's value is the newest diff's that wrote it, else absent if a
+/// newer diff wiped a prefix of it, else the snapshot's. Laying a diff over a snapshot that
+/// already holds it changes nothing (diffs hold final values), so the snapshot may be taken
+/// after the diffs were cloned, while their blocks commit.
+#[derive(Debug)]
+pub struct Layered<R> {
+    base: R,
+    layers: Vec<Arc<KvDiff>>,
+}
+
+/// How a key reads through the layers.
+enum Reads<'a> {
+    /// A layer gives its value (`None`: deleted there).
+    Layer(Option<&'a [u8]>),
+    /// A layer wiped it: the next key that can be visible is `.0` (`None`: none), unless a
+    /// layer at or above the wiping one wrote a key before that.
+    WipedUntil(Option<Vec<u8>>, usize),
+    /// No layer touched it: the snapshot's value.
+    Base,
+}
+
+impl<R: KvRead> Layered<R> {
+    /// `base` with `layers` over it, oldest first.
+    pub fn new(base: R, layers: Vec<Arc<KvDiff>>) -> Self {
+        Self { base, layers }
+    }
+
+    /// The snapshot under the layers.
+    pub fn base(&self) -> &R {
+        &self.base
+    }
+
+    /// The layers, oldest first.
+    pub fn layers(&self) -> &[Arc<KvDiff>] {
+        &self.layers
+    }
+
+    fn reads(&self, table: Table, key: &[u8]) -> Reads<'_> {
+        for (i, layer) in self.layers.iter().enumerate().rev() {
+            match layer.tables[table.index()].says(key) {
+                Says::Wrote(v) => return Reads::Layer(v),
+                Says::Wiped(p) => return Reads::WipedUntil(prefix_end(p), i),
+                Says::Nothing => {}
+            }
+        }
+        Reads::Base
+    }
+
+    /// The least key `>= from` that any layer from `lowest` up wrote.
+    fn next_written(&self, table: Table, from: &[u8], lowest: usize) -> Option<Vec<u8>> {
+        self.layers[lowest..]
+            .iter()
+            .filter_map(|l| l.tables[table.index()].first_from(from))
+            .min()
+            .map(<[u8]>::to_vec)
+    }
+}
+
+impl<R: KvRead> KvRead for Layered<R> {
+    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, Error> {
+        match self.reads(table, key) {
+            Reads::Layer(v) => Ok(v.map(<[u8]>::to_vec)),
+            Reads::WipedUntil(..) => Ok(None),
+            Reads::Base => self.base.get(table, key),
+        }
+    }
+
+    fn seek(&self, table: Table, key: &[u8]) -> Result<Option<Entry>, Error> {
+        if self.layers.is_empty() {
+            return self.base.seek(table, key);
+        }
+        let mut at = key.to_vec();
+        loop {
+            // The least key >= `at` that the snapshot or any layer has.
+            let below = self.base.seek(table, &at)?;
+            let written = self.next_written(table, &at, 0);
+            let candidate = match (&below, written) {
+                (Some((k, _)), Some(w)) if w < *k => w,
+                (Some((k, _)), _) => k.clone(),
+                (None, Some(w)) => w,
+                (None, None) => return Ok(None),
+            };
+            match self.reads(table, &candidate) {
+                // No layer wrote it, so it is the snapshot's key (`below`).
+                Reads::Base => return Ok(below),
+                Reads::Layer(Some(v)) => return Ok(Some((candidate, v.to_vec()))),
+                Reads::Layer(None) => at = successor(&candidate),
+                Reads::WipedUntil(end, lowest) => {
+                    let after = successor(&candidate);
+                    // Keys the wiping layer (or a newer one) wrote under the prefix are
+                    // visible; the snapshot's and older layers' are not.
+                    let rewritten = self.next_written(table, &after, lowest);
+                    at = match (rewritten, end) {
+                        (Some(w), Some(e)) => w.min(e),
+                        (Some(w), None) => w,
+                        (None, Some(e)) => e,
+                        (None, None) => return Ok(None),
+                    };
+                }
+            }
+        }
+    }
+
+    fn scan(&self, table: Table, from: &[u8], f: Visit<'_>) -> Result<(), Error> {
+        if self.layers.is_empty() {
+            return self.base.scan(table, from, f);
+        }
+        let mut at = from.to_vec();
+        while let Some((key, value)) = self.seek(table, &at)? {
+            if !f(&key, &value)? {
+                break;
+            }
+            at = successor(&key);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::sync::Mutex;
+
+    /// A table held in a `BTreeMap`: the snapshot, and the model the layers must read like.
+    #[derive(Debug, Default, Clone)]
+    struct Model(BTreeMap<Vec<u8>, Vec<u8>>);
+
+    impl KvRead for Model {
+        fn get(&self, _: Table, key: &[u8]) -> Result<Option<Vec<u8>>, Error> {
+            Ok(self.0.get(key).cloned())
+        }
+        fn seek(&self, _: Table, key: &[u8]) -> Result<Option<Entry>, Error> {
+            Ok(self
+                .0
+                .range(key.to_vec()..)
+                .next()
+                .map(|(k, v)| (k.clone(), v.clone())))
+        }
+        fn scan(&self, t: Table, from: &[u8], f: Visit<'_>) -> Result<(), Error> {
+            let mut at = from.to_vec();
+            while let Some((k, v)) = self.seek(t, &at)? {
+                if !f(&k, &v)? {
+                    break;
+                }
+                at = successor(&k);
+            }
+            Ok(())
+        }
+    }
+
+    /// The model's writes, as the write transaction makes them (to apply a diff to it).
+    struct ModelTxn(Mutex<Model>);
+
+    impl KvRead for ModelTxn {
+        fn get(&self, t: Table, key: &[u8]) -> Result<Option<Vec<u8>>, Error> {
+            self.0.lock().unwrap().get(t, key)
+        }
+        fn seek(&self, t: Table, key: &[u8]) -> Result<Option<Entry>, Error> {
+            self.0.lock().unwrap().seek(t, key)
+        }
+        fn scan(&self, t: Table, from: &[u8], f: Visit<'_>) -> Result<(), Error> {
+            let m = self.0.lock().unwrap().clone();
+            m.scan(t, from, f)
+        }
+    }
+
+    impl KvWrite for ModelTxn {
+        fn put(&self, _: Table, key: &[u8], value: &[u8]) -> Result<(), Error> {
+            self.0
+                .lock()
+                .unwrap()
+                .0
+                .insert(key.to_vec(), value.to_vec());
+            Ok(())
+        }
+        fn append(&self, t: Table, key: &[u8], value: &[u8]) -> Result<(), Error> {
+            self.put(t, key, value)
+        }
+        fn delete(&self, _: Table, key: &[u8]) -> Result<(), Error> {
+            self.0.lock().unwrap().0.remove(key);
+            Ok(())
+        }
+        fn delete_prefix(&self, _: Table, prefix: &[u8]) -> Result<(), Error> {
+            self.0
+                .lock()
+                .unwrap()
+                .0
+                .retain(|k, _| !k.starts_with(prefix));
+            Ok(())
+        }
+        fn commit(self) -> Result<(), Error> {
+            Ok(())
+        }
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Put(Vec<u8>, u8),
+        Delete(Vec<u8>),
+        Wipe(Vec<u8>),
+    }
+
+    /// Short keys over a 3-letter alphabet, so that writes, deletions and wipes collide.
+    fn key(max: usize) -> impl Strategy<Value = Vec<u8>> {
+        prop::collection::vec(0u8..3, 0..=max)
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            4 => (key(4), any::<u8>()).prop_map(|(k, v)| Op::Put(k, v)),
+            2 => key(4).prop_map(Op::Delete),
+            1 => key(2).prop_map(Op::Wipe),
+        ]
+    }
+
+    const T: Table = Table::Storage;
+
+    fn diff_of(ops: &[Op]) -> KvDiff {
+        let mut d = KvDiff::default();
+        for op in ops {
+            match op {
+                Op::Put(k, v) => d.put(T, k, &[*v]),
+                Op::Delete(k) => d.delete(T, k),
+                Op::Wipe(p) => d.delete_prefix(T, p),
+            }
+        }
+        d
+    }
+
+    /// The model after the ops, applied one by one (the reference: no diff involved).
+    fn replay(mut m: Model, ops: &[Op]) -> Model {
+        for op in ops {
+            match op {
+                Op::Put(k, v) => {
+                    m.0.insert(k.clone(), vec![*v]);
+                }
+                Op::Delete(k) => {
+                    m.0.remove(k);
+                }
+                Op::Wipe(p) => m.0.retain(|k, _| !k.starts_with(p)),
+            }
+        }
+        m
+    }
+
+    fn all(r: &impl KvRead) -> Vec<Entry> {
+        let mut out = Vec::new();
+        r.scan(T, &[], &mut |k, v| {
+            out.push((k.to_vec(), v.to_vec()));
+            Ok(true)
+        })
+        .unwrap();
+        out
+    }
+
+    proptest! {
+        /// Layers over a snapshot read like the state their blocks left, however far the
+        /// snapshot is: before the first block, or already holding some of them (a block
+        /// that committed while its diff was still laid over). `get` and `seek` from every
+        /// short key agree with the model, and applying a diff equals replaying its ops.
+        #[test]
+        fn layers_read_like_the_state_they_leave(
+            base in prop::collection::btree_map(key(4), any::<u8>(), 0..40),
+            blocks in prop::collection::vec(prop::collection::vec(op(), 0..25), 1..4),
+        ) {
+            let base = Model(base.into_iter().map(|(k, v)| (k, vec![v])).collect());
+            let diffs: Vec<Arc<KvDiff>> = blocks.iter().map(|ops| Arc::new(diff_of(ops))).collect();
+            // The states after each block, by replaying the ops.
+            let mut states = vec![base.clone()];
+            for ops in &blocks {
+                let next = replay(states.last().unwrap().clone(), ops);
+                states.push(next);
+            }
+            // Applying a diff to a state gives the next state.
+            for (i, d) in diffs.iter().enumerate() {
+                let txn = ModelTxn(Mutex::new(states[i].clone()));
+                d.apply(&txn).unwrap();
+                prop_assert_eq!(&txn.0.lock().unwrap().0, &states[i + 1].0);
+            }
+            let want = states.last().unwrap();
+            let mut probes: Vec<Vec<u8>> = (0..=3).flat_map(|n| {
+                (0..3usize.pow(n)).map(move |mut i| {
+                    (0..n).map(|_| { let d = (i % 3) as u8; i /= 3; d }).collect()
+                })
+            }).collect();
+            probes.push(vec![0xff]);
+            // The snapshot before block `from`, with blocks from..: and with every block
+            // laid over it (those it holds already laid again).
+            for from in 0..=diffs.len() {
+                for layers in [diffs[from..].to_vec(), diffs.clone()] {
+                    let view = Layered::new(states[from].clone(), layers);
+                    prop_assert_eq!(all(&view), all(want));
+                    for p in &probes {
+                        prop_assert_eq!(view.get(T, p).unwrap(), want.get(T, p).unwrap());
+                        prop_assert_eq!(view.seek(T, p).unwrap(), want.seek(T, p).unwrap());
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_wipe_takes_the_diffs_own_writes_and_inner_wipes() {
+        let mut d = KvDiff::default();
+        d.put(T, b"ab1", b"x");
+        d.delete_prefix(T, b"abc");
+        d.delete_prefix(T, b"ab");
+        d.put(T, b"ab2", b"y");
+        let t = &d.tables[T.index()];
+        assert_eq!(t.wiped.iter().collect::<Vec<_>>(), vec![&b"ab".to_vec()]);
+        assert_eq!(t.entries.len(), 1);
+        // A longer prefix under a wiped one adds nothing.
+        d.delete_prefix(T, b"abd");
+        assert_eq!(d.tables[T.index()].wiped.len(), 1);
+        assert_eq!(prefix_end(&[1, 0xff]), Some(vec![2]));
+        assert_eq!(prefix_end(&[0xff, 0xff]), None);
+    }
+}
