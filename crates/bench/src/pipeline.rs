@@ -320,6 +320,7 @@ fn report(
         root: config.root.name().into(),
         state: "memory".into(),
         overlap: config.overlap,
+        overlay: median.overlay,
         bal: config.bal.name().into(),
         cache: "warm".into(),
         sync: None,

@@ -1334,6 +1334,7 @@ mod tests {
             root: "incremental".into(),
             state: "memory".into(),
             overlap: true,
+            overlay: false,
             bal: "keys".into(),
             cache: "warm".into(),
             sync: None,

@@ -449,6 +449,10 @@ pub struct PipelineReport {
     pub state: String,
     /// Whether stages overlapped across blocks (`--pipeline on`) or ran back to back.
     pub overlap: bool,
+    /// Whether the next block read the last one's writes from memory while they committed
+    /// (the disk store's overlay, pipeline on; absent in older files, which had none).
+    #[serde(default)]
+    pub overlay: bool,
     /// The BAL variant the blocks ran from (`full`, `keys`, `writes`, `none`;
     /// `gigagas_engine::BalVariant`; absent in older files = `keys`).
     #[serde(default = "keys")]
@@ -552,7 +556,8 @@ impl RunReport {
 impl PipelineReport {
     /// The configuration as one label: `2t root parallel, pipeline on`, with the BAL
     /// variant when it is not `keys` and the state when it is on disk:
-    /// `2t bal writes root incremental (disk, cold), pipeline off`.
+    /// `2t bal writes root incremental (disk, cold), pipeline off`; a disk store's overlay
+    /// shows as `pipeline on (overlay)`.
     pub fn label(&self) -> String {
         format!(
             "{}t{} root {}{}, pipeline {}",
@@ -564,7 +569,11 @@ impl PipelineReport {
             },
             self.root,
             self.where_label(),
-            if self.overlap { "on" } else { "off" }
+            match (self.overlap, self.overlay) {
+                (true, true) => "on (overlay)",
+                (true, false) => "on",
+                _ => "off",
+            }
         )
     }
 

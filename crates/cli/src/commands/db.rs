@@ -354,7 +354,7 @@ pub enum ForRun {
     /// The store already holds the chain's last block.
     Done,
     /// The store, at the parent of the dataset's (trimmed) first block.
-    Disk(DiskRoot),
+    Disk(Box<DiskRoot>),
 }
 
 /// `run --state disk --db DBDIR`: opens the store (creating it from the first block's
@@ -452,6 +452,6 @@ pub fn open_for_run(
     }
     DiskRoot::new(store)
         .with_sync(sync)
-        .map(ForRun::Disk)
+        .map(|d| ForRun::Disk(Box::new(d)))
         .map_err(anyhow::Error::msg)
 }

@@ -229,11 +229,11 @@ pub fn exec(args: RunArgs) -> Result<()> {
         db::ForRun::Memory => None,
         db::ForRun::Done => return Ok(()),
         db::ForRun::Disk(d) if args.cold => Some(
-            d.make_cold()
+            (*d).make_cold()
                 .map_err(anyhow::Error::msg)
                 .context("--cold")?,
         ),
-        db::ForRun::Disk(d) => Some(d.with_overlay(args.overlay.unwrap_or(true))),
+        db::ForRun::Disk(d) => Some((*d).with_overlay(args.overlay.unwrap_or(true))),
     };
     // The pipeline's stages keep the pool busy between blocks: a spinning worker measured
     // 13-16% slower end to end (docs/results/warm-workers-2core.md), so the spin is used only

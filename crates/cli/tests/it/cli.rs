@@ -819,12 +819,15 @@ fn bench_measures_the_pipeline_on_an_on_disk_store() {
     assert!(ok, "{stderr}");
     // run's default policy: every-3 warm.
     assert!(stdout.contains("incremental (disk, every-3)"), "{stdout}");
+    assert!(stdout.contains("pipeline on (overlay)"), "{stdout}");
     let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let pipeline = report["pipeline"].as_array().unwrap();
     assert_eq!(pipeline.len(), 2);
     for p in pipeline {
         assert_eq!(p["state"], "disk");
         assert_eq!(p["sync"], "every-3");
+        // The store's overlay runs with the pipeline, never without it.
+        assert_eq!(p["overlay"], p["overlap"], "{p}");
         // 3 blocks: the flush after block 3 is waited for at the end, inside the pass.
         assert!(p["final_sync_ns"].as_u64().unwrap() > 0, "{p}");
         assert!(p["phases_ns"]["prefetch"].as_u64().unwrap() > 0, "{p}");

@@ -204,9 +204,16 @@ fn sync_policies_give_the_same_store() {
     let dir = tempfile::tempdir().unwrap();
     let data = chain(dir.path(), 3);
     let mut heads = Vec::new();
-    for policy in ["every-block", "every-2", "end"] {
-        let db = dir.path().join(format!("db-{policy}"));
-        let (ok, out, err) = gigagas(&[
+    // The overlay (the next block read through the last one's writes while they commit) on
+    // by default, and off: the same store either way.
+    for (policy, overlay) in [
+        ("every-block", "on"),
+        ("every-2", "on"),
+        ("end", "on"),
+        ("every-2", "off"),
+    ] {
+        let db = dir.path().join(format!("db-{policy}-{overlay}"));
+        let mut args = vec![
             "run",
             "--data",
             s(&data),
@@ -220,9 +227,18 @@ fn sync_policies_give_the_same_store() {
             "2",
             "--sync",
             policy,
-        ]);
+        ];
+        if overlay == "off" {
+            args.extend(["--overlay", "off"]);
+        }
+        let (ok, out, err) = gigagas(&args);
         assert!(ok, "{policy}: {err}");
         assert_eq!(out.matches("= header").count(), 3, "{policy}: {out}");
+        assert_eq!(
+            out.contains("pipeline on, overlay on"),
+            overlay == "on",
+            "{policy} overlay {overlay}: {out}"
+        );
         assert!(out.contains(&format!("--sync {policy}")), "{policy}: {out}");
         assert_eq!(
             out.contains("the last flush"),
@@ -242,6 +258,11 @@ fn sync_policies_give_the_same_store() {
             vec!["--sync", "end", "--pipeline", "off", "--cold"],
             "--cold",
         ),
+        (
+            vec!["--overlay", "off", "--pipeline", "off"],
+            "--pipeline on",
+        ),
+        (vec!["--overlay", "maybe"], "--overlay"),
     ] {
         let mut all = vec![
             "run",
@@ -260,6 +281,11 @@ fn sync_policies_give_the_same_store() {
     }
     let (ok, _, err) = gigagas(&["run", "--data", s(&data), "--sync", "end"]);
     assert!(!ok && err.contains("--state disk"), "{err}");
+    let (ok, _, err) = gigagas(&["run", "--data", s(&data), "--overlay", "on"]);
+    assert!(
+        !ok && err.contains("--overlay on needs --state disk"),
+        "{err}"
+    );
     assert!(!fresh.exists(), "a refused run created {}", fresh.display());
 }
 
