@@ -327,6 +327,21 @@ impl IncrementalState for DiskRoot {
                 input.number()
             ));
         };
+        if self.overlay {
+            // Blocks commit in the order they were computed: checked before anything is
+            // written.
+            let layers = self.pending.lock().map_err(poisoned)?;
+            match layers.front() {
+                Some((number, _)) if *number == input.number() => {}
+                other => {
+                    return Err(format!(
+                        "block {} is to be committed, but the oldest block held in memory is {}: blocks must commit in the order they were computed",
+                        input.number(),
+                        other.map_or("none".to_owned(), |(n, _)| n.to_string())
+                    ))
+                }
+            }
+        }
         let mut writes = self.writes()?;
         // The previous flush first: its error belongs to the blocks before this one (and
         // MDBX would make this write transaction wait for it anyway).
@@ -349,17 +364,7 @@ impl IncrementalState for DiskRoot {
         if self.overlay {
             // Only now that it is in the store: a reader cloning the layers from here on
             // takes a snapshot that holds it.
-            let mut layers = self.pending.lock().map_err(poisoned)?;
-            match layers.pop_front() {
-                Some((number, _)) if number == input.number() => {}
-                other => {
-                    return Err(format!(
-                        "block {} committed, but the oldest block held in memory is {}: blocks must commit in the order they were computed",
-                        input.number(),
-                        other.map_or("none".to_owned(), |(n, _)| n.to_string())
-                    ))
-                }
-            }
+            self.pending.lock().map_err(poisoned)?.pop_front();
         }
         Ok(root)
     }
@@ -369,25 +374,27 @@ impl IncrementalState for DiskRoot {
     }
 
     fn finish(&self) -> Result<bool, String> {
+        let mut writes = self.writes()?;
+        let mut flushed = writes.flushing.is_some();
+        self.wait_flush(&mut writes)?;
+        if self.sync != SyncPolicy::EveryBlock && writes.unsynced > 0 {
+            self.with_store(|store| {
+                store
+                    .sync()
+                    .map_err(|e| format!("store {}: {e}", store.path().display()))
+            })?;
+            writes.unsynced = 0;
+            flushed = true;
+        }
+        // What did commit is durable by now; a block computed and never committed is a
+        // run that ended early, not a finished one.
         let left = self.pending.lock().map_err(poisoned)?.len();
         if left > 0 {
             return Err(format!(
                 "{left} computed block(s) were never committed: the run ended before writing them"
             ));
         }
-        let mut writes = self.writes()?;
-        let flushed = writes.flushing.is_some();
-        self.wait_flush(&mut writes)?;
-        if self.sync == SyncPolicy::EveryBlock || writes.unsynced == 0 {
-            return Ok(flushed);
-        }
-        self.with_store(|store| {
-            store
-                .sync()
-                .map_err(|e| format!("store {}: {e}", store.path().display()))
-        })?;
-        writes.unsynced = 0;
-        Ok(true)
+        Ok(flushed)
     }
 
     fn between_blocks(&self) -> Result<(), String> {

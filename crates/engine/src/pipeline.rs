@@ -14,8 +14,9 @@
 //! BAL (mainnet data: the BAL is built by the baseline run) they wait for execution's changes.
 //!
 //! State on disk ([`IncrementalState::snapshot`] answers a [`DiskSnapshot`]): the thread that
-//! writes and hashes from the BAL takes a read snapshot of the store before writing block N
-//! (so it holds the state after N-1), prefetches every account and slot N's BAL names from it
+//! writes and hashes from the BAL takes a read snapshot of the state after N-1 (the store,
+//! with N-1's writes laid over it from memory while N-1 still commits: the overlay, when the
+//! state [`IncrementalState::overlays`]), prefetches every account and slot N's BAL names from it
 //! in parallel in on-disk key order (the prefetch stage, beside N-1's execution), and hands it
 //! to the execute stage: block N executes reading the store. In memory there is nothing to
 //! prefetch; the stage is reported as zero rather than hidden. What the prefetch reads, and
@@ -154,8 +155,9 @@ pub struct PipelineRun {
     pub root: RootMode,
     /// Whether stages overlapped.
     pub overlap: bool,
-    /// Whether the next block read the last one's writes from memory while they committed
-    /// ([`IncrementalState::overlays`], overlapped stages only).
+    /// Whether any unit started without waiting for the last one's commit, reading its
+    /// writes from memory ([`IncrementalState::overlays`], overlapped stages, roots computed
+    /// from shipped BALs: never with `--bal none` or where every unit is a mega-block).
     pub overlay: bool,
     /// Thread budget.
     pub threads: usize,
@@ -415,8 +417,8 @@ fn early_root(
 }
 
 /// The incremental root of `input` from its BAL's changes (computed on the node store as it
-/// is now: after the block before it was written); written by the commit stage only once the
-/// block verified.
+/// is after the block before it: written, or computed and laid over it with the overlay);
+/// written by the commit stage only once the block verified.
 fn incremental_root(
     input: &gigagas_data::BlockInput,
     bal: &alloy_eip7928::BlockAccessList,
@@ -740,7 +742,8 @@ fn commit_stage(
 
 /// Runs `cases` (consecutive prepared blocks) through the pipeline. A parallel mode needs
 /// `pool` with `options.threads` workers. The first error, in block order, stops the run:
-/// no block after it is written or hashed.
+/// no block after it is written (with the overlay, later blocks may already have been
+/// hashed over its writes in memory; they are discarded, never committed).
 pub fn run_pipeline(
     cases: &[BlockCase<'_>],
     options: &PipelineOptions,
@@ -844,8 +847,11 @@ pub fn run_pipeline_with(
     let cpu0 = process_cpu_ns();
     let read0 = crate::disk::io_read_bytes();
     let mut untimed_ns = 0u64;
+    let overlaid = std::sync::atomic::AtomicBool::new(false);
     let mut blocks = if options.overlap {
-        overlapped(cases, &units, options, pool, &clock, budget, &io, trie)?
+        overlapped(
+            cases, &units, options, pool, &clock, budget, &io, trie, &overlaid,
+        )?
     } else {
         let mut blocks = Vec::with_capacity(cases.len());
         for unit in &units {
@@ -914,7 +920,7 @@ pub fn run_pipeline_with(
         bal: options.bal,
         root: options.root,
         overlap: options.overlap,
-        overlay: options.overlap && trie.is_some_and(|t| t.overlays()),
+        overlay: overlaid.load(std::sync::atomic::Ordering::Relaxed),
         threads,
         blocks,
         wall_ns,
@@ -1014,6 +1020,7 @@ fn overlapped(
     budget: &rayon::ThreadPool,
     io: &rayon::ThreadPool,
     trie: Option<&Trie<'_>>,
+    overlaid: &std::sync::atomic::AtomicBool,
 ) -> Result<Vec<BlockTimeline>, ExecError> {
     std::thread::scope(|scope| {
         // Every queue carries one unit (a block, or a mega-block's blocks) per message.
@@ -1038,7 +1045,11 @@ fn overlapped(
             // Units known committed, and whether the last unit's roots were all computed here.
             let (mut seen, mut computed) = (0, false);
             for (u, unit) in units.iter().enumerate() {
-                if u > 0 && trie.is_some() && !(overlays && computed) {
+                if u > 0 && trie.is_some() && overlays && computed {
+                    // Started on the last unit's writes in memory, whether or not its
+                    // commit has landed by now.
+                    overlaid.store(true, std::sync::atomic::Ordering::Relaxed);
+                } else if u > 0 && trie.is_some() {
                     while seen < u {
                         if wait_commit.recv().is_err() {
                             return; // the commit stage stopped

@@ -71,7 +71,10 @@ impl std::str::FromStr for RootMode {
 /// The next block's `compute` and [`Self::snapshot`] come after that commit, unless the
 /// state [`Self::overlays`]: then they read through the blocks computed and not yet
 /// committed, so they may run while the block before commits. Each implementation
-/// synchronises itself (`&self` throughout): a commit may run beside the next compute.
+/// synchronises itself (`&self` throughout), but a commit may run beside the next compute
+/// only where [`Self::overlays`] is true: [`MemoryRoot`] holds its read lock across a
+/// compute that forks on the rayon pool, so a commit beside it could wait on its own
+/// thread.
 pub trait IncrementalState: Send + Sync {
     /// Computes one block's new root and the updates that give it; writes nothing. A store
     /// that checks roots refuses one that differs from `input.header.state_root` on complete

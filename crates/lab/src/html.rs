@@ -667,7 +667,7 @@ fn pipeline_section(report: &BenchReport) -> Page {
             p.threads.to_string(),
             p.bal.clone(),
             format!("{}{}", p.root, p.where_label()),
-            if p.overlap { "on" } else { "off" }.to_owned(),
+            p.pipeline_label().to_owned(),
             format!("{:.1}", p.median_ns as f64 / 1e6),
             format!("{:.0}", p.e2e_mgas_per_s),
             format!("{:.0}", p.mgas_per_s),

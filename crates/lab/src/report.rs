@@ -569,12 +569,18 @@ impl PipelineReport {
             },
             self.root,
             self.where_label(),
-            match (self.overlap, self.overlay) {
-                (true, true) => "on (overlay)",
-                (true, false) => "on",
-                _ => "off",
-            }
+            self.pipeline_label()
         )
+    }
+
+    /// The pipeline as one word: `on`, `on (overlay)` (the disk store's overlay: a block
+    /// started on the last one's writes in memory) or `off`.
+    pub fn pipeline_label(&self) -> &'static str {
+        match (self.overlap, self.overlay) {
+            (true, true) => "on (overlay)",
+            (true, false) => "on",
+            _ => "off",
+        }
     }
 
     /// Where the state was: empty in memory, ` (disk)`, ` (disk, cold)`, or with the sync

@@ -66,6 +66,19 @@ pub trait KvRead: Sync {
     fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, Error>;
     /// The first entry whose key is `>= key`.
     fn seek(&self, table: Table, key: &[u8]) -> Result<Option<Entry>, Error>;
+    /// The first entry whose key is `>= key` and `< end` (`None`: no bound): a seek inside a
+    /// key range, which a reader that merges sources ([`crate::Layered`]) stops at the bound
+    /// instead of walking past it. Default: [`Self::seek`], filtered.
+    fn seek_below(
+        &self,
+        table: Table,
+        key: &[u8],
+        end: Option<&[u8]>,
+    ) -> Result<Option<Entry>, Error> {
+        Ok(self
+            .seek(table, key)?
+            .filter(|(k, _)| end.is_none_or(|e| k.as_slice() < e)))
+    }
     /// Calls `f` on every entry from the first key `>= from`, in key order, until it returns
     /// `false`.
     fn scan(&self, table: Table, from: &[u8], f: Visit<'_>) -> Result<(), Error>;

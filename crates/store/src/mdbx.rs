@@ -326,6 +326,13 @@ impl Mdbx {
     }
 }
 
+/// Read transactions open at once in one environment. A pipelined run at `T` threads holds
+/// up to `5T + 37`: the snapshot a block executes against (`2T + 2` plus 16 prefetch
+/// readers), the next block's, queued while it executes (the overlay), and the root's
+/// (`T + 1`); at `--threads 1024` (the most `run` takes) that is 5,157. MDBX allows 32,767;
+/// each slot is 64 bytes of the lock file.
+const MAX_READERS: u64 = 8192;
+
 impl Backend for Mdbx {
     type Read = MdbxRead;
     type Write = MdbxWrite;
@@ -334,7 +341,7 @@ impl Backend for Mdbx {
         let env = Environment::builder()
             .set_max_dbs(Table::ALL.len() + 1)
             .set_dp_reserve_limit(DIRTY_PAGE_RESERVE)
-            .set_max_readers(1024)
+            .set_max_readers(MAX_READERS)
             // No OS read-ahead on the map: a trie walk reads scattered pages, and read-ahead
             // turned each cold page fault into a large sequential read (a cold 10M-slot block
             // read the whole 1.4 GiB file: docs/results/hot-account-2core.md).

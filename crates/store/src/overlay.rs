@@ -44,7 +44,7 @@ enum Says<'a> {
 
 /// The least byte string greater than every string starting with `prefix` (`None`: there is
 /// none, `prefix` is all `0xff`).
-fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
     let mut end = prefix.to_vec();
     while let Some(last) = end.pop() {
         if last < 0xff {
@@ -287,31 +287,54 @@ impl<R: KvRead> KvRead for Layered<R> {
     }
 
     fn seek(&self, table: Table, key: &[u8]) -> Result<Option<Entry>, Error> {
+        self.seek_below(table, key, None)
+    }
+
+    fn seek_below(
+        &self,
+        table: Table,
+        key: &[u8],
+        end: Option<&[u8]>,
+    ) -> Result<Option<Entry>, Error> {
         if self.layers.is_empty() {
-            return self.base.seek(table, key);
+            return self.base.seek_below(table, key, end);
         }
+        let within = |k: &[u8]| end.is_none_or(|e| k < e);
         let mut at = key.to_vec();
+        // The snapshot's first entry >= some earlier `at` (below `end`), once read: still
+        // the answer for a later `at` up to its key, so a run of keys only the layers hold
+        // costs no snapshot seek.
+        let mut below: Option<Option<Entry>> = None;
         loop {
+            if !within(&at) {
+                return Ok(None);
+            }
+            if below
+                .as_ref()
+                .is_none_or(|b| b.as_ref().is_some_and(|(k, _)| *k < at))
+            {
+                below = Some(self.base.seek_below(table, &at, end)?);
+            }
+            let snapshot = below.as_ref().and_then(Option::as_ref);
             // The least key >= `at` that the snapshot or any layer has.
-            let below = self.base.seek(table, &at)?;
-            let written = self.next_written(table, &at, 0);
-            let candidate = match (&below, written) {
+            let written = self.next_written(table, &at, 0).filter(|w| within(w));
+            let candidate = match (snapshot, written) {
                 (Some((k, _)), Some(w)) if w < *k => w,
                 (Some((k, _)), _) => k.clone(),
                 (None, Some(w)) => w,
                 (None, None) => return Ok(None),
             };
             match self.reads(table, &candidate) {
-                // No layer wrote it, so it is the snapshot's key (`below`).
-                Reads::Base => return Ok(below),
+                // No layer wrote it, so it is the snapshot's key.
+                Reads::Base => return Ok(snapshot.cloned()),
                 Reads::Layer(Some(v)) => return Ok(Some((candidate, v.to_vec()))),
                 Reads::Layer(None) => at = successor(&candidate),
-                Reads::WipedUntil(end, lowest) => {
+                Reads::WipedUntil(wipe_end, lowest) => {
                     let after = successor(&candidate);
                     // Keys the wiping layer (or a newer one) wrote under the prefix are
                     // visible; the snapshot's and older layers' are not.
                     let rewritten = self.next_written(table, &after, lowest);
-                    at = match (rewritten, end) {
+                    at = match (rewritten, wipe_end) {
                         (Some(w), Some(e)) => w.min(e),
                         (Some(w), None) => w,
                         (None, Some(e)) => e,
@@ -515,6 +538,13 @@ mod tests {
                     for p in &probes {
                         prop_assert_eq!(view.get(T, p).unwrap(), want.get(T, p).unwrap());
                         prop_assert_eq!(view.seek(T, p).unwrap(), want.seek(T, p).unwrap());
+                        // Bounded seeks: inside the prefix `p`, and below an arbitrary key.
+                        for end in [prefix_end(p), Some(vec![1, 1]), Some(vec![])] {
+                            prop_assert_eq!(
+                                view.seek_below(T, p, end.as_deref()).unwrap(),
+                                want.seek_below(T, p, end.as_deref()).unwrap()
+                            );
+                        }
                     }
                 }
             }

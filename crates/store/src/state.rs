@@ -44,9 +44,10 @@ impl CodeCache {
     }
 }
 
-/// The state before a block as the store holds it: one read snapshot (taken before the block
-/// is written, so later writes are invisible to it) shared by every worker, with the code
-/// cache. Reads hash the address and slot (the store is keyed by hashes).
+/// The state before a block as the store holds it: one read snapshot (a [`crate::Layered`]
+/// one in the pipeline: the blocks before it not yet committed laid over it, so that later
+/// writes are invisible to it) shared by every worker, with the code cache. Reads hash the
+/// address and slot (the store is keyed by hashes).
 #[derive(Debug)]
 pub struct DiskState<T> {
     view: View<T>,

@@ -23,6 +23,19 @@ fn starts_with(key: &B256, prefix: &Nibbles) -> bool {
     Nibbles::unpack(key).starts_with(prefix)
 }
 
+/// The least 32-byte key above every key whose nibbles start with `prefix` (`None`: there is
+/// none, `prefix` is all `f`): the bound of a seek inside the prefix.
+fn nibbles_end(prefix: &Nibbles) -> Option<B256> {
+    let mut nibbles = prefix.to_vec();
+    while let Some(last) = nibbles.pop() {
+        if last < 15 {
+            nibbles.push(last + 1);
+            return Some(lower_bound(&Nibbles::from_nibbles_unchecked(&nibbles)));
+        }
+    }
+    None
+}
+
 /// The store's tables read as the trie's [`NodeStore`] (its write methods fail: a block's
 /// writes are recorded as a [`crate::KvDiff`] and written in one transaction).
 #[derive(Debug)]
@@ -50,7 +63,8 @@ impl<T: KvRead> View<T> {
         prefix: &Nibbles,
     ) -> Result<Option<(Nibbles, BranchNode)>, Error> {
         let (table, seek) = codec::node_key(owner, prefix);
-        let Some((key, value)) = self.kv.seek(table, &seek)? else {
+        let end = crate::overlay::prefix_end(&seek);
+        let Some((key, value)) = self.kv.seek_below(table, &seek, end.as_deref())? else {
             return Ok(None);
         };
         if !key.starts_with(&seek) {
@@ -71,7 +85,13 @@ impl<T: KvRead> View<T> {
 
     fn first_account(&self, prefix: &Nibbles) -> Result<Option<(B256, TrieAccount)>, Error> {
         let seek = lower_bound(prefix);
-        let Some((key, value)) = self.kv.seek(Table::Accounts, seek.as_slice())? else {
+        let end = nibbles_end(prefix);
+        let Some((key, value)) = self.kv.seek_below(
+            Table::Accounts,
+            seek.as_slice(),
+            end.as_ref().map(|e| &e[..]),
+        )?
+        else {
             return Ok(None);
         };
         let hashed = codec::b256(Table::Accounts, &key, &key)?;
@@ -91,7 +111,11 @@ impl<T: KvRead> View<T> {
 
     fn first_slot(&self, owner: B256, prefix: &Nibbles) -> Result<Option<(B256, U256)>, Error> {
         let seek = codec::slot_key(&owner, &lower_bound(prefix));
-        let Some((key, value)) = self.kv.seek(Table::Storage, &seek)? else {
+        let end = match nibbles_end(prefix) {
+            Some(end) => Some(codec::slot_key(&owner, &end).to_vec()),
+            None => crate::overlay::prefix_end(owner.as_slice()),
+        };
+        let Some((key, value)) = self.kv.seek_below(Table::Storage, &seek, end.as_deref())? else {
             return Ok(None);
         };
         if key.len() != 64 {

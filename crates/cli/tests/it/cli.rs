@@ -819,7 +819,7 @@ fn bench_measures_the_pipeline_on_an_on_disk_store() {
     assert!(ok, "{stderr}");
     // run's default policy: every-3 warm.
     assert!(stdout.contains("incremental (disk, every-3)"), "{stdout}");
-    assert!(stdout.contains("pipeline on (overlay)"), "{stdout}");
+    assert!(stdout.contains("on (overlay)"), "{stdout}");
     let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let pipeline = report["pipeline"].as_array().unwrap();
     assert_eq!(pipeline.len(), 2);
