@@ -82,6 +82,9 @@ pub struct BenchOptions {
     /// Page cache of the on-disk store for the whole-pipeline runs: warm (`false`) and/or
     /// cold (`true`: dropped before every block, untimed; needs `disk` and the pipeline off).
     pub cold: Vec<bool>,
+    /// The on-disk store's overlay on (`true`) and/or off with the pipeline on (`--overlay`;
+    /// empty: on, as `run` does). Pipeline-off and in-memory configurations have none.
+    pub overlay: Vec<bool>,
     /// When the on-disk store's writes are made durable (`--sync`); `None`: as `run` does,
     /// [`gigagas_engine::SyncPolicy::NODE`] warm and every block cold.
     pub sync: Option<gigagas_engine::SyncPolicy>,

@@ -25,6 +25,9 @@ pub struct PipelineConfig {
     pub cold: bool,
     /// What each block's list carries.
     pub bal: BalVariant,
+    /// The on-disk store's overlay (the next block reads the last one's writes from memory
+    /// while they commit); only with the stages overlapped on disk, else `false`.
+    pub overlay: bool,
 }
 
 impl PipelineConfig {
@@ -41,8 +44,9 @@ impl PipelineConfig {
     }
 }
 
-/// Every pipeline configuration of `options`: threads × roots × pipeline on/off × warm/cold
-/// × BAL variants, in that nesting. Empty when neither `--root` nor `--pipeline` was given.
+/// Every pipeline configuration of `options`: threads × roots × pipeline on/off (× overlay
+/// on/off with the pipeline on, on disk) × warm/cold × BAL variants, in that nesting. Empty
+/// when neither `--root` nor `--pipeline` was given.
 pub fn configs(options: &BenchOptions) -> Vec<PipelineConfig> {
     let bals = if options.bals.is_empty() {
         vec![BalVariant::Keys]
@@ -58,15 +62,23 @@ pub fn configs(options: &BenchOptions) -> Vec<PipelineConfig> {
     for &threads in &options.threads {
         for &root in &options.roots {
             for &overlap in &options.overlap {
-                for &cold in &colds {
-                    for &bal in &bals {
-                        configs.push(PipelineConfig {
-                            threads,
-                            root,
-                            overlap,
-                            cold,
-                            bal,
-                        });
+                let overlays = match (overlap && options.disk, options.overlay.is_empty()) {
+                    (false, _) => vec![false],
+                    (true, true) => vec![true],
+                    (true, false) => options.overlay.clone(),
+                };
+                for &overlay in &overlays {
+                    for &cold in &colds {
+                        for &bal in &bals {
+                            configs.push(PipelineConfig {
+                                threads,
+                                root,
+                                overlap,
+                                cold,
+                                bal,
+                                overlay,
+                            });
+                        }
                     }
                 }
             }
@@ -119,6 +131,7 @@ pub fn measure(
         let state = match &disk {
             Some(template) => {
                 let store = template.fresh(cases[0].number(), sync_of(bench, config.cold))?;
+                let store = store.with_overlay(config.overlay);
                 let store = if config.cold {
                     store.make_cold().map_err(|e| ExecError::Unsupported {
                         block: cases[0].number(),

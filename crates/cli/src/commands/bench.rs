@@ -126,6 +126,12 @@ pub struct BenchArgs {
     /// pass). Default: run's, every-3 warm and every-block cold (the only policy cold takes).
     #[arg(long, value_name = "POLICY")]
     sync: Option<gigagas_engine::SyncPolicy>,
+    /// With --state disk and --pipeline on: the store's overlay on (the next block reads the
+    /// last one's writes from memory while they commit, as `run` does by default) and/or off
+    /// (it waits for that commit), comma-separated (default on). Rows with the overlay say
+    /// `on (overlay)` in the pipeline column.
+    #[arg(long, value_delimiter = ',', value_name = "on|off", value_parser = parse_on_off)]
+    overlay: Vec<bool>,
     #[command(flatten)]
     pool: PoolArgs,
 }
@@ -277,6 +283,7 @@ impl BenchPlan {
             sequential_without_bal: args.sequential_without_bal,
             bals: unique(&args.bal),
             cold: unique(&args.cache),
+            overlay: unique(&args.overlay),
             sync: args.sync,
         };
         if options.disk && options.roots.is_empty() {
@@ -297,6 +304,9 @@ impl BenchPlan {
             if !options.disk {
                 bail!("--sync {sync} says when the on-disk store's writes are flushed: give --state disk");
             }
+        }
+        if !args.overlay.is_empty() && !(options.disk && options.overlap.contains(&true)) {
+            bail!("--overlay applies to the on-disk store with the pipeline on: give --state disk (and --pipeline on)");
         }
         if args.contention_floor.is_some() {
             if let Some(&t) = options

@@ -215,6 +215,7 @@ pub fn exec(args: PeersArgs) -> Result<()> {
         sequential_without_bal: false,
         bals: Vec::new(),
         cold: Vec::new(),
+        overlay: Vec::new(),
         sync: None,
     };
     let numbers: Vec<u64> = cases.iter().map(|c| c.number()).collect();

@@ -858,7 +858,48 @@ fn bench_measures_the_pipeline_on_an_on_disk_store() {
         "{}",
         report["pipeline"][0]
     );
+    // --overlay on,off: two pipeline-on rows, only one reading the last block's writes from
+    // memory while they commit.
+    let mut args = base.to_vec();
+    args.extend([
+        "--root",
+        "incremental",
+        "--state",
+        "disk",
+        "--overlay",
+        "on,off",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let (ok, stdout, stderr) = gigagas(&args);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("on (overlay)"), "{stdout}");
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let overlays: Vec<_> = report["pipeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["overlay"].as_bool().unwrap())
+        .collect();
+    assert_eq!(overlays, [true, false]);
     for (extra, needle) in [
+        (
+            vec!["--root", "incremental", "--overlay", "off"],
+            "--overlay applies",
+        ),
+        (
+            vec![
+                "--root",
+                "incremental",
+                "--state",
+                "disk",
+                "--pipeline",
+                "off",
+                "--overlay",
+                "on",
+            ],
+            "--overlay applies",
+        ),
         (
             vec!["--state", "disk", "--root", "parallel"],
             "--root incremental only",
