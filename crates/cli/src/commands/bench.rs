@@ -305,7 +305,8 @@ impl BenchPlan {
                 bail!("--sync {sync} says when the on-disk store's writes are flushed: give --state disk");
             }
         }
-        if !args.overlay.is_empty() && !(options.disk && options.overlap.contains(&true)) {
+        let overlay_applies = options.disk && options.overlap.contains(&true);
+        if !args.overlay.is_empty() && !overlay_applies {
             bail!("--overlay applies to the on-disk store with the pipeline on: give --state disk (and --pipeline on)");
         }
         if args.contention_floor.is_some() {
