@@ -27,6 +27,7 @@ eest-bal-shapes-2core.md	`gigagas bench --workload eest-bal --block-gas 30M,300M
 hot-account-10gb-2core.md	`gigagas gen sstore-bloated --existing-slots --fork Osaka --block-gas 30M --slots 75000000 --blocks 2`, `db init`, `run --state disk --cold --threads 1|2` on copies, `db verify` (75M end to end; earlier: `cargo run --release -p gigagas-store --example load_genesis -- SLOTS DIR`; commands in the file)
 scaling-16core.md	`BIN=… CHAINS=… scripts/measure-scaling.sh OUT 1,2,4,8,16` on a lent 16-core machine (bundled mainnet blocks vs `simulate`, generated 300M blocks, 10M hot vs --spread at 1 and 16 threads)
 scaling-16core.txt	`scripts/measure-scaling.sh OUT 1,2,4,8,16` (raw output behind `scaling-16core.md`)
+overlay-10m-2core.txt	`scripts/measure-overlay.sh WORK 10000000 24 2` (gen and db init the 10M hot chain of 24 blocks, then run --overlay on/off A-B-B-A with every second round reversed, db verify after each run)
 hot-spread-sync-10m-2core.txt	`scripts/measure-hot-sync.sh WORK 10000000 6 2` (hot vs --spread, cold/warm, 1/2 threads, then --sync every-block|every-3|end; root: drops the page cache)
 bench-inline-recovery-2core.txt	`gigagas bench --recover-senders pre,inline --repeats 5`
 bench-mainnet-2core.json	`gigagas bench --repeats 10 --json docs/results/bench-mainnet-2core.json` (the JSON of `bench-mainnet-2core.txt`)
