@@ -165,14 +165,8 @@ impl DiskRoot {
         Ok(Self { sync, ..self })
     }
 
-    /// The store's directory (`None` after a failed reopen in cold mode).
-    pub fn path(&self) -> Option<std::path::PathBuf> {
-        let store = self.store.read().ok()?;
-        store.as_ref().map(|s| s.path().to_owned())
-    }
-
     /// Runs `f` on the store (an error after a failed reopen in cold mode).
-    pub fn with_store<T>(&self, f: impl FnOnce(&Store) -> Result<T, String>) -> Result<T, String> {
+    fn with_store<T>(&self, f: impl FnOnce(&Store) -> Result<T, String>) -> Result<T, String> {
         let store = self.store.read().map_err(poisoned)?;
         match store.as_ref() {
             Some(store) => f(store),
