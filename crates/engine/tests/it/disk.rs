@@ -202,6 +202,24 @@ fn blocks_execute_against_the_store() {
     }
 }
 
+/// Adds 1 wei to `address`'s balance in the store at `path`, behind the trie's back (its
+/// nodes still hash the old leaf): a store that differs from the chain's state.
+fn add_one_wei(path: &Path, address: alloy_primitives::Address) {
+    let raw = Mdbx::open(path, false, true).unwrap();
+    let txn = raw.write().unwrap();
+    let key = keccak256(address);
+    let bytes = txn.get(Table::Accounts, key.as_slice()).unwrap().unwrap();
+    let mut leaf = codec::decode_account(key.as_slice(), &bytes).unwrap();
+    leaf.balance += alloy_primitives::U256::from(1);
+    txn.put(
+        Table::Accounts,
+        key.as_slice(),
+        &codec::encode_account(&leaf),
+    )
+    .unwrap();
+    txn.commit().unwrap();
+}
+
 /// One account's balance changed in the store behind the trie's back: the in-memory pre-state
 /// is still right, so only execution reading the disk can notice — and it must, naming the
 /// block and the transaction.
@@ -220,21 +238,7 @@ fn a_store_that_differs_is_caught_by_execution() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("db");
         genesis_store(&path);
-        {
-            let raw = Mdbx::open(&path, false, true).unwrap();
-            let txn = raw.write().unwrap();
-            let key = keccak256(sender);
-            let bytes = txn.get(Table::Accounts, key.as_slice()).unwrap().unwrap();
-            let mut account = codec::decode_account(key.as_slice(), &bytes).unwrap();
-            account.balance += alloy_primitives::U256::from(1);
-            txn.put(
-                Table::Accounts,
-                key.as_slice(),
-                &codec::encode_account(&account),
-            )
-            .unwrap();
-            txn.commit().unwrap();
-        }
+        add_one_wei(&path, sender);
         let e = run(&path, mode, true, 1).unwrap_err();
         eprintln!("{mode}: {e}");
         assert!(
@@ -452,21 +456,7 @@ fn a_later_block_that_fails_leaves_the_store_at_its_parent() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
     genesis_store(&path);
-    {
-        let raw = Mdbx::open(&path, false, true).unwrap();
-        let txn = raw.write().unwrap();
-        let key = keccak256(account);
-        let bytes = txn.get(Table::Accounts, key.as_slice()).unwrap().unwrap();
-        let mut leaf = codec::decode_account(key.as_slice(), &bytes).unwrap();
-        leaf.balance += alloy_primitives::U256::from(1);
-        txn.put(
-            Table::Accounts,
-            key.as_slice(),
-            &codec::encode_account(&leaf),
-        )
-        .unwrap();
-        txn.commit().unwrap();
-    }
+    add_one_wei(&path, account);
     let parallel = Mode::Parallel {
         threads: 2,
         scheduler: Scheduler::Ordered,
