@@ -30,6 +30,10 @@ use std::{
 /// more than they save).
 pub const SPLIT_SLOTS: u64 = 1 << 16;
 
+/// Accounts whose storage tries `verify_streaming` rebuilds at once, in parallel: its memory
+/// is one window of accounts (and their tries' open paths), however many the state holds.
+const VERIFY_WINDOW: usize = 1024;
+
 /// A storage key's owner and hashed slot; a key that is not 64 bytes is corrupt.
 fn storage_key(k: &[u8]) -> Result<(B256, B256), Error> {
     if k.len() != 64 {
@@ -423,11 +427,12 @@ impl<B: Backend> Store<B> {
             }
             Ok::<(), Error>(())
         };
-        // Storage tries, owner by owner in the table's order. An owner with more than
-        // `split_slots` slots is rebuilt as 16 parts (its slots' first nibble) on the rayon
-        // pool's threads, then joined.
-        let mut roots: BTreeMap<B256, B256> = BTreeMap::new();
-        let mut built_nodes = 0u64;
+        // Each account's storage trie, rebuilt from its slots: accounts in key order, in
+        // windows of `VERIFY_WINDOW` whose storage tries are rebuilt in parallel on the rayon
+        // pool (one of more than `split_slots` slots itself as 16 parts, its slots' first
+        // nibble, then joined), then pushed into the account trie in order. Memory: one
+        // window, whatever the number of accounts.
+        let built_nodes = AtomicU64::new(0);
         let slots = AtomicU64::new(0);
         // Counts a slot: progress, and the scan keeps only what it is reading resident
         // (it maps the whole store).
@@ -457,9 +462,9 @@ impl<B: Backend> Store<B> {
         };
         let sink =
             |owner: B256| move |path, node| check_node(Table::StorageTrie, Some(owner), path, node);
-        let mut from: Vec<u8> = Vec::new();
-        while let Some((k, _)) = kv.seek(Table::Storage, &from)? {
-            let (owner, _) = storage_key(&k)?;
+        // The root of `owner`'s storage trie rebuilt from its slots, every branch node
+        // checked against the store's.
+        let storage_root = |owner: B256| -> Result<B256, Error> {
             // How many slots, up to the split threshold (a count, no hashing).
             let mut seen = 0u64;
             kv.scan(Table::Storage, owner.as_slice(), &mut |k, _| {
@@ -467,6 +472,9 @@ impl<B: Backend> Store<B> {
                 seen += u64::from(o == owner);
                 Ok(o == owner && seen <= split_slots)
             })?;
+            if seen == 0 {
+                return Ok(EMPTY_ROOT_HASH);
+            }
             let built = if seen <= split_slots {
                 let mut b = StreamBuilder::new(sink(owner));
                 push_slots(owner, owner.as_slice(), &|_| true, &mut |slot, value| {
@@ -492,43 +500,76 @@ impl<B: Backend> Store<B> {
                     .collect::<Result<Vec<_>, Error>>()?;
                 join_parts(parts, sink(owner)).map_err(stream_err)?
             };
-            built_nodes += built.nodes;
-            roots.insert(owner, built.root);
-            // The next owner: the smallest key after every key of this one.
-            let next = U256::from_be_bytes(owner.0).checked_add(U256::from(1u8));
-            let Some(next) = next else { break };
-            from = next.to_be_bytes::<32>().to_vec();
-        }
-        counts.slots = slots.load(Ordering::Relaxed) as usize;
-        // The account trie, checking each leaf's storage root.
+            built_nodes.fetch_add(built.nodes, Ordering::Relaxed);
+            Ok(built.root)
+        };
+        // Slots whose owner lies after `after` and before `before` (either end open) belong
+        // to no account.
+        let orphans = |after: Option<&B256>, before: Option<&B256>| -> Result<(), Error> {
+            let from = match after {
+                None => Vec::new(),
+                Some(a) => match U256::from_be_bytes(a.0).checked_add(U256::from(1u8)) {
+                    Some(next) => next.to_be_bytes::<32>().to_vec(),
+                    None => return Ok(()),
+                },
+            };
+            if let Some((k, _)) = kv.seek(Table::Storage, &from)? {
+                let (owner, _) = storage_key(&k)?;
+                if before.is_none_or(|b| owner < *b) {
+                    note(format!(
+                        "storage slots without an account (the first under owner {owner})"
+                    ));
+                }
+            }
+            Ok(())
+        };
         let mut account_builder =
             StreamBuilder::new(|path, node| check_node(Table::AccountTrie, None, path, node));
-        kv.scan(Table::Accounts, &[], &mut |k, v| {
-            let hashed = codec::b256(Table::Accounts, k, k)?;
-            let mut account = codec::decode_account(k, v)?;
-            let rebuilt = roots.remove(&hashed).unwrap_or(EMPTY_ROOT_HASH);
-            if account.storage_root != rebuilt {
-                note(format!(
-                    "account leaf {hashed}: storage root {} recorded, {rebuilt} rebuilt from its slots",
-                    account.storage_root
-                ));
+        let mut window: Vec<(B256, TrieAccount)> = Vec::with_capacity(VERIFY_WINDOW);
+        let mut last: Option<B256> = None;
+        let mut flush = |window: &mut Vec<(B256, TrieAccount)>| -> Result<(), Error> {
+            let rebuilt = window
+                .par_iter()
+                .enumerate()
+                .map(|(i, (hashed, _))| {
+                    let before = if i == 0 { last } else { Some(window[i - 1].0) };
+                    orphans(before.as_ref(), Some(hashed))?;
+                    storage_root(*hashed)
+                })
+                .collect::<Result<Vec<_>, Error>>()?;
+            for ((hashed, mut account), rebuilt) in window.drain(..).zip(rebuilt) {
+                if account.storage_root != rebuilt {
+                    note(format!(
+                        "account leaf {hashed}: storage root {} recorded, {rebuilt} rebuilt from its slots",
+                        account.storage_root
+                    ));
+                }
+                account.storage_root = rebuilt;
+                account_builder
+                    .push(hashed, alloy_rlp::encode(account))
+                    .map_err(stream_err)?;
+                counts.accounts += 1;
+                last = Some(hashed);
             }
-            account.storage_root = rebuilt;
-            account_builder
-                .push(hashed, alloy_rlp::encode(account))
-                .map_err(stream_err)?;
-            counts.accounts += 1;
+            Ok(())
+        };
+        kv.scan(Table::Accounts, &[], &mut |k, v| {
+            window.push((
+                codec::b256(Table::Accounts, k, k)?,
+                codec::decode_account(k, v)?,
+            ));
+            if window.len() == VERIFY_WINDOW {
+                flush(&mut window)?;
+            }
             Ok(true)
         })?;
+        flush(&mut window)?;
+        drop(flush);
+        orphans(last.as_ref(), None)?;
+        counts.slots = slots.load(Ordering::Relaxed) as usize;
         let built = account_builder.finish().map_err(stream_err)?;
-        built_nodes += built.nodes;
+        let built_nodes = built_nodes.load(Ordering::Relaxed) + built.nodes;
         let computed_root = built.root;
-        if let Some(owner) = roots.keys().next() {
-            note(format!(
-                "{} storage tries without an account (first {owner})",
-                roots.len()
-            ));
-        }
         let mut stored_nodes = 0u64;
         for table in [Table::AccountTrie, Table::StorageTrie] {
             kv.scan(table, &[], &mut |_, _| {
@@ -752,6 +793,31 @@ mod tests {
         txn.commit().unwrap();
         let d = verify(&store).node_difference.unwrap();
         assert!(d.contains("branch nodes stored"), "{d}");
+
+        // Restored, then a slot under an owner that is no account: before the first account,
+        // between two, after the last.
+        let txn = store.backend.write().unwrap();
+        txn.delete(Table::StorageTrie, &extra).unwrap();
+        txn.commit().unwrap();
+        assert!(verify(&store).ok());
+        let kv = store.read_kv().unwrap();
+        let (first, _) = kv.seek(Table::Accounts, &[]).unwrap().unwrap();
+        drop(kv);
+        // Just after the first account: before the second.
+        let between = (U256::from_be_slice(&first) + U256::from(1u8)).to_be_bytes::<32>();
+        for owner in [vec![0u8; 32], between.to_vec(), vec![0xff; 32]] {
+            let mut key = owner.clone();
+            key.extend([0x11; 32]);
+            let txn = store.backend.write().unwrap();
+            txn.put(Table::Storage, &key, &[7]).unwrap();
+            txn.commit().unwrap();
+            let d = verify(&store).node_difference.unwrap();
+            assert!(d.contains("without an account"), "{d}");
+            let txn = store.backend.write().unwrap();
+            txn.delete(Table::Storage, &key).unwrap();
+            txn.commit().unwrap();
+            assert!(verify(&store).ok());
+        }
     }
 
     #[test]
