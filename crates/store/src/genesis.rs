@@ -564,7 +564,6 @@ impl<B: Backend> Store<B> {
             Ok(true)
         })?;
         flush(&mut window)?;
-        drop(flush);
         orphans(last.as_ref(), None)?;
         counts.slots = slots.load(Ordering::Relaxed) as usize;
         let built = account_builder.finish().map_err(stream_err)?;
