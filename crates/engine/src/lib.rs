@@ -29,6 +29,6 @@ pub use pipeline::{
 };
 pub use root::{
     change_set, change_set_of_execution, full_root, incremental_state, post_state_root,
-    DiskSnapshot, IncrementalState, MemoryRoot, PendingRoot, RootMode,
+    touched_post_state, DiskSnapshot, IncrementalState, MemoryRoot, PendingRoot, RootMode,
 };
 pub use variant::{writes_only, BalVariant, FullValues};

@@ -201,7 +201,7 @@ pub type DiskSnapshot = gigagas_store::DiskState<gigagas_store::Layered<gigagas_
 /// copying the rest of the state. Storage is copied only for an account whose info ends
 /// empty (EIP-161: it is deleted unless storage remains); other accounts carry none (the
 /// storage changes come from the BAL itself).
-pub(crate) fn touched_post_state(pre: &PreState, bal: &alloy_eip7928::BlockAccessList) -> PreState {
+pub fn touched_post_state(pre: &PreState, bal: &alloy_eip7928::BlockAccessList) -> PreState {
     let mut accounts: alloy_primitives::map::HashMap<_, _> = Default::default();
     for changes in bal {
         if !gigagas_data::chain::writes_anything(changes) {

@@ -364,17 +364,14 @@ fn the_overlay_runs_the_next_block_while_the_last_one_commits() {
     );
 }
 
-/// The changes block `input` makes, as the store's root takes them (from its BAL).
+/// The changes block `input` makes, as the store's root takes them: from its BAL, as the
+/// pipeline's incremental root derives them.
 fn changes_of(input: &gigagas_data::BlockInput) -> gigagas_trie::ChangeSet {
     let bal = input.access_list.as_ref().unwrap();
-    let mut accounts: alloy_primitives::map::HashMap<_, _> = input
-        .pre_state
-        .accounts()
-        .map(|(a, acc)| (*a, acc.clone()))
-        .collect();
-    gigagas_data::chain::apply_bal(&mut accounts, bal);
-    let post = gigagas_data::PreState::new(accounts, input.pre_state.block_hashes().clone());
-    gigagas_engine::change_set(bal, &post)
+    gigagas_engine::change_set(
+        bal,
+        &gigagas_engine::touched_post_state(&input.pre_state, bal),
+    )
 }
 
 /// A reader taking snapshots over and over while blocks are computed and committed never
