@@ -23,9 +23,10 @@ pub use pack::pack_sample;
 pub use prestate::{PreAccount, PreState, PreStateError, SlotFill, FILL_PASS_SLOTS};
 pub use shared::shared_data_dir;
 pub use source::{
-    limit_from_env, read_bounded, read_limited, ArchiveLimits, DataSource, ARCHIVE_MANIFEST,
-    EMBEDDED_SAMPLE, MAX_ARCHIVE_BYTES, MAX_ARCHIVE_BYTES_ENV, MAX_ARCHIVE_MEMBERS, MAX_FILE_BYTES,
-    MAX_FILE_BYTES_ENV, MAX_MANIFEST_BYTES,
+    embedded_sample_sha256, is_embedded_sample, limit_from_env, read_bounded, read_limited,
+    ArchiveLimits, DataSource, ARCHIVE_MANIFEST, EMBEDDED_SAMPLE, MAX_ARCHIVE_BYTES,
+    MAX_ARCHIVE_BYTES_ENV, MAX_ARCHIVE_MEMBERS, MAX_FILE_BYTES, MAX_FILE_BYTES_ENV,
+    MAX_MANIFEST_BYTES,
 };
 
 /// Loads every block of a data set in the mainnet layout

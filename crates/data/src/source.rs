@@ -132,13 +132,18 @@ pub enum DataSource {
 impl DataSource {
     /// Opens a directory, or a `.tar.zst` archive when `path` is a file. An archive must carry
     /// an [`ARCHIVE_MANIFEST`]; every member is checked against it while it is streamed (see
-    /// [`Self::from_archive_checked`]).
+    /// [`Self::from_archive_checked`]). The one exception is the repository's own
+    /// `data/mainnet-sample.tar.zst` (it predates the manifest): a file byte for byte equal to
+    /// the sample compiled into this binary ([`EMBEDDED_SAMPLE`]) is that trusted sample.
     pub fn open(path: &Path) -> Result<Self, DataError> {
         if path.is_file() {
             let bytes = read_bounded(path).map_err(|source| DataError::Io {
                 path: path.to_owned(),
                 source,
             })?;
+            if is_embedded_sample(&bytes) {
+                return Self::from_archive(path.to_owned(), EMBEDDED_SAMPLE);
+            }
             return Self::from_archive_checked(
                 path.to_owned(),
                 &bytes,
@@ -499,11 +504,26 @@ fn manifest_check(
     })
 }
 
+/// Whether `bytes` are the sample compiled into this binary, byte for byte (its SHA-256 is
+/// [`embedded_sample_sha256`]).
+pub fn is_embedded_sample(bytes: &[u8]) -> bool {
+    bytes.len() == EMBEDDED_SAMPLE.len() && bytes == EMBEDDED_SAMPLE
+}
+
+/// The SHA-256 of [`EMBEDDED_SAMPLE`] in hex, for messages and result files.
+pub fn embedded_sample_sha256() -> String {
+    use sha2::{Digest, Sha256};
+    alloy_primitives::hex::encode(Sha256::digest(EMBEDDED_SAMPLE))
+}
+
 fn no_manifest(name: &Path) -> DataError {
     DataError::Invalid {
         path: name.to_owned(),
         what: format!(
-            "archive has no {ARCHIVE_MANIFEST} (content hashes); re-pack it with `gigagas pack`"
+            "archive has no {ARCHIVE_MANIFEST} (content hashes); re-pack it with `gigagas pack` \
+             (the bundled sample needs no --data; a copy of it is accepted only when it is byte \
+             for byte the one compiled into this binary, SHA-256 {})",
+            embedded_sample_sha256()
         ),
     }
 }

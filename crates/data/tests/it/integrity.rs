@@ -222,3 +222,24 @@ fn packed_archives_carry_content_hashes_that_are_checked() {
     let e = DataSource::open(&bare).unwrap_err().to_string();
     assert!(e.contains("MANIFEST"), "{e}");
 }
+
+/// The repository's own `data/mainnet-sample.tar.zst` (which predates the manifest) opens as
+/// `--data`: it is byte for byte the sample compiled in. The same bytes with one byte changed
+/// are an archive without a manifest again, refused: the exception is that one file only.
+#[test]
+fn the_repositorys_sample_opens_and_an_altered_copy_does_not() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/mainnet-sample.tar.zst");
+    let loaded = gigagas_data::load(&DataSource::open(&path).unwrap()).unwrap();
+    assert_eq!(loaded.blocks.len(), sample().blocks.len());
+    let mut bytes = std::fs::read(&path).unwrap();
+    assert!(gigagas_data::is_embedded_sample(&bytes));
+    let dir = tempfile::tempdir().unwrap();
+    // The last byte is the zstd frame's checksum: the frame still decodes up to it.
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    let altered = dir.path().join("sample.tar.zst");
+    std::fs::write(&altered, &bytes).unwrap();
+    assert!(!gigagas_data::is_embedded_sample(&bytes));
+    let e = DataSource::open(&altered).unwrap_err().to_string();
+    assert!(!e.is_empty());
+}
