@@ -15,21 +15,52 @@ pub enum Verdict {
     Faster,
     /// B is slower: the whole interval is below −floor.
     Slower,
-    /// The interval reaches inside ±floor.
+    /// No change that matters: the whole interval lies within ±floor.
     NoChange,
+    /// The interval reaches across ±floor (it holds both a change that matters and none):
+    /// the repeats do not settle it. `repeats`: about how many repeats per side would, if
+    /// the spread stays as measured ([`repeats_to_settle`]); `None` when the change sits on
+    /// the floor itself, which no number of repeats settles.
+    Inconclusive {
+        /// Repeats per side that would settle it (at most [`crate::report::MAX_REPEATS`]).
+        repeats: Option<usize>,
+    },
     /// A side has fewer than [`MIN_REPEATS`] repeats: no verdict.
     TooFewRepeats,
 }
 
 impl std::fmt::Display for Verdict {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Self::Faster => "faster",
-            Self::Slower => "slower",
-            Self::NoChange => "no change",
-            Self::TooFewRepeats => "inconclusive: too few repeats",
-        })
+        match self {
+            Self::Faster => f.write_str("faster"),
+            Self::Slower => f.write_str("slower"),
+            Self::NoChange => f.write_str("no change"),
+            Self::Inconclusive { repeats: Some(n) } => {
+                write!(f, "inconclusive: ~{n} repeats per side would settle it")
+            }
+            Self::Inconclusive { repeats: None } => f.write_str(
+                "inconclusive: the change is about the floor itself (more repeats will not settle it; \
+                 change --floor)",
+            ),
+            Self::TooFewRepeats => f.write_str("inconclusive: too few repeats"),
+        }
     }
+}
+
+/// About how many repeats per side would shrink the interval `(lo, hi)`, measured with `n`
+/// repeats per side, enough to settle the verdict against `floor`: the interval's half-width
+/// shrinks as 1/√n, and it must fit between the floor and the interval's centre (inside ±floor
+/// for *no change*, beyond it for *faster*/*slower*). `None` when the centre is within 0.1%
+/// of the floor or more than [`crate::report::MAX_REPEATS`] would be needed.
+pub fn repeats_to_settle((lo, hi): (f64, f64), floor: f64, n: usize) -> Option<usize> {
+    let centre = (lo + hi) / 2.0;
+    let half = (hi - lo) / 2.0;
+    let room = (centre.abs() - floor).abs();
+    if room < 0.001 || half <= 0.0 || n == 0 {
+        return None;
+    }
+    let needed = (n as f64 * (half / room).powi(2)).ceil();
+    (needed <= crate::report::MAX_REPEATS as f64).then(|| (needed as usize).max(n + 1))
 }
 
 /// Comparison of one configuration present in both results.
@@ -85,14 +116,21 @@ fn median_in_place(values: &mut [u64]) -> Option<u64> {
     Some(((lower as f64 + upper as f64) / 2.0).round() as u64)
 }
 
-/// Verdict of an interval against a floor (0.02 = 2%).
-pub fn verdict((lo, hi): (f64, f64), floor: f64) -> Verdict {
+/// Verdict of an interval against a floor (0.02 = 2%), measured with `n` repeats per side
+/// (the fewer of the two): *faster* / *slower* when the whole interval is beyond the floor,
+/// *no change* when it lies within ±floor, else *inconclusive* with the repeats that would
+/// settle it.
+pub fn verdict((lo, hi): (f64, f64), floor: f64, n: usize) -> Verdict {
     if lo > floor {
         Verdict::Faster
     } else if hi < -floor {
         Verdict::Slower
-    } else {
+    } else if lo >= -floor && hi <= floor {
         Verdict::NoChange
+    } else {
+        Verdict::Inconclusive {
+            repeats: repeats_to_settle((lo, hi), floor, n),
+        }
     }
 }
 
@@ -231,7 +269,7 @@ pub fn compare(a: &BenchReport, b: &BenchReport, floor: f64) -> Result<Vec<Compa
             change,
             ci,
             verdict: if enough {
-                verdict(ci, floor)
+                verdict(ci, floor, ra.repeat_ns.len().min(rb.repeat_ns.len()))
             } else {
                 Verdict::TooFewRepeats
             },
@@ -243,6 +281,31 @@ pub fn compare(a: &BenchReport, b: &BenchReport, floor: f64) -> Result<Vec<Compa
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_verdict_needs_an_interval_that_supports_it() {
+        assert_eq!(verdict((0.03, 0.08), 0.02, 5), Verdict::Faster);
+        assert_eq!(verdict((-0.08, -0.03), 0.02, 5), Verdict::Slower);
+        assert_eq!(verdict((-0.01, 0.015), 0.02, 5), Verdict::NoChange);
+        // The issue's examples: −58%…+8% and −17%…+136% are not "no change".
+        for ci in [(-0.58, 0.08), (-0.17, 1.36), (-0.01, 0.03)] {
+            assert!(
+                matches!(verdict(ci, 0.02, 5), Verdict::Inconclusive { .. }),
+                "{ci:?}"
+            );
+        }
+        // Centre 0, half-width 4%: must shrink to 2%, so 4x the repeats.
+        assert_eq!(repeats_to_settle((-0.04, 0.04), 0.02, 5), Some(20));
+        // Centre +5%, half-width 6%: beyond the floor by 3%, so (6/3)^2 = 4x.
+        assert_eq!(repeats_to_settle((-0.01, 0.11), 0.02, 5), Some(20));
+        // On the floor itself: nothing settles it.
+        assert_eq!(repeats_to_settle((-0.02, 0.06), 0.02, 5), None);
+        let text = verdict((-0.04, 0.04), 0.02, 5).to_string();
+        assert!(
+            text.contains("inconclusive") && text.contains("20 repeats"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn pooling_concatenates_repeats_of_shared_configurations() {
@@ -322,11 +385,18 @@ mod tests {
     }
 
     #[test]
-    fn identical_samples_are_no_change() {
-        let a = [100, 102, 98, 101, 99, 100, 103];
-        let ci = bootstrap_change(&a, &a, 2000, 1);
+    fn identical_samples_are_no_change_only_when_the_interval_is_tight() {
+        let tight = [1000, 1002, 998, 1001, 999, 1000, 1003];
+        let ci = bootstrap_change(&tight, &tight, 2000, 1);
         assert!(ci.0 <= 0.0 && ci.1 >= 0.0, "{ci:?}");
-        assert_eq!(verdict(ci, 0.02), Verdict::NoChange);
+        assert_eq!(verdict(ci, 0.02, 7), Verdict::NoChange);
+        // The same samples with a 5x wider spread: the interval reaches past ±2%.
+        let noisy = [100, 110, 90, 105, 95, 100, 115];
+        let ci = bootstrap_change(&noisy, &noisy, 2000, 1);
+        match verdict(ci, 0.02, 7) {
+            Verdict::Inconclusive { repeats: Some(n) } => assert!(n > 7, "{n}"),
+            other => panic!("{ci:?}: {other:?}"),
+        }
     }
 
     #[test]
@@ -336,9 +406,9 @@ mod tests {
         let ci = bootstrap_change(&slow, &fast, 2000, 2);
         // Times halved: throughput doubled, the interval sits around +100%.
         assert!(ci.0 > 0.9 && ci.1 < 1.1, "{ci:?}");
-        assert_eq!(verdict(ci, 0.02), Verdict::Faster);
+        assert_eq!(verdict(ci, 0.02, 6), Verdict::Faster);
         assert_eq!(
-            verdict(bootstrap_change(&fast, &slow, 2000, 3), 0.02),
+            verdict(bootstrap_change(&fast, &slow, 2000, 3), 0.02, 6),
             Verdict::Slower
         );
     }
@@ -350,11 +420,11 @@ mod tests {
         let ci = bootstrap_change(&a, &b, 2000, 4);
         assert!(ci.0 > 0.0, "a tight 1% change is real: {ci:?}");
         assert_eq!(
-            verdict(ci, 0.02),
+            verdict(ci, 0.02, 6),
             Verdict::NoChange,
             "but below the 2% floor"
         );
-        assert_eq!(verdict(ci, 0.005), Verdict::Faster);
+        assert_eq!(verdict(ci, 0.005, 5), Verdict::Faster);
     }
 
     #[test]

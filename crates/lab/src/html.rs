@@ -1134,6 +1134,20 @@ fn machine_load(html: &mut Page, report: &BenchReport) {
             )
         },
     );
+    match &report.provenance {
+        Some(p) => {
+            html.markup("<p>Build: gigagas ")
+                .text(p.build.summary())
+                .markup("<br>Host: ")
+                .text(p.host.summary())
+                .markup("</p>");
+        }
+        None => {
+            html.markup(
+                "<p>Build and host: not recorded (a result from before provenance was recorded).</p>",
+            );
+        }
+    }
     html.markup("<p>Machine load: load average ")
         .text(avg(m.load_avg_start))
         .markup(" at the start, ")

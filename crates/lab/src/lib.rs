@@ -9,12 +9,14 @@ pub mod cost_model;
 pub mod critical_path;
 pub mod html;
 pub mod machine_load;
+pub mod provenance;
 pub mod report;
 pub mod simulate;
 pub mod stats;
 pub mod table;
 
 pub use critical_path::{critical_path_bound, mega_units, unit_traces, BlockTrace};
+pub use provenance::{Build, Host, Provenance};
 pub use report::{
     read_reports, read_reports_file, BenchReport, BlockReport, ContentionFloor, FloorSharing,
     PhaseTotals, PipelineBlock, PipelineReport, ReadError, RunReport, SweepReport, TxTrace, SCHEMA,

@@ -429,6 +429,10 @@ pub struct BenchReport {
     /// alone.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pipeline: Vec<PipelineReport>,
+    /// The build (commit, dirty flag, profile, rustc) and host (CPU model, cores, memory,
+    /// kernel) that produced the result; absent in results written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<crate::provenance::Provenance>,
 }
 
 /// One pipeline configuration measured over the whole data set (`bench --root/--pipeline`):
