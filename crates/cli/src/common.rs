@@ -244,3 +244,38 @@ macro_rules! note_ {
     };
 }
 pub(crate) use note_ as note;
+
+/// The flag of each run-spec field (`gigagas_engine::RunSpec`), as `run` and `bench` name
+/// them; `overrides` replace some (bench calls cold reads `--cache cold`).
+pub(crate) fn spec_flag(field: &'static str, overrides: &[(&str, &str)]) -> String {
+    if let Some((_, flag)) = overrides.iter().find(|(f, _)| *f == field) {
+        return (*flag).to_owned();
+    }
+    match field {
+        "execution" => "--mode",
+        "threads" => "--threads",
+        "scheduler" => "--scheduler",
+        "mega" => "--mega",
+        "root" => "--root",
+        "bal" => "--bal",
+        "pipeline" => "--pipeline",
+        "state" => "--state",
+        "state.dir" => "--db",
+        "state.sync" => "--sync",
+        "state.overlay" => "--overlay",
+        "state.cold" => "--cold",
+        "warm_spin" => "--warm-spin",
+        "small_block_gas" => "--small-block-gas",
+        "recovery" => "--recovery",
+        other => return format!("`{other}`"),
+    }
+    .to_owned()
+}
+
+/// A run-spec error in the command's flags.
+pub(crate) fn spec_error(
+    e: &gigagas_engine::SpecError,
+    overrides: &[(&str, &str)],
+) -> anyhow::Error {
+    anyhow::anyhow!(e.render(|field| spec_flag(field, overrides)))
+}

@@ -13,6 +13,7 @@ mod commands;
 mod common;
 mod limits;
 mod output;
+mod store;
 
 /// Ethereum block execution engine and benchmark lab built on EIP-7928 block-level access
 /// lists: execute blocks sequentially and in parallel from their BAL, verify both, measure.
@@ -82,15 +83,35 @@ enum Command {
     Completions(completions::CompletionsArgs),
 }
 
-/// `--version`: the package version, the commit it was built from and the build profile.
+/// `--version`: the package version, the commit it was built from (`+dirty` when the sources
+/// had uncommitted changes), the build profile and the compiler.
 const VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     " (commit ",
     env!("GIGAGAS_COMMIT"),
-    ", ",
+    "; uncommitted changes: ",
+    env!("GIGAGAS_DIRTY"),
+    "; ",
     env!("GIGAGAS_PROFILE"),
-    " build)"
+    " build; ",
+    env!("GIGAGAS_RUSTC"),
+    ")"
 );
+
+/// This binary's build, recorded in every result file (`provenance.build`).
+fn build_info() -> gigagas_lab::Build {
+    gigagas_lab::Build {
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        commit: env!("GIGAGAS_COMMIT").to_owned(),
+        dirty: match env!("GIGAGAS_DIRTY") {
+            "true" => Some(true),
+            "false" => Some(false),
+            _ => None,
+        },
+        profile: env!("GIGAGAS_PROFILE").to_owned(),
+        rustc: env!("GIGAGAS_RUSTC").to_owned(),
+    }
+}
 
 /// The counting allocator of diagnostics builds (`--features count-alloc`): `bench` then
 /// reports allocations per transaction.
@@ -99,6 +120,7 @@ const VERSION: &str = concat!(
 static ALLOCATOR: gigagas_alloc::CountingAlloc = gigagas_alloc::CountingAlloc;
 
 fn main() {
+    gigagas_lab::Build::register(build_info());
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_writer(std::io::stderr)

@@ -6,12 +6,13 @@ use gigagas_data::{BlockInput, PreState};
 use gigagas_exec::{
     execute_parallel, execute_sequential, execute_sequential_without_bal, recover_senders, spec,
     BlockAccess, ExecError, ParallelPlan, ParallelRun, PreparedBlock, Scheduler, SequentialRun,
-    WorkerPool,
+    StateProvider, WorkerPool,
 };
 use gigagas_receipt::TxReceipt;
 use gigagas_verify::{
     bal_divergence, check_against_header, compare_receipts, BalViolation, HeaderCheck, VerifyError,
 };
+use revm::database::CacheState;
 use std::time::Instant;
 
 /// A block prepared for measurement: its verified sequential baseline and parallel plan.
@@ -383,58 +384,112 @@ pub fn run_block_with(
             &inline
         }
     };
-    let verify = |receipts: &[TxReceipt], access| -> Result<u64, ExecError> {
-        let t0 = Instant::now();
-        verify_run(case, receipts, access)?;
-        Ok(t0.elapsed().as_nanos() as u64)
-    };
-    match mode {
+    let run = execute_mode(prepared, &*input.pre_state, &case.plan, mode, pool)?;
+    let t0 = Instant::now();
+    verify_run(case, &run.receipts, run.access.as_ref())?;
+    Ok(BlockRun {
+        exec_nanos: run.exec_nanos,
+        head_nanos: run.head_nanos,
+        serial_nanos: run.serial_nanos,
+        commit_nanos: run.commit_nanos,
+        verify_nanos: t0.elapsed().as_nanos() as u64,
+        tx_nanos: run.tx_nanos,
+        tx_allocations: run.tx_allocations,
+    })
+}
+
+/// One block executed in some [`Mode`], not yet verified: what every mode's executor
+/// returns, as one value.
+#[derive(Debug)]
+pub struct ModeRun {
+    /// One receipt per transaction.
+    pub receipts: Vec<TxReceipt>,
+    /// Every account the block touched, in its final state.
+    pub post: CacheState,
+    /// The BAL the run built (the sequential baseline only).
+    pub access: Option<BlockAccess>,
+    /// Execution wall time, ns.
+    pub exec_nanos: u64,
+    /// The head of `exec_nanos` until the last worker joined (parallel only), ns.
+    pub head_nanos: u64,
+    /// The serial tail of `exec_nanos` after the workers (parallel only), ns.
+    pub serial_nanos: u64,
+    /// Canonical commit + BAL rebuild (parallel only), ns.
+    pub commit_nanos: u64,
+    /// Per-transaction execution times, ns.
+    pub tx_nanos: Vec<u64>,
+    /// Heap allocations inside the transactions, summed.
+    pub tx_allocations: u64,
+}
+
+/// The one execution dispatch: `prepared` run in `mode` against `state` (monomorphised per
+/// state provider), from `plan` in parallel mode (which needs `pool` with its thread count).
+/// [`run_block_with`] and the pipeline's execute stage both come here.
+pub fn execute_mode<S: StateProvider>(
+    prepared: &PreparedBlock<'_>,
+    state: &S,
+    plan: &ParallelPlan,
+    mode: Mode,
+    pool: Option<&WorkerPool>,
+) -> Result<ModeRun, ExecError> {
+    Ok(match mode {
         Mode::Sequential => {
-            let run = execute_sequential(prepared, &*input.pre_state)?;
-            let verify_nanos = verify(&run.receipts, Some(&run.access))?;
-            Ok(BlockRun {
+            let run = execute_sequential(prepared, state)?;
+            ModeRun {
+                receipts: run.receipts,
+                post: run.post,
+                access: Some(run.access),
                 exec_nanos: run.exec_nanos,
                 head_nanos: 0,
                 serial_nanos: 0,
                 commit_nanos: 0,
-                verify_nanos,
                 tx_nanos: run.tx_nanos,
                 tx_allocations: run.tx_allocations,
-            })
+            }
         }
         Mode::SequentialNoBal => {
-            let run = execute_sequential_without_bal(prepared, &*input.pre_state)?;
-            let verify_nanos = verify(&run.receipts, None)?;
-            Ok(BlockRun {
+            let run = execute_sequential_without_bal(prepared, state)?;
+            ModeRun {
+                receipts: run.receipts,
+                post: run.post,
+                access: None,
                 exec_nanos: run.exec_nanos,
                 head_nanos: 0,
                 serial_nanos: 0,
                 commit_nanos: 0,
-                verify_nanos,
                 tx_nanos: run.tx_nanos,
                 tx_allocations: run.tx_allocations,
-            })
+            }
         }
         Mode::Parallel { threads, scheduler } => {
-            let pool =
-                pool.filter(|p| p.threads() == threads)
-                    .ok_or_else(|| ExecError::Unsupported {
-                        block: input.number(),
-                        what: format!("no worker pool with {threads} threads"),
-                    })?;
-            let run = execute_parallel(prepared, &*input.pre_state, &case.plan, pool, scheduler)?;
-            let verify_nanos = verify(&run.receipts, None)?;
-            Ok(BlockRun {
+            let pool = pool_for(pool, threads, prepared.number())?;
+            let run = execute_parallel(prepared, state, plan, pool, scheduler)?;
+            ModeRun {
+                receipts: run.receipts,
+                post: run.post,
+                access: None,
                 exec_nanos: run.exec_nanos,
                 head_nanos: run.head_nanos,
                 serial_nanos: run.serial_nanos,
                 commit_nanos: run.commit_nanos,
-                verify_nanos,
                 tx_nanos: run.tx_nanos,
                 tx_allocations: run.tx_allocations,
-            })
+            }
         }
-    }
+    })
+}
+
+/// `pool` when it has `threads` workers; else a named error for `block`.
+pub fn pool_for(
+    pool: Option<&WorkerPool>,
+    threads: usize,
+    block: u64,
+) -> Result<&WorkerPool, ExecError> {
+    pool.filter(|p| p.threads() == threads)
+        .ok_or_else(|| ExecError::Unsupported {
+            block,
+            what: format!("no worker pool with {threads} threads"),
+        })
 }
 
 /// What a verified run of one block checked: a value the engine reports (in every

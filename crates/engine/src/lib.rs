@@ -13,22 +13,32 @@
 pub mod block;
 pub mod disk;
 pub mod mega;
+pub mod open;
 pub mod pipeline;
+pub mod recovery;
 pub mod root;
+pub mod spec;
 pub mod variant;
 
 pub use block::{
     check_parent, execute_both, execute_from_bal, plan_from, prepare, prepare_chain, run_block,
-    run_block_with, verify_run, BlockCase, BlockRun, BothPaths, Checks, Mode, Recovery, RootCheck,
+    run_block_with, verify_run, BlockCase, BlockRun, BothPaths, Checks, Mode, ModeRun, Recovery,
+    RootCheck,
 };
 pub use disk::{DiskRoot, SyncPolicy};
 pub use mega::{mega_plan, mega_pre_state, run_mega, MegaUnit};
+pub use open::{resume_store, Resume};
 pub use pipeline::{
-    run_pipeline, run_pipeline_with, BlockTimeline, PipelineOptions, PipelineRun, StageSpan,
-    PREFETCH_THREADS, STAGES,
+    run_pipeline, run_pipeline_on, run_pipeline_with, BlockTimeline, PipelineOptions, PipelineRun,
+    StageSpan, PREFETCH_THREADS, STAGES,
 };
+pub use recovery::{Recoverer, RecoveryBackend};
 pub use root::{
     change_set, change_set_of_execution, full_root, incremental_state, post_state_root,
     touched_post_state, DiskSnapshot, IncrementalState, MemoryRoot, PendingRoot, RootMode,
+};
+pub use spec::{
+    Execution, RunSpec, SpecError, StateKind, StateSpec, ValidRun, ValidState, MAX_MEGA,
+    MAX_THREADS,
 };
 pub use variant::{writes_only, BalVariant, FullValues};

@@ -1,7 +1,7 @@
 //! `gigagas bench`: the main job, every configuration over one or more data sets, verified,
 //! with warm-up and interleaved repeats.
 
-use crate::commands::db;
+use crate::store;
 use crate::common::unique;
 use crate::common::{
     available_cores, check_memory_node_store, load, parse_on_off, prepare_all, progress, Console,
@@ -100,7 +100,7 @@ pub struct BenchArgs {
     /// directory from the first block's pre-state before anything is timed, a fresh copy of
     /// it for every pass (needs --root incremental and a generated chain).
     #[arg(long, value_enum, default_value = "memory")]
-    state: db::StateArg,
+    state: store::StateArg,
     /// Also measure the sequential baseline on a plain revm State that builds no BAL (row
     /// `sequential-nobal`, verified against the header like the baseline): the BAL builder's
     /// cost is its difference from the `sequential` row (JSON `phases.sequential_nobal_ns`
@@ -278,7 +278,7 @@ impl BenchPlan {
                 (false, true) => vec![true],
                 (_, false) => unique(&args.pipeline),
             },
-            disk: matches!(args.state, db::StateArg::Disk),
+            disk: matches!(args.state, store::StateArg::Disk),
             warm_spin: args.pool.warm_spin,
             sequential_without_bal: args.sequential_without_bal,
             bals: unique(&args.bal),

@@ -1,17 +1,20 @@
 //! `gigagas run`: every block of a data set through the engine's pipeline in one
 //! configuration (a unit is one block or a mega-block of K), verified; one line per block.
+//! The flags become one [`RunSpec`], validated before anything is loaded.
 
-use crate::commands::db;
 use crate::common::{
-    available_cores, check_memory_node_store, load_with, parse_on_off, prepare_all, say, Console,
-    DataArg, ModeArg, PoolArgs,
+    available_cores, check_memory_node_store, load_with, note, out, parse_on_off, prepare_all, say,
+    spec_error, Console, DataArg, ModeArg, PoolArgs,
 };
-use crate::limits::{self, check_range};
 use crate::output::{Input, Output};
-use anyhow::{bail, Context, Result};
+use crate::store;
+use anyhow::{Context, Result};
 use clap::Args;
-use gigagas_bench::{BlockCase, Mode};
-use gigagas_engine::{IncrementalState, PipelineOptions, PipelineRun, RootMode, STAGES};
+use gigagas_bench::BlockCase;
+use gigagas_engine::{
+    Execution, IncrementalState, PipelineRun, Recoverer, Resume, RootMode, RunSpec, StateKind,
+    StateSpec, ValidState, STAGES,
+};
 use gigagas_exec::{Scheduler, WorkerPool};
 use std::path::PathBuf;
 
@@ -58,7 +61,7 @@ pub struct RunArgs {
     /// written with the incremental root after each verified block; created from the first
     /// block's pre-state when absent, resumed from its head otherwise).
     #[arg(long, value_enum, default_value = "memory")]
-    state: db::StateArg,
+    state: store::StateArg,
     /// The store directory for --state disk.
     #[arg(long, value_name = "DBDIR")]
     db: Option<PathBuf>,
@@ -93,105 +96,50 @@ pub struct RunArgs {
     /// block line counts the reads that went to the store while executing.
     #[arg(long, value_name = "VARIANT", default_value = "keys")]
     bal: gigagas_engine::BalVariant,
+    /// Where senders are recovered: cpu (libsecp256k1 on the thread budget, the default),
+    /// gpu (an NVIDIA GPU through the CUDA driver; refused, naming what is missing, where
+    /// none answers) or auto (the GPU when one answers, else the CPU; the run says which).
+    #[arg(long, value_name = "BACKEND", default_value = "cpu")]
+    recovery: gigagas_engine::RecoveryBackend,
     #[command(flatten)]
     pool: PoolArgs,
 }
 
-/// `run`'s flags as the engine's options, checked before anything is loaded.
-fn options(args: &RunArgs) -> Result<PipelineOptions> {
-    let mode = match (args.bal, args.mode) {
-        (gigagas_engine::BalVariant::None, _) => {
-            if let Some(flag) = [
-                ("--threads", args.threads.is_some()),
-                ("--scheduler", args.scheduler.is_some()),
-                ("--mega", args.mega.is_some()),
-            ]
-            .into_iter()
-            .find_map(|(flag, given)| given.then_some(flag))
-            {
-                bail!("{flag} does not apply to --bal none: without a list the block runs sequentially");
-            }
-            Mode::SequentialNoBal
-        }
-        (_, ModeArg::Sequential) => {
-            let given: Vec<&str> = [
-                ("--threads", args.threads.is_some()),
-                ("--scheduler", args.scheduler.is_some()),
-                ("--mega", args.mega.is_some()),
-            ]
-            .into_iter()
-            .filter_map(|(flag, given)| given.then_some(flag))
-            .collect();
-            if !given.is_empty() {
-                bail!(
-                    "{} only appl{} to --mode parallel (sequential mode runs one transaction after another on one thread)",
-                    given.join(" and "),
-                    if given.len() == 1 { "ies" } else { "y" }
-                );
-            }
-            Mode::Sequential
-        }
-        (_, ModeArg::Parallel) => Mode::Parallel {
-            threads: match args.threads {
-                Some(t) => limits::threads("--threads", t)?,
-                None => available_cores().min(limits::MAX_THREADS),
-            },
-            scheduler: args.scheduler.unwrap_or(Scheduler::Ordered),
+/// `run`'s flags as the engine's run spec.
+fn spec(args: &RunArgs) -> RunSpec {
+    RunSpec {
+        execution: match args.mode {
+            ModeArg::Sequential => Execution::Sequential,
+            ModeArg::Parallel => Execution::Parallel,
         },
-    };
-    let disk = matches!(args.state, db::StateArg::Disk);
-    if args.cold && !disk {
-        bail!(
-            "--cold needs --state disk --db DBDIR (it drops the page cache of the store's files)"
-        );
-    }
-    if let Some(sync) = args.sync {
-        if !disk {
-            bail!("--sync {sync} needs --state disk --db DBDIR (it says when the store's writes are flushed)");
-        }
-        if args.cold && sync != gigagas_engine::SyncPolicy::EveryBlock {
-            bail!("--sync {sync} with --cold: cold mode closes the store after every block, which flushes it outside the timed run; only every-block is measured honestly there");
-        }
-    }
-    let overlap = args.pipeline.unwrap_or(true);
-    if let Some(overlay) = args.overlay {
-        let on = if overlay { "on" } else { "off" };
-        if !disk {
-            bail!("--overlay {on} needs --state disk --db DBDIR (it holds the store's last block in memory while it commits)");
-        }
-        if !overlap {
-            bail!("--overlay {on} needs --pipeline on: with the stages back to back no block starts before the last one committed");
-        }
-    }
-    if args.cold && overlap {
-        bail!("--cold needs --pipeline off: the page cache is dropped between blocks, which overlapped stages of other blocks would straddle");
-    }
-    Ok(PipelineOptions {
-        root: match (disk, args.root) {
-            // The store's root is incremental, split in parallel at every node with two or
-            // more changes: both names mean it there.
-            (true, None | Some(RootMode::Incremental | RootMode::Parallel)) => {
-                RootMode::Incremental
-            }
-            (true, Some(other)) => bail!(
-                "--state disk keeps the state root in the store (incremental); --root {} cannot be combined with it",
-                other.name()
-            ),
-            (false, root) => root.unwrap_or(RootMode::None),
-        },
-        overlap,
-        mega: args
-            .mega
-            .map(|k| check_range("--mega", k, 1, limits::MAX_MEGA))
-            .transpose()?
-            .unwrap_or(1),
+        threads: args.threads,
+        scheduler: args.scheduler,
+        mega: args.mega,
+        root: args.root,
         bal: args.bal,
-        ..PipelineOptions::new(mode)
-    })
+        pipeline: args.pipeline,
+        state: StateSpec {
+            kind: match args.state {
+                store::StateArg::Memory => StateKind::Memory,
+                store::StateArg::Disk => StateKind::Disk,
+            },
+            dir: args.db.clone(),
+            sync: args.sync,
+            overlay: args.overlay,
+            cold: args.cold,
+        },
+        warm_spin: Some(args.pool.warm_spin),
+        small_block_gas: Some(args.pool.small_block_gas),
+        recovery: args.recovery,
+    }
 }
 
 pub fn exec(args: RunArgs) -> Result<()> {
-    let options = options(&args)?;
+    // Every setting checked once, before anything is loaded or opened.
+    let valid = spec(&args)
+        .validate(available_cores())
+        .map_err(|e| spec_error(&e, &[]))?;
+    let options = valid.options;
     let json = match &args.json {
         Some(path) => Some(Output::new(
             "--json",
@@ -200,77 +148,95 @@ pub fn exec(args: RunArgs) -> Result<()> {
         )?),
         None => None,
     };
+    let recovery = Recoverer::open(valid.recovery)
+        .map_err(anyhow::Error::msg)
+        .context("--recovery")?;
+    if valid.recovery != gigagas_engine::RecoveryBackend::Cpu {
+        note!(
+            "senders recovered on the {} (--recovery {})",
+            recovery.describe(),
+            valid.recovery
+        );
+    }
+    let disk_dir = match &valid.state {
+        ValidState::Disk { dir, .. } => Some(dir.clone()),
+        ValidState::Memory => None,
+    };
     // A store built from this chain's genesis allocation (`db init`) already hashed it.
-    let known = match (args.state, args.db.as_deref(), args.data.data.as_deref()) {
-        (db::StateArg::Disk, Some(db), Some(data)) => db::known_genesis(db, data),
+    let known = match (disk_dir.as_deref(), args.data.data.as_deref()) {
+        (Some(db), Some(data)) => store::known_genesis(db, data),
         _ => None,
     };
     if let Some(k) = known {
-        crate::note!(
+        note!(
             "genesis state root {}: recorded by the store at --db, built from this allocation (keccak {}); not hashed again",
             k.state_root,
             k.alloc_digest
         );
     }
     let mut dataset = load_with(&args.data, known)?;
-    let sync = args.sync.unwrap_or(if args.cold {
-        gigagas_engine::SyncPolicy::EveryBlock
-    } else {
-        gigagas_engine::SyncPolicy::NODE
-    });
-    let disk = match db::open_for_run(
-        args.state,
-        args.db.as_deref(),
-        Some(options.root),
-        args.data.data.as_deref(),
-        &mut dataset,
-        sync,
-    )? {
-        db::ForRun::Memory => None,
-        db::ForRun::Done => return Ok(()),
-        db::ForRun::Disk(d) if args.cold => Some(
-            (*d).make_cold()
+    let disk = match &disk_dir {
+        Some(db) => {
+            store::create_for_run(db, args.data.data.as_deref(), &dataset)?;
+            let resumed = gigagas_engine::resume_store(&valid.state, &mut dataset)
                 .map_err(anyhow::Error::msg)
-                .context("--cold")?,
-        ),
-        db::ForRun::Disk(d) => Some((*d).with_overlay(args.overlay.unwrap_or(true))),
-    };
-    // The pipeline's stages keep the pool busy between blocks: a spinning worker measured
-    // 13-16% slower end to end (docs/results/warm-workers-2core.md), so the spin is used only
-    // with the stages back to back.
-    let pool = match options.mode {
-        Mode::Parallel { threads, .. } if options.overlap => Some(WorkerPool::new(threads)),
-        Mode::Parallel { threads, .. } => {
-            Some(WorkerPool::with_warm_spin(threads, args.pool.warm_spin))
+                .context("--db")?;
+            match resumed {
+                Resume::Done { head } => {
+                    out!(
+                        "{}: the store already holds block {} (state root {}): nothing to run",
+                        db.display(),
+                        head.number,
+                        head.state_root
+                    );
+                    return Ok(());
+                }
+                Resume::Run {
+                    state,
+                    skipped,
+                    head,
+                } => {
+                    if skipped > 0 {
+                        note!(
+                            "{}: resuming after block {} (state root {}); {skipped} blocks already in the store",
+                            db.display(),
+                            head.number,
+                            head.state_root
+                        );
+                    }
+                    Some(state)
+                }
+            }
         }
-        Mode::Sequential | Mode::SequentialNoBal => None,
+        None => None,
     };
-    // Mega-blocks run every unit on the pool (the small-block threshold is per block).
-    let small_block_gas = if options.mega > 1 {
-        0
-    } else {
-        args.pool.small_block_gas
+    let pool = match options.mode {
+        gigagas_engine::Mode::Parallel { threads, .. } => {
+            Some(WorkerPool::with_warm_spin(threads, valid.warm_spin))
+        }
+        gigagas_engine::Mode::Sequential | gigagas_engine::Mode::SequentialNoBal => None,
     };
     if disk.is_none() && options.root == RootMode::Incremental {
         check_memory_node_store(&dataset)?;
     }
-    let cases = prepare_all(&dataset, small_block_gas)?;
-    let disk = disk.map(|d| Box::new(d) as Box<dyn IncrementalState>);
-    let run = gigagas_engine::run_pipeline_with(&cases, &options, pool.as_ref(), disk)?;
+    let cases = prepare_all(&dataset, valid.small_block_gas)?;
+    options.check(&cases).map_err(|e| spec_error(&e, &[]))?;
+    let disk = disk.map(|d| d as Box<dyn IncrementalState>);
+    let run = gigagas_engine::run_pipeline_on(&cases, &options, pool.as_ref(), disk, &recovery)?;
+    let sync = match &valid.state {
+        ValidState::Disk { sync, .. } => Some(*sync),
+        ValidState::Memory => None,
+    };
     let console = Console::for_output(json.as_ref());
-    print_run(
-        console,
-        &cases,
-        &run,
-        (args.state == db::StateArg::Disk).then_some(sync),
-    );
+    print_run(console, &cases, &run, sync);
     if let Some(json) = json {
         let phases = run.phases_ns();
         let value = serde_json::json!({
             "schema": "gigagas.pipeline/1",
             "data": dataset.name,
             "mega": options.mega,
-            "sync": (args.state == db::StateArg::Disk).then(|| sync.to_string()),
+            "sync": sync.map(|s| s.to_string()),
+            "recovery": recovery.describe(),
             "run": run,
             "phases_ns": phases,
             "e2e_mgas_per_s": run.e2e_mgas_per_s(),

@@ -1,0 +1,174 @@
+//! The two drivers of a run's units through the stages: back to back (each unit's stages in
+//! turn, then the next unit) or overlapped (a thread per stage, joined by one-slot queues:
+//! back-pressure, bounded memory).
+
+use super::{
+    commit::commit_block, early::early_roots, execute::execute_unit, prefetch::prefetch_unit,
+    recover::recover_unit, BlockTimeline, Ctx, EarlyRoot, Executed, Recovered, Unit,
+};
+use crate::root::DiskSnapshot;
+use gigagas_exec::ExecError;
+use std::{
+    sync::atomic::{AtomicBool, Ordering},
+    sync::mpsc::{sync_channel, Receiver, SyncSender},
+    time::Instant,
+};
+
+/// Depth of the queues between stages: one unit waiting per stage (back-pressure: a fast
+/// stage never runs more than one unit ahead, so memory stays bounded).
+const QUEUE: usize = 1;
+
+/// The blocks of a back-to-back run and the time spent between units on work that is not a
+/// node's (cold mode's cache drop), ns.
+pub(super) fn back_to_back(
+    ctx: Ctx<'_, '_>,
+    units: &[Unit<'_>],
+) -> Result<(Vec<BlockTimeline>, u64), ExecError> {
+    let between = ctx.trie.filter(|t| t.needs_between_blocks());
+    let mut blocks = Vec::with_capacity(ctx.cases.len());
+    let mut untimed_ns = 0u64;
+    for unit in units {
+        let recs = recover_unit(ctx, unit.blocks.clone())?;
+        let (disk, prefetch) = prefetch_unit(ctx, unit)?;
+        let early = early_roots(ctx, unit, prefetch);
+        let done = execute_unit(ctx, unit, recs, disk)?;
+        for (done, early) in done.into_iter().zip(early) {
+            let mut block = commit_block(ctx, done, early)?;
+            block.read_bytes = crate::disk::io_read_bytes();
+            blocks.push(block);
+        }
+        if let Some(t) = between {
+            let t0 = Instant::now();
+            t.between_blocks().map_err(|e| ExecError::Unsupported {
+                block: ctx.cases[unit.blocks.start].number(),
+                what: e,
+            })?;
+            untimed_ns += t0.elapsed().as_nanos() as u64;
+        }
+    }
+    Ok((blocks, untimed_ns))
+}
+
+/// The stages on threads of their own (they only wait on queues; their work runs on the
+/// budget): recover, prefetch + early roots, execute + verify, and the calling thread's
+/// commit. `overlaid` is set when a unit started before the last one's commit, reading its
+/// writes from memory.
+pub(super) fn overlapped(
+    ctx: Ctx<'_, '_>,
+    units: &[Unit<'_>],
+    overlaid: &AtomicBool,
+) -> Result<Vec<BlockTimeline>, ExecError> {
+    std::thread::scope(|scope| {
+        // Every queue carries one unit (a block, or a mega-block's blocks) per message.
+        let (to_exec, from_recover): (SyncSender<Vec<Recovered<'_>>>, Receiver<_>) =
+            sync_channel(QUEUE);
+        let (to_commit, from_exec): (SyncSender<Vec<Executed>>, Receiver<_>) = sync_channel(QUEUE);
+        let (to_commit_root, from_root): (SyncSender<Vec<Option<EarlyRoot>>>, Receiver<_>) =
+            sync_channel(QUEUE);
+        type Snapshot = Result<Option<DiskSnapshot>, ExecError>;
+        let (to_exec_state, from_state): (SyncSender<Snapshot>, Receiver<_>) = sync_channel(QUEUE);
+        // With an incremental root, unit N's state and roots come only after unit N-1 was
+        // committed (verified and written): one token per committed unit (unbounded: the
+        // commit stage never waits to hand one over). A state that overlays reads unit N-1's
+        // writes from memory instead, so unit N starts as soon as N-1's roots were computed
+        // here; it still waits for the commit when they were not (a mega-block's later
+        // blocks, or roots computed from execution's changes).
+        let (committed, wait_commit) = std::sync::mpsc::channel::<()>();
+        let trie = ctx.trie;
+        let overlays = trie.is_some_and(|t| t.overlays());
+        // The state each unit executes against (prefetched, when on disk), then the write and
+        // root from shipped BALs, beside execution (`None` for other blocks).
+        scope.spawn(move || {
+            // Units known committed, and whether the last unit's roots were all computed here.
+            let (mut seen, mut computed) = (0, false);
+            for (u, unit) in units.iter().enumerate() {
+                if u > 0 && trie.is_some() && overlays && computed {
+                    // Started on the last unit's writes in memory, whether or not its
+                    // commit has landed by now.
+                    overlaid.store(true, Ordering::Relaxed);
+                } else if u > 0 && trie.is_some() {
+                    while seen < u {
+                        if wait_commit.recv().is_err() {
+                            return; // the commit stage stopped
+                        }
+                        seen += 1;
+                    }
+                }
+                let (state, prefetch) = match prefetch_unit(ctx, unit) {
+                    Ok((disk, prefetch)) => (Ok(disk), prefetch),
+                    Err(e) => (Err(e), None),
+                };
+                let failed = state.is_err();
+                if to_exec_state.send(state).is_err() || failed {
+                    break;
+                }
+                let early = early_roots(ctx, unit, prefetch);
+                computed = early
+                    .iter()
+                    .all(|e| e.as_ref().is_some_and(|e| e.pending.is_some()));
+                if to_commit_root.send(early).is_err() {
+                    break;
+                }
+            }
+        });
+        let recover = scope.spawn(move || -> Result<(), ExecError> {
+            for unit in units {
+                let recs = recover_unit(ctx, unit.blocks.clone())?;
+                if to_exec.send(recs).is_err() {
+                    break; // a later stage stopped
+                }
+            }
+            Ok(())
+        });
+        let execute = scope.spawn(move || -> Result<(), ExecError> {
+            for (unit, recs) in units.iter().zip(from_recover) {
+                // Unit order on both queues: the next state belongs to this unit.
+                let Ok(disk) = from_state.recv() else { break };
+                let done = execute_unit(ctx, unit, recs, disk?)?;
+                if to_commit.send(done).is_err() {
+                    break;
+                }
+            }
+            Ok(())
+        });
+        let mut blocks = Vec::with_capacity(ctx.cases.len());
+        let mut commit_error = None;
+        'units: for done in from_exec {
+            // Unit order on both queues: the next early roots belong to this unit.
+            let early = from_root.recv().unwrap_or_default();
+            let mut early = early.into_iter();
+            for done in done {
+                match commit_block(ctx, done, early.next().flatten()) {
+                    Ok(mut b) => {
+                        b.read_bytes = crate::disk::io_read_bytes();
+                        blocks.push(b);
+                    }
+                    Err(e) => {
+                        commit_error = Some(e);
+                        break 'units;
+                    }
+                }
+            }
+            if trie.is_some() {
+                let _ = committed.send(());
+            }
+        }
+        // Dropping the receivers (and the commit tokens) stops the stages above at their next
+        // send or wait.
+        drop(from_root);
+        drop(committed);
+        let join = |h: std::thread::ScopedJoinHandle<'_, Result<(), ExecError>>| {
+            h.join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        };
+        let executed = join(execute);
+        let recovered = join(recover);
+        // Errors in block order: a stage further down only saw earlier blocks.
+        if let Some(e) = commit_error {
+            return Err(e);
+        }
+        executed?;
+        recovered?;
+        Ok(blocks)
+    })
+}

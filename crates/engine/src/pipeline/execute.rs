@@ -1,0 +1,157 @@
+//! The execute and verify stages: a unit (a block, or a mega-block of consecutive blocks)
+//! executed in the run's mode against the state the prefetch stage handed over, then every
+//! block verified on its own (receipts equal to the sequential baseline's, the header's gas,
+//! bloom and receipts root; each block's writes were checked against its BAL while it ran).
+
+use super::{Ctx, Recovered, StageSpan, Unit};
+use crate::block::{execute_mode, pool_for, verify_run, Mode, ModeRun};
+use crate::root::DiskSnapshot;
+use gigagas_exec::{ExecError, PreparedBlock};
+use revm::database::CacheState;
+
+/// The execute stage's output: a verified block's changes.
+pub(super) struct Executed {
+    /// Index of the block in the run's case list.
+    pub(super) index: usize,
+    /// Number of the first block of its execution unit.
+    pub(super) unit: u64,
+    /// Reads execution sent to the store ([`super::BlockTimeline::demand_reads`]).
+    pub(super) demand_reads: Option<u64>,
+    /// Every account the block touched, in its final state.
+    pub(super) post: CacheState,
+    /// The recover stage's span.
+    pub(super) recover: StageSpan,
+    /// The execute stage's span (a mega-block's later blocks: empty, at its end).
+    pub(super) execute: StageSpan,
+    /// The verify stage's span.
+    pub(super) verify: StageSpan,
+}
+
+/// Executes and verifies one unit against `disk` (`None`: the in-memory pre-state).
+pub(super) fn execute_unit(
+    ctx: Ctx<'_, '_>,
+    unit: &Unit<'_>,
+    recs: Vec<Recovered<'_>>,
+    disk: Option<DiskSnapshot>,
+) -> Result<Vec<Executed>, ExecError> {
+    match (&unit.mega, ctx.options.mode) {
+        (Some(mega), Mode::Parallel { threads, scheduler }) => {
+            let pool = pool_for(ctx.pool, threads, ctx.cases[mega.blocks.start].number())?;
+            let blocks: Vec<&PreparedBlock<'_>> = recs.iter().map(|r| &r.prepared).collect();
+            let run = || match &disk {
+                Some(state) => {
+                    gigagas_exec::execute_mega(&blocks, state, &mega.plan, pool, scheduler)
+                }
+                None => gigagas_exec::execute_mega(
+                    &blocks,
+                    &*mega.pre_state,
+                    &mega.plan,
+                    pool,
+                    scheduler,
+                ),
+            };
+            let (out, execute) = ctx.clock.time(|| ctx.budget.install(run));
+            let demand_reads = disk.as_ref().map(DiskSnapshot::demand_reads);
+            drop(disk);
+            let first = ctx.cases[mega.blocks.start].number();
+            recs.into_iter()
+                .zip(out?)
+                .enumerate()
+                .map(|(j, (rec, run))| {
+                    // The unit's execute span sits on its first block; the others carry an
+                    // empty span at its end.
+                    let execute = match j {
+                        0 => execute,
+                        _ => StageSpan {
+                            start_ns: execute.end_ns,
+                            end_ns: execute.end_ns,
+                        },
+                    };
+                    let reads = demand_reads.map(|n| if j == 0 { n } else { 0 });
+                    verified(
+                        ctx,
+                        rec,
+                        first,
+                        (run.receipts, run.post, None),
+                        execute,
+                        reads,
+                    )
+                })
+                .collect()
+        }
+        // A unit without a mega-block plan is one block.
+        _ => {
+            let mut disk = disk;
+            recs.into_iter()
+                .map(|rec| execute_block(ctx, rec, disk.take()))
+                .collect()
+        }
+    }
+}
+
+/// Executes one block in the run's mode. Execution runs on one of the budget's threads: in
+/// parallel mode the budget is the worker pool itself, so the workers start from that thread
+/// (no wake-up and hand-back through the stage thread) and the canonical commit runs on the
+/// budget too.
+fn execute_block(
+    ctx: Ctx<'_, '_>,
+    rec: Recovered<'_>,
+    disk: Option<DiskSnapshot>,
+) -> Result<Executed, ExecError> {
+    let case = &ctx.cases[rec.index];
+    let (mode, pool) = (ctx.options.mode, ctx.pool);
+    let run = || match &disk {
+        Some(state) => execute_mode(&rec.prepared, state, &case.plan, mode, pool),
+        None => {
+            let pre = &*case.prepared.input.pre_state;
+            execute_mode(&rec.prepared, pre, &case.plan, mode, pool)
+        }
+    };
+    let (out, execute) = ctx.clock.time(|| ctx.budget.install(run));
+    let demand_reads = disk.as_ref().map(DiskSnapshot::demand_reads);
+    drop(disk);
+    let ModeRun {
+        receipts,
+        post,
+        access,
+        ..
+    } = out?;
+    verified(
+        ctx,
+        rec,
+        case.number(),
+        (receipts, post, access),
+        execute,
+        demand_reads,
+    )
+}
+
+/// The verify stage of one executed block: its receipts (and the BAL a sequential run
+/// built) against the baseline and the header.
+fn verified(
+    ctx: Ctx<'_, '_>,
+    rec: Recovered<'_>,
+    unit: u64,
+    (receipts, post, access): (
+        Vec<gigagas_receipt::TxReceipt>,
+        CacheState,
+        Option<gigagas_exec::BlockAccess>,
+    ),
+    execute: StageSpan,
+    demand_reads: Option<u64>,
+) -> Result<Executed, ExecError> {
+    let case = &ctx.cases[rec.index];
+    let (checked, verify) = ctx
+        .clock
+        .on(ctx.budget, || verify_run(case, &receipts, access.as_ref()));
+    checked?;
+    Ok(Executed {
+        index: rec.index,
+        unit,
+        demand_reads,
+        post,
+        recover: rec.recover,
+        execute,
+        verify,
+    })
+}

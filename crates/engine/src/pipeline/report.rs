@@ -1,0 +1,147 @@
+//! What a pipeline run reports: every block's stage spans on one clock, and the run's
+//! end-to-end figure, per-stage busy time and bound.
+
+use super::STAGES;
+use crate::root::RootMode;
+use crate::variant::BalVariant;
+use alloy_primitives::B256;
+use std::collections::BTreeMap;
+
+/// Start and end of one stage of one block, ns since the pipeline started.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct StageSpan {
+    /// Start, ns.
+    pub start_ns: u64,
+    /// End, ns.
+    pub end_ns: u64,
+}
+
+impl StageSpan {
+    /// Duration, ns.
+    pub fn nanos(&self) -> u64 {
+        self.end_ns.saturating_sub(self.start_ns)
+    }
+}
+
+/// One block's way through the pipeline.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BlockTimeline {
+    /// Block number.
+    pub number: u64,
+    /// Gas used.
+    pub gas: u64,
+    /// Transactions.
+    pub txs: usize,
+    /// Span of each stage that ran (keys from [`STAGES`]).
+    pub stages: BTreeMap<&'static str, StageSpan>,
+    /// Number of the first block of the execution unit this block ran in (its own number
+    /// unless it ran inside a mega-block). A unit's execute span is recorded on its first
+    /// block; its other blocks carry an empty span at the unit's end.
+    pub unit: u64,
+    /// What this run verified for the block.
+    pub checks: crate::block::Checks,
+    /// The state root computed (with a root mode other than `none`).
+    pub state_root: Option<B256>,
+    /// Whether that root was compared with the header's and matched (complete states only;
+    /// a touched-only pre-state gives the root of that partial state, not compared).
+    pub root_checked: bool,
+    /// Bytes the process read from storage (`/proc/self/io` `read_bytes`: page-cache misses)
+    /// between the previous block's commit and this one's: exactly this block's reads with
+    /// the pipeline off; with it on, also the next block's prefetch and recovery, which
+    /// overlap. `None` where unreadable.
+    pub read_bytes: Option<u64>,
+    /// Accounts, slots and code execution read from the store on demand (not prefetched,
+    /// not supplied by a `full` list, not in the code cache): reads on the executing
+    /// threads' critical path. A mega-block's count is on its first block. `None` when the
+    /// state is in memory.
+    pub demand_reads: Option<u64>,
+}
+
+/// A verified pipeline run.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PipelineRun {
+    /// Execution mode name.
+    pub mode: String,
+    /// The BAL variant the blocks ran from.
+    pub bal: BalVariant,
+    /// Root mode.
+    pub root: RootMode,
+    /// Whether stages overlapped.
+    pub overlap: bool,
+    /// Whether any unit started without waiting for the last one's commit, reading its
+    /// writes from memory ([`crate::root::IncrementalState::overlays`], overlapped stages, roots computed
+    /// from shipped BALs: never with `--bal none` or where every unit is a mega-block).
+    pub overlay: bool,
+    /// Where senders were recovered (`cpu` or `gpu`).
+    pub recovery: &'static str,
+    /// Thread budget.
+    pub threads: usize,
+    /// Every block, in order.
+    pub blocks: Vec<BlockTimeline>,
+    /// Wall time of the whole run, ns, without the time spent between blocks on work that is
+    /// not a node's ([`crate::root::IncrementalState::between_blocks`]: cold mode's cache drop).
+    pub wall_ns: u64,
+    /// The time left out of `wall_ns`, ns.
+    pub untimed_ns: u64,
+    /// The wait, after the last block's commit, for every write to be durable (`--sync
+    /// every-N|end`: the flush the last commit started, or the one done then), ns; inside
+    /// `wall_ns`.
+    pub final_sync_ns: u64,
+    /// Process CPU time (user + system) during the run, ns; `None` where unreadable.
+    pub cpu_ns: Option<u64>,
+}
+
+impl PipelineRun {
+    /// Gas of all blocks.
+    pub fn gas(&self) -> u64 {
+        self.blocks.iter().map(|b| b.gas).sum()
+    }
+
+    /// End-to-end throughput: gas / wall time of the whole pipeline, Mgas/s.
+    pub fn e2e_mgas_per_s(&self) -> f64 {
+        self.gas() as f64 / self.wall_ns.max(1) as f64 * 1e3
+    }
+
+    /// Busy time of each stage summed over blocks, ns (every key of [`STAGES`]).
+    pub fn phases_ns(&self) -> BTreeMap<&'static str, u64> {
+        let mut phases: BTreeMap<&'static str, u64> = STAGES.iter().map(|s| (*s, 0)).collect();
+        for b in &self.blocks {
+            for (stage, span) in &b.stages {
+                *phases.entry(stage).or_default() += span.nanos();
+            }
+        }
+        phases
+    }
+
+    /// The pipeline's lower bound on wall time, ns: the largest of the process CPU time over
+    /// the thread budget, the busiest stage's total (a stage handles one block at a time) and
+    /// the longest block (its stages depend on each other).
+    pub fn bound_ns(&self) -> u64 {
+        let busiest_stage = self.phases_ns().values().copied().max().unwrap_or(0);
+        let longest_block = self
+            .blocks
+            .iter()
+            .map(|b| b.stages.values().map(StageSpan::nanos).sum::<u64>())
+            .max()
+            .unwrap_or(0);
+        let cpu = self.cpu_ns.unwrap_or(0) / self.threads.max(1) as u64;
+        busiest_stage.max(longest_block).max(cpu)
+    }
+
+    /// Bound / wall, percent (how close the run came to its bound).
+    pub fn percent_of_bound(&self) -> f64 {
+        self.bound_ns() as f64 / self.wall_ns.max(1) as f64 * 100.0
+    }
+}
+
+/// Process CPU time (user + system) so far, from `/proc/self/stat`; `None` elsewhere.
+pub(super) fn process_cpu_ns() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which is in parentheses and may hold spaces).
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    // The kernel's USER_HZ is 100 on every Linux architecture gigagas targets.
+    Some((utime + stime) * 10_000_000)
+}

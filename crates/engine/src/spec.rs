@@ -1,0 +1,596 @@
+//! The run spec: every setting of a run in one value ([`RunSpec`]), validated once, before
+//! any data is loaded, into the settings the engine runs from ([`ValidRun`]).
+//!
+//! The spec speaks in its own field names (`threads`, `state.cold`, …), never in a
+//! front end's flags: a [`SpecError`] names the field (and the field it conflicts with), and
+//! each front end maps field names to its own flags ([`SpecError::render`]). Rules that
+//! depend on the data (an incremental root needs complete states that ship their lists) are
+//! checked once the blocks are known ([`PipelineOptions::check`]).
+
+use crate::block::{BlockCase, Mode};
+use crate::disk::SyncPolicy;
+use crate::pipeline::PipelineOptions;
+use crate::recovery::RecoveryBackend;
+use crate::root::RootMode;
+use crate::variant::BalVariant;
+use gigagas_exec::Scheduler;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Most worker threads a run takes.
+pub const MAX_THREADS: usize = 1024;
+
+/// Most blocks one mega-block takes.
+pub const MAX_MEGA: usize = 100_000;
+
+/// Longest warm spin of the worker threads after a unit.
+pub const MAX_WARM_SPIN: Duration = Duration::from_secs(1);
+
+/// How transactions execute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Execution {
+    /// One after another on one thread (the baseline, which builds the BAL).
+    Sequential,
+    /// All at once from the block's BAL, on the worker pool.
+    #[default]
+    Parallel,
+}
+
+/// Where the state lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StateKind {
+    /// In memory (the node store is built from the first pre-state before timing).
+    #[default]
+    Memory,
+    /// In an MDBX store on disk (`state.dir`).
+    Disk,
+}
+
+/// The state's settings as given (each `None`: not given, the default applies).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct StateSpec {
+    /// Memory or disk.
+    pub kind: StateKind,
+    /// The store's directory (disk only; required there).
+    pub dir: Option<PathBuf>,
+    /// When the store's writes become durable (disk only).
+    pub sync: Option<SyncPolicy>,
+    /// The overlay: the next block reads the last one's writes from memory while they
+    /// commit (disk with the pipeline on only).
+    pub overlay: Option<bool>,
+    /// Cold reads: the store's page cache dropped before every block (disk, pipeline off).
+    pub cold: bool,
+}
+
+/// Every setting of one run, as given (`None`: not given).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RunSpec {
+    /// Sequential or parallel.
+    pub execution: Execution,
+    /// Worker threads (parallel only; default: the machine's cores).
+    pub threads: Option<usize>,
+    /// Dispatch order (parallel only; default: ordered).
+    pub scheduler: Option<Scheduler>,
+    /// Blocks per execution unit (parallel only; default 1).
+    pub mega: Option<usize>,
+    /// The state root after each block (default: none in memory, incremental on disk).
+    pub root: Option<RootMode>,
+    /// What each block's list carries (`none`: no list, sequential without building one).
+    pub bal: BalVariant,
+    /// Overlap the stages of neighbouring blocks (default: on).
+    pub pipeline: Option<bool>,
+    /// Where the state lives.
+    pub state: StateSpec,
+    /// How long the workers spin after a unit with the pipeline off (default 0).
+    pub warm_spin: Option<Duration>,
+    /// The small-block threshold, gas (blocks below it run on the calling thread; default
+    /// [`gigagas_exec::SMALL_BLOCK_GAS`]; 0 is off; mega-blocks always use the pool).
+    pub small_block_gas: Option<u64>,
+    /// Where senders are recovered (default: the CPU).
+    pub recovery: RecoveryBackend,
+}
+
+/// The state's settings, validated and with their defaults.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ValidState {
+    /// In memory.
+    Memory,
+    /// On disk.
+    Disk {
+        /// The store's directory.
+        dir: PathBuf,
+        /// When writes become durable.
+        sync: SyncPolicy,
+        /// The overlay on.
+        overlay: bool,
+        /// Cold reads.
+        cold: bool,
+    },
+}
+
+/// A validated run spec: what the engine runs from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValidRun {
+    /// The pipeline's options (mode, threads, root, overlap, mega, list).
+    pub options: PipelineOptions,
+    /// Where the state lives.
+    pub state: ValidState,
+    /// The workers' spin after a unit.
+    pub warm_spin: Duration,
+    /// The small-block threshold, gas (0 with mega-blocks).
+    pub small_block_gas: u64,
+    /// Where senders are recovered.
+    pub recovery: RecoveryBackend,
+}
+
+/// A run spec the engine refuses: the field at fault, the field it conflicts with (if any)
+/// and why, in the spec's own terms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecError {
+    /// The field at fault (`threads`, `state.cold`, …).
+    pub field: &'static str,
+    /// The field it conflicts with.
+    pub with: Option<&'static str>,
+    /// Why, naming values, never flags.
+    pub why: String,
+}
+
+impl SpecError {
+    /// A bad value of `field`.
+    pub fn field(field: &'static str, why: impl Into<String>) -> Self {
+        Self {
+            field,
+            with: None,
+            why: why.into(),
+        }
+    }
+
+    /// `field` cannot be combined with `with` as given.
+    pub fn conflict(field: &'static str, with: &'static str, why: impl Into<String>) -> Self {
+        Self {
+            field,
+            with: Some(with),
+            why: why.into(),
+        }
+    }
+
+    /// The error with its fields named by `name` (a front end's flags).
+    pub fn render(&self, name: impl Fn(&'static str) -> String) -> String {
+        match self.with {
+            Some(with) => format!("{} with {}: {}", name(self.field), name(with), self.why),
+            None => format!("{}: {}", name(self.field), self.why),
+        }
+    }
+}
+
+impl std::fmt::Display for SpecError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.render(|field| format!("`{field}`")))
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+impl RunSpec {
+    /// Checks every setting and every combination, and fills in the defaults (`cores`: the
+    /// machine's, the default thread count). Nothing is loaded or opened.
+    pub fn validate(&self, cores: usize) -> Result<ValidRun, SpecError> {
+        let mode = self.mode(cores)?;
+        let state = self.valid_state()?;
+        let disk = matches!(state, ValidState::Disk { .. });
+        let mega = match self.mega {
+            Some(k) if !(1..=MAX_MEGA).contains(&k) => {
+                return Err(SpecError::field(
+                    "mega",
+                    format!("{k} blocks per unit: from 1 to {MAX_MEGA}"),
+                ))
+            }
+            Some(k) => k,
+            None => 1,
+        };
+        let root = match (disk, self.root) {
+            // The store's root is incremental, split in parallel at every node with two or
+            // more changes: both names mean it there.
+            (true, None | Some(RootMode::Incremental | RootMode::Parallel)) => {
+                RootMode::Incremental
+            }
+            (true, Some(other)) => {
+                return Err(SpecError::conflict(
+                    "root",
+                    "state",
+                    format!(
+                        "the store keeps the state root itself (incremental); root {} cannot be combined with state disk",
+                        other.name()
+                    ),
+                ))
+            }
+            (false, root) => root.unwrap_or(RootMode::None),
+        };
+        if let Some(spin) = self.warm_spin {
+            if spin > MAX_WARM_SPIN {
+                return Err(SpecError::field(
+                    "warm_spin",
+                    format!("{spin:?}: at most {MAX_WARM_SPIN:?}"),
+                ));
+            }
+        }
+        let options = PipelineOptions {
+            root,
+            overlap: self.pipeline.unwrap_or(true),
+            mega,
+            bal: self.bal,
+            ..PipelineOptions::new(mode)
+        };
+        options.check_settings()?;
+        Ok(ValidRun {
+            // The pipeline's stages keep the pool busy between blocks: a spinning worker
+            // measured 13-16% slower end to end (docs/results/warm-workers-2core.md), so the
+            // spin is used only with the stages back to back.
+            warm_spin: if options.overlap {
+                Duration::ZERO
+            } else {
+                self.warm_spin.unwrap_or(Duration::ZERO)
+            },
+            // Mega-blocks run every unit on the pool (the small-block threshold is per block).
+            small_block_gas: if mega > 1 {
+                0
+            } else {
+                self.small_block_gas
+                    .unwrap_or(gigagas_exec::SMALL_BLOCK_GAS)
+            },
+            options,
+            state,
+            recovery: self.recovery,
+        })
+    }
+
+    /// The execution mode: the list variant `none` runs sequentially without one; the
+    /// thread count and scheduler apply to parallel mode only.
+    fn mode(&self, cores: usize) -> Result<Mode, SpecError> {
+        let parallel_only = [
+            ("threads", self.threads.is_some()),
+            ("scheduler", self.scheduler.is_some()),
+            ("mega", self.mega.is_some_and(|k| k > 1)),
+        ];
+        let given = parallel_only.iter().find(|(_, given)| *given).map(|f| f.0);
+        if self.bal == BalVariant::None {
+            if let Some(field) = given {
+                return Err(SpecError::conflict(
+                    field,
+                    "bal",
+                    "does not apply to bal none: without a list the block runs sequentially",
+                ));
+            }
+            return Ok(Mode::SequentialNoBal);
+        }
+        match self.execution {
+            Execution::Sequential => match given {
+                Some(field) => Err(SpecError::conflict(
+                    field,
+                    "execution",
+                    "applies to parallel execution only (sequential execution runs one transaction after another on one thread)",
+                )),
+                None => Ok(Mode::Sequential),
+            },
+            Execution::Parallel => {
+                let threads = match self.threads {
+                    Some(t) if !(1..=MAX_THREADS).contains(&t) => {
+                        return Err(SpecError::field(
+                            "threads",
+                            format!("{t} threads: from 1 to {MAX_THREADS}"),
+                        ))
+                    }
+                    Some(t) => t,
+                    None => cores.clamp(1, MAX_THREADS),
+                };
+                Ok(Mode::Parallel {
+                    threads,
+                    scheduler: self.scheduler.unwrap_or(Scheduler::Ordered),
+                })
+            }
+        }
+    }
+
+    /// The state's settings: the disk's only on disk, cold only back to back and every
+    /// block durable, the overlay only with the stages overlapped.
+    fn valid_state(&self) -> Result<ValidState, SpecError> {
+        let s = &self.state;
+        let overlap = self.pipeline.unwrap_or(true);
+        if s.kind == StateKind::Memory {
+            let disk_only = [
+                ("state.dir", s.dir.is_some()),
+                ("state.sync", s.sync.is_some()),
+                ("state.overlay", s.overlay.is_some()),
+                ("state.cold", s.cold),
+            ];
+            if let Some((field, _)) = disk_only.iter().find(|(_, given)| *given) {
+                return Err(SpecError::conflict(
+                    field,
+                    "state",
+                    "applies to a state on disk only (the state is in memory)",
+                ));
+            }
+            return Ok(ValidState::Memory);
+        }
+        let Some(dir) = s.dir.clone() else {
+            return Err(SpecError::field(
+                "state.dir",
+                "a state on disk needs the store's directory",
+            ));
+        };
+        if s.cold && overlap {
+            return Err(SpecError::conflict(
+                "state.cold",
+                "pipeline",
+                "cold reads need the stages back to back: the page cache is dropped between blocks, which overlapped stages of other blocks would straddle",
+            ));
+        }
+        let sync = match (s.sync, s.cold) {
+            (Some(sync), true) if sync != SyncPolicy::EveryBlock => {
+                return Err(SpecError::conflict(
+                    "state.sync",
+                    "state.cold",
+                    format!("{sync}: cold mode closes the store after every block, which flushes it outside the timed run; only every-block is measured honestly there"),
+                ))
+            }
+            (Some(sync), _) => sync,
+            (None, true) => SyncPolicy::EveryBlock,
+            (None, false) => SyncPolicy::NODE,
+        };
+        if let (Some(on), false) = (s.overlay, overlap) {
+            return Err(SpecError::conflict(
+                "state.overlay",
+                "pipeline",
+                format!(
+                    "overlay {}: with the stages back to back no block starts before the last one committed",
+                    if on { "on" } else { "off" }
+                ),
+            ));
+        }
+        Ok(ValidState::Disk {
+            dir,
+            sync,
+            overlay: s.overlay.unwrap_or(true) && !s.cold,
+            cold: s.cold,
+        })
+    }
+}
+
+impl PipelineOptions {
+    /// The rules between the pipeline's own settings: the list variant `none` goes with
+    /// sequential execution without a list and every other variant with a mode that has
+    /// one; a mega-block is parallel work.
+    pub fn check_settings(&self) -> Result<(), SpecError> {
+        match (self.bal, self.mode) {
+            (BalVariant::None, Mode::SequentialNoBal) => {}
+            (BalVariant::None, mode) => {
+                return Err(SpecError::conflict(
+                    "bal",
+                    "execution",
+                    format!("bal none runs a block without a list (sequential, building none); mode {mode} needs one"),
+                ))
+            }
+            (variant, Mode::SequentialNoBal) => {
+                return Err(SpecError::conflict(
+                    "execution",
+                    "bal",
+                    format!("sequential execution without a BAL has no list to read from: bal none, not {variant}"),
+                ))
+            }
+            _ => {}
+        }
+        if self.mega > 1 && !matches!(self.mode, Mode::Parallel { .. }) {
+            return Err(SpecError::conflict(
+                "mega",
+                "execution",
+                "a mega-block is parallel work (its blocks' transactions run at once from their merged BALs)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// [`Self::check_settings`], and the rules that depend on the blocks: an incremental
+    /// root needs complete states that ship their block access lists.
+    pub fn check(&self, cases: &[BlockCase<'_>]) -> Result<(), SpecError> {
+        self.check_settings()?;
+        if self.root != RootMode::Incremental {
+            return Ok(());
+        }
+        let inputs = cases.iter().map(|c| c.prepared.input);
+        check_incremental_data(inputs)
+    }
+}
+
+/// An incremental root needs complete states that ship their block access lists (generated
+/// chains): the first block that does not is named.
+pub fn check_incremental_data<'b>(
+    blocks: impl IntoIterator<Item = &'b gigagas_data::BlockInput>,
+) -> Result<(), SpecError> {
+    match blocks
+        .into_iter()
+        .find(|b| !b.complete_state || b.access_list.is_none())
+    {
+        Some(bad) => Err(SpecError::field(
+            "root",
+            format!(
+                "root incremental needs complete states that ship their block access lists (generated chains); block {} has {}; use root serial or parallel",
+                bad.number(),
+                if bad.complete_state { "no BAL" } else { "a touched-only pre-state" }
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn disk() -> StateSpec {
+        StateSpec {
+            kind: StateKind::Disk,
+            dir: Some("db".into()),
+            ..StateSpec::default()
+        }
+    }
+
+    #[test]
+    fn defaults_validate_to_run_s_defaults() {
+        let v = RunSpec::default().validate(4).unwrap();
+        assert_eq!(v.options.mode.threads(), 4);
+        assert_eq!(v.options.root, RootMode::None);
+        assert!(v.options.overlap);
+        assert_eq!(v.state, ValidState::Memory);
+        assert_eq!(v.small_block_gas, gigagas_exec::SMALL_BLOCK_GAS);
+    }
+
+    #[test]
+    fn every_impossible_combination_is_refused_by_field() {
+        let cases: Vec<(RunSpec, &str, Option<&str>)> = vec![
+            (
+                RunSpec {
+                    state: StateSpec {
+                        kind: StateKind::Disk,
+                        ..StateSpec::default()
+                    },
+                    ..RunSpec::default()
+                },
+                "state.dir",
+                None,
+            ),
+            (
+                RunSpec {
+                    state: StateSpec {
+                        cold: true,
+                        ..StateSpec::default()
+                    },
+                    ..RunSpec::default()
+                },
+                "state.cold",
+                Some("state"),
+            ),
+            (
+                RunSpec {
+                    state: StateSpec {
+                        cold: true,
+                        ..disk()
+                    },
+                    ..RunSpec::default()
+                },
+                "state.cold",
+                Some("pipeline"),
+            ),
+            (
+                RunSpec {
+                    pipeline: Some(false),
+                    state: StateSpec {
+                        cold: true,
+                        sync: Some(SyncPolicy::End),
+                        ..disk()
+                    },
+                    ..RunSpec::default()
+                },
+                "state.sync",
+                Some("state.cold"),
+            ),
+            (
+                RunSpec {
+                    pipeline: Some(false),
+                    state: StateSpec {
+                        overlay: Some(true),
+                        ..disk()
+                    },
+                    ..RunSpec::default()
+                },
+                "state.overlay",
+                Some("pipeline"),
+            ),
+            (
+                RunSpec {
+                    root: Some(RootMode::Serial),
+                    state: disk(),
+                    ..RunSpec::default()
+                },
+                "root",
+                Some("state"),
+            ),
+            (
+                RunSpec {
+                    execution: Execution::Sequential,
+                    threads: Some(2),
+                    ..RunSpec::default()
+                },
+                "threads",
+                Some("execution"),
+            ),
+            (
+                RunSpec {
+                    bal: BalVariant::None,
+                    mega: Some(2),
+                    ..RunSpec::default()
+                },
+                "mega",
+                Some("bal"),
+            ),
+            (
+                RunSpec {
+                    threads: Some(0),
+                    ..RunSpec::default()
+                },
+                "threads",
+                None,
+            ),
+            (
+                RunSpec {
+                    mega: Some(MAX_MEGA + 1),
+                    ..RunSpec::default()
+                },
+                "mega",
+                None,
+            ),
+        ];
+        for (spec, field, with) in cases {
+            let e = spec.validate(2).unwrap_err();
+            assert_eq!((e.field, e.with), (field, with), "{spec:?}: {e}");
+            assert!(!e.why.contains("--"), "a flag in the engine's words: {e}");
+        }
+    }
+
+    #[test]
+    fn disk_defaults_follow_the_node() {
+        let v = RunSpec {
+            state: disk(),
+            ..RunSpec::default()
+        }
+        .validate(2)
+        .unwrap();
+        assert_eq!(v.options.root, RootMode::Incremental);
+        assert_eq!(
+            v.state,
+            ValidState::Disk {
+                dir: "db".into(),
+                sync: SyncPolicy::NODE,
+                overlay: true,
+                cold: false
+            }
+        );
+        let cold = RunSpec {
+            pipeline: Some(false),
+            state: StateSpec {
+                cold: true,
+                ..disk()
+            },
+            ..RunSpec::default()
+        }
+        .validate(2)
+        .unwrap();
+        assert!(matches!(
+            cold.state,
+            ValidState::Disk {
+                sync: SyncPolicy::EveryBlock,
+                overlay: false,
+                ..
+            }
+        ));
+    }
+}
