@@ -90,6 +90,9 @@ pub struct GenesisHeader {
     /// EIP-7928 block access list hash.
     #[serde(default)]
     pub block_access_list_hash: Option<B256>,
+    /// EIP-7843 slot number (Amsterdam fixtures from bal@v7).
+    #[serde(default)]
+    pub slot_number: Option<U64>,
 }
 
 impl GenesisHeader {
@@ -160,6 +163,7 @@ impl GenesisHeader {
                     h.block_access_list_hash,
                 )
             })
+            .or_else(|| differ("slotNumber", self.slot_number.map(u), h.slot_number))
     }
 }
 

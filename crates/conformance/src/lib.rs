@@ -13,6 +13,7 @@
 
 pub mod chain;
 pub mod disk;
+pub mod exceptions;
 pub mod fixture;
 pub mod fork;
 /// Header and body consensus rules (their home is `gigagas_verify::consensus`).
@@ -21,5 +22,5 @@ pub mod runner;
 pub mod summary;
 
 pub use chain::{run_test, Mode};
-pub use runner::{collect_files, run_files, RunOptions};
+pub use runner::{collect_files, run_files, run_files_with, RunOptions};
 pub use summary::{Outcome, Status, Summary};

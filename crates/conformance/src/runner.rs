@@ -107,6 +107,9 @@ fn run_file(file: &Path, options: RunOptions, pool: &WorkerPool) -> Vec<Outcome>
         detail,
         mutants: Default::default(),
         store_blocks: 0,
+        exceptions_matched: 0,
+        exceptions_waived: 0,
+        exceptions_unmapped: Vec::new(),
     };
     let whole_file = |reason: &str, detail: String| {
         vec![label(
@@ -175,8 +178,14 @@ fn run_file(file: &Path, options: RunOptions, pool: &WorkerPool) -> Vec<Outcome>
                 TestResult::Passed {
                     mutants,
                     store_blocks,
+                    exceptions_matched,
+                    exceptions_waived,
+                    exceptions_unmapped,
                     ..
                 } => Outcome {
+                    exceptions_matched,
+                    exceptions_waived,
+                    exceptions_unmapped,
                     mutants: mutants
                         .into_iter()
                         .map(|(k, n)| (k.name().to_owned(), n))
@@ -196,7 +205,19 @@ fn run_file(file: &Path, options: RunOptions, pool: &WorkerPool) -> Vec<Outcome>
 }
 
 /// Runs every test of `files` (files in parallel); `progress` is called once per file.
+/// Unmapped expected exceptions are reported, not failed ([`run_files_with`]).
 pub fn run_files(files: &[PathBuf], options: RunOptions, progress: &(dyn Fn() + Sync)) -> Summary {
+    run_files_with(files, options, false, progress)
+}
+
+/// [`run_files`]; with `strict_exceptions`, a test with a rejection the exception mapping
+/// cannot judge fails ([`crate::summary::UNMAPPED`]).
+pub fn run_files_with(
+    files: &[PathBuf],
+    options: RunOptions,
+    strict_exceptions: bool,
+    progress: &(dyn Fn() + Sync),
+) -> Summary {
     let start = Instant::now();
     let pool = WorkerPool::new(options.threads);
     // Files run on their own pool, with the workers' large stacks (the sequential path runs
@@ -224,7 +245,14 @@ pub fn run_files(files: &[PathBuf], options: RunOptions, progress: &(dyn Fn() + 
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default();
-    Summary::new(&mode, outcomes, start.elapsed().as_secs_f64())
+    let outcomes = if strict_exceptions {
+        Summary::strict_exceptions(outcomes)
+    } else {
+        outcomes
+    };
+    let mut summary = Summary::new(&mode, outcomes, start.elapsed().as_secs_f64());
+    summary.exceptions.strict = strict_exceptions;
+    summary
 }
 
 #[cfg(test)]

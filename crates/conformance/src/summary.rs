@@ -38,6 +38,15 @@ pub struct Outcome {
     /// Blocks whose state transition the on-disk store also checked (`--state disk`).
     #[serde(skip_serializing_if = "is_zero")]
     pub store_blocks: usize,
+    /// Blocks with `expectException` rejected for an expected reason.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub exceptions_matched: usize,
+    /// Of those, blocks judged with the transactions-root rule waived (legacy fixtures).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub exceptions_waived: usize,
+    /// Blocks with `expectException` whose rejection the mapping could not judge.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub exceptions_unmapped: Vec<String>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -70,6 +79,35 @@ impl Counts {
     }
 }
 
+/// How the expected exceptions fared (`crate::exceptions`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ExceptionCounts {
+    /// Tests with at least one block that carries `expectException` and was rejected.
+    pub tests_with_expected: usize,
+    /// Of those, tests whose every rejection was judged to be for an expected reason.
+    pub tests_checked: usize,
+    /// Tests failed because a block was rejected for another reason than the expected one.
+    pub tests_wrong_reason: usize,
+    /// Blocks rejected for an expected reason.
+    pub blocks_matched: usize,
+    /// Of those, blocks of legacy fixtures whose header does not commit to the invalid
+    /// transaction: rejected for the expected transaction exception once the
+    /// transactions-root rule was waived (every client stops at that rule first).
+    pub blocks_matched_root_waived: usize,
+    /// Blocks whose rejection could not be judged (rejection kind not classified, or an
+    /// expected name not known): they do not fail the test unless `--strict-exceptions`.
+    pub blocks_unmapped: usize,
+    /// `file :: test: detail` of every unmapped block.
+    pub unmapped: Vec<String>,
+    /// Whether unmapped blocks failed their tests (`--strict-exceptions`).
+    pub strict: bool,
+}
+
+/// Failure category of a block rejected for another reason than its `expectException`.
+pub const WRONG_REASON: &str = "rejected for another reason";
+/// Failure category of an unmapped rejection under `--strict-exceptions`.
+pub const UNMAPPED: &str = "unmapped expected exception";
+
 /// The summary of a conformance run (`--json` writes exactly this).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Summary {
@@ -97,6 +135,8 @@ pub struct Summary {
     /// Blocks whose state root the on-disk store also computed and checked, over every
     /// passed test (`--state disk`; 0 otherwise).
     pub store_blocks: usize,
+    /// Expected exceptions: how many rejections were checked for their reason.
+    pub exceptions: ExceptionCounts,
     /// Every failure.
     pub failures: Vec<Outcome>,
     /// Every skip.
@@ -124,6 +164,23 @@ impl Summary {
                 *s.mutants_rejected.entry(kind.clone()).or_default() += n;
             }
             s.store_blocks += o.store_blocks;
+            let e = &mut s.exceptions;
+            if o.exceptions_matched + o.exceptions_unmapped.len() > 0 {
+                e.tests_with_expected += 1;
+                e.tests_checked += usize::from(o.exceptions_unmapped.is_empty());
+            }
+            e.blocks_matched += o.exceptions_matched;
+            e.blocks_matched_root_waived += o.exceptions_waived;
+            e.blocks_unmapped += o.exceptions_unmapped.len();
+            e.unmapped.extend(
+                o.exceptions_unmapped
+                    .iter()
+                    .map(|d| format!("{} :: {}: {d}", o.file, o.test)),
+            );
+            if o.status == Status::Failed && o.reason == WRONG_REASON {
+                e.tests_with_expected += 1;
+                e.tests_wrong_reason += 1;
+            }
             match o.status {
                 Status::Passed => s.passed += 1,
                 Status::Failed => {
@@ -145,6 +202,19 @@ impl Summary {
     pub fn total(&self) -> usize {
         self.passed + self.failed + self.skipped
     }
+
+    /// `--strict-exceptions`: every passed test with an unmapped rejection becomes a
+    /// failure ([`UNMAPPED`]).
+    pub fn strict_exceptions(mut outcomes: Vec<Outcome>) -> Vec<Outcome> {
+        for o in &mut outcomes {
+            if o.status == Status::Passed && !o.exceptions_unmapped.is_empty() {
+                o.status = Status::Failed;
+                o.reason = UNMAPPED.to_owned();
+                o.detail = o.exceptions_unmapped.join("; ");
+            }
+        }
+        outcomes
+    }
 }
 
 #[cfg(test)]
@@ -162,6 +232,9 @@ mod tests {
             detail: String::new(),
             mutants: BTreeMap::new(),
             store_blocks: 0,
+            exceptions_matched: 0,
+            exceptions_waived: 0,
+            exceptions_unmapped: Vec::new(),
         }
     }
 

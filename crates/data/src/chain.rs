@@ -573,7 +573,72 @@ pub fn read_meta(source: &DataSource) -> Result<(ChainMeta, SpecId), DataError> 
         .map_err(|what| invalid(source, CHAIN_META, what))?;
     meta.check_storage_fill()
         .map_err(|what| invalid(source, CHAIN_META, what))?;
+    if meta.fill_slots() > PROPORTION_FLOOR_SLOTS {
+        // Hashing a large fill takes minutes: first make sure the blocks use it.
+        let blocks = decode_blocks(source, &source.read(CHAIN_BLOCKS)?)?;
+        check_fill_proportion(&meta, &blocks).map_err(|what| invalid(source, CHAIN_META, what))?;
+    }
     Ok((meta, spec))
+}
+
+/// Below this many `storage_fill` slots in all, a chain's fill is never refused for its
+/// proportion: hashing it for the genesis root takes seconds.
+pub const PROPORTION_FLOOR_SLOTS: u64 = 4_000_000;
+
+/// Most `storage_fill` slots a chain may declare per storage entry (read or write) its
+/// blocks' BALs list for the fill's accounts: above [`PROPORTION_FLOOR_SLOTS`], a chain
+/// whose fill is larger than this many times what its blocks touch is refused before the
+/// fill is hashed ([`check_fill_proportion`]). `gen sstore-bloated` chains touch one slot per
+/// ~55,000 declared at 75M slots in one Amsterdam block, so they stay far below.
+pub const MAX_FILL_PER_TOUCH: u64 = 1_000_000;
+
+impl ChainMeta {
+    /// Slots all `storage_fill` entries declare together.
+    pub fn fill_slots(&self) -> u64 {
+        self.storage_fill
+            .iter()
+            .map(|f| f.slots)
+            .fold(0, u64::saturating_add)
+    }
+}
+
+/// Storage entries (reads and writes, summed over blocks) the blocks' BALs list for accounts
+/// of the `storage_fill` entries.
+pub fn fill_touches(fills: &[StorageFill], blocks: &[ChainBlock]) -> u64 {
+    let in_fill = |address: &Address| {
+        let a = U256::from_be_slice(address.as_slice());
+        fills.iter().any(|f| {
+            let first = U256::from_be_slice(f.address.as_slice());
+            a >= first && a - first < U256::from(f.accounts)
+        })
+    };
+    blocks
+        .iter()
+        .flat_map(|b| &b.bal)
+        .filter(|changes| in_fill(&changes.address))
+        .map(|changes| (changes.storage_changes.len() + changes.storage_reads.len()) as u64)
+        .sum()
+}
+
+/// Refuses a chain whose `storage_fill` is out of all proportion to what its blocks touch:
+/// more than [`PROPORTION_FLOOR_SLOTS`] slots and more than [`MAX_FILL_PER_TOUCH`] slots per
+/// storage entry the blocks' BALs list for the fill's accounts. Such a fill would be hashed
+/// for minutes (the genesis root) to run blocks that do not use it; the error gives the
+/// numbers. `run` and `db init` both refuse it ([`read_meta`]).
+pub fn check_fill_proportion(meta: &ChainMeta, blocks: &[ChainBlock]) -> Result<(), String> {
+    let slots = meta.fill_slots();
+    if slots <= PROPORTION_FLOOR_SLOTS {
+        return Ok(());
+    }
+    let touches = fill_touches(&meta.storage_fill, blocks);
+    if slots / touches.max(1) > MAX_FILL_PER_TOUCH {
+        return Err(format!(
+            "storage_fill declares {slots} slots over {} account(s), but the chain's {} block(s) touch the fill's accounts {touches} time(s) (storage reads and writes in their BALs): more than {MAX_FILL_PER_TOUCH} declared slots per touch, out of all proportion (hashing the fill for the genesis root would take minutes); refused before hashing it. A chain made by `gen sstore-bloated` stays far below this bound; was chain.json edited?",
+            meta.storage_fill.iter().map(|f| f.accounts).fold(0u64, u64::saturating_add),
+            blocks.len()
+        ));
+    }
+    Ok(())
 }
 
 /// Bytes of memory one genesis slot takes in a loaded pre-state (a `HashMap<U256, U256>`
@@ -908,5 +973,43 @@ mod tests {
         assert!(err.contains("MemAvailable"), "{err}");
         assert!(err.contains("GiB"), "{err}");
         check_fill_available_memory(&[fill(1000)], 3, "loading the chain").unwrap();
+    }
+
+    fn meta_with(fills: Vec<StorageFill>) -> ChainMeta {
+        serde_json::from_value(serde_json::json!({
+            "schema": CHAIN_SCHEMA, "fork": "Prague", "chain_id": 1, "workload": "t",
+            "seed": 0, "blocks": 0, "block_gas": 1, "genesis_hash": B256::ZERO, "alloc": {},
+        }))
+        .map(|mut m: ChainMeta| {
+            m.storage_fill = fills;
+            m
+        })
+        .unwrap()
+    }
+
+    fn touching(address: Address, slots: u64) -> ChainBlock {
+        ChainBlock {
+            block: Block::default(),
+            bal: vec![alloy_eip7928::AccountChanges {
+                address,
+                storage_reads: (0..slots).map(U256::from).collect(),
+                ..Default::default()
+            }],
+            senders: Vec::new(),
+        }
+    }
+
+    /// A fill its blocks do not use is refused above the floor, with the numbers; one the
+    /// blocks touch in proportion (an `sstore-bloated` chain) and any small fill pass.
+    #[test]
+    fn a_fill_out_of_proportion_to_its_blocks_is_refused() {
+        let big = meta_with(vec![fill(100_000_000)]);
+        let err = check_fill_proportion(&big, &[touching(Address::repeat_byte(1), 5)]).unwrap_err();
+        assert!(err.contains("100000000 slots"), "{err}");
+        assert!(err.contains("touch the fill's accounts 0 time"), "{err}");
+        // 75M slots touched 1,365 times (one Amsterdam sstore-bloated block) pass.
+        let bloated = meta_with(vec![fill(75_000_000)]);
+        check_fill_proportion(&bloated, &[touching(Address::repeat_byte(0x40), 1365)]).unwrap();
+        check_fill_proportion(&meta_with(vec![fill(PROPORTION_FLOOR_SLOTS)]), &[]).unwrap();
     }
 }

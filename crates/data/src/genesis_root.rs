@@ -9,6 +9,7 @@
 //! memory does not grow with the slots.
 
 use crate::chain::{check_storage_fill, AllocAccount, StorageFill};
+use crate::progress::Heartbeat;
 use alloy_consensus::{proofs, Header, EMPTY_OMMER_ROOT_HASH};
 use alloy_primitives::{keccak256, map::HashMap, Address, B256, U256};
 use alloy_trie::{HashBuilder, Nibbles, TrieAccount, EMPTY_ROOT_HASH};
@@ -86,8 +87,27 @@ fn listed_storage_root(storage: &BTreeMap<U256, U256>) -> B256 {
 /// Storage root of `n` slots `0..n`, slot `i` holding `(i mod period) + 1` (a `storage_fill`
 /// account's storage), streamed in hashed-key order ([`crate::SlotFill::for_each_sorted`]):
 /// memory of one pass, whatever `n` is.
-fn filled_storage_root(n: u64, period: u64) -> B256 {
-    crate::SlotFill { slots: n, period }.root()
+fn filled_storage_root(n: u64, period: u64, progress: &Heartbeat) -> B256 {
+    let mut builder = HashBuilder::default();
+    let mut since = 0u64;
+    let _ = crate::SlotFill { slots: n, period }.for_each_sorted::<std::convert::Infallible>(
+        crate::FILL_PASS_SLOTS,
+        &mut |key, value| {
+            builder.add_leaf(Nibbles::unpack(key), &alloy_rlp::encode(value));
+            since += 1;
+            if since == 1 << 16 {
+                progress.add(since);
+                since = 0;
+            }
+            Ok(())
+        },
+    );
+    progress.add(since);
+    if n == 0 {
+        EMPTY_ROOT_HASH
+    } else {
+        builder.root()
+    }
 }
 
 fn account_leaf(address: &Address, account: TrieAccount) -> (B256, Vec<u8>) {
@@ -102,6 +122,12 @@ pub fn genesis_state_root(
     fills: &[StorageFill],
 ) -> Result<B256, String> {
     check_storage_fill(alloc, fills)?;
+    let total: u64 = fills.iter().map(|f| f.slots).fold(0, u64::saturating_add);
+    let progress = Heartbeat::start(
+        "hashing the genesis storage_fill for the state root".into(),
+        total,
+        "slots",
+    );
     let mut leaves: Vec<(B256, Vec<u8>)> = alloc
         .par_iter()
         .map(|(address, a)| {
@@ -126,7 +152,7 @@ pub fn genesis_state_root(
     distinct.dedup();
     let roots: HashMap<(u64, u64), B256> = distinct
         .into_iter()
-        .map(|(n, period)| ((n, period), filled_storage_root(n, period)))
+        .map(|(n, period)| ((n, period), filled_storage_root(n, period, &progress)))
         .collect();
     for f in fills {
         let code_hash = Bytecode::new_raw(f.code.clone()).hash_slow();
@@ -136,7 +162,7 @@ pub fn genesis_state_root(
                 let storage_root = roots
                     .get(&(f.slots_of(k), f.period))
                     .copied()
-                    .unwrap_or_else(|| filled_storage_root(f.slots_of(k), f.period));
+                    .unwrap_or_else(|| filled_storage_root(f.slots_of(k), f.period, &progress));
                 let account = TrieAccount {
                     nonce: f.nonce,
                     balance: U256::ZERO,

@@ -13,6 +13,7 @@ mod mainnet;
 mod model;
 mod pack;
 mod prestate;
+pub mod progress;
 mod shared;
 mod source;
 
