@@ -6,8 +6,9 @@
 
 use crate::BenchOptions;
 use gigagas_engine::{
-    run_pipeline_with, BalVariant, BlockCase, DiskRoot, IncrementalState, Mode, PipelineOptions,
-    PipelineRun, RootMode, SyncPolicy,
+    run_pipeline_on, BalVariant, BlockCase, DiskRoot, Execution, IncrementalState, PipelineRun,
+    Recoverer, RecoveryBackend, RootMode, RunSpec, SpecError, StateKind, StateSpec, SyncPolicy,
+    ValidRun, ValidState,
 };
 use gigagas_exec::{ExecError, WorkerPool};
 use gigagas_lab::{PipelineBlock, PipelineReport};
@@ -28,24 +29,57 @@ pub struct PipelineConfig {
     /// The on-disk store's overlay (the next block reads the last one's writes from memory
     /// while they commit); only with the stages overlapped on disk, else `false`.
     pub overlay: bool,
+    /// Where senders are recovered.
+    pub recovery: RecoveryBackend,
 }
 
 impl PipelineConfig {
-    /// The execution mode: parallel on `threads` from the list, or (`--bal none`)
-    /// sequential without one, `threads` then being the budget of every other stage.
-    pub fn mode(&self, scheduler: gigagas_exec::Scheduler) -> Mode {
-        match self.bal {
-            BalVariant::None => Mode::SequentialNoBal,
-            _ => Mode::Parallel {
-                threads: self.threads,
-                scheduler,
+    /// The configuration as a run spec (parallel with `scheduler`, or, with the list variant
+    /// `none`, sequential without one, `threads` then being the budget of every other
+    /// stage). The store's directory is the bench's own temporary one.
+    pub fn spec(&self, options: &BenchOptions, scheduler: gigagas_exec::Scheduler) -> RunSpec {
+        let no_list = self.bal == BalVariant::None;
+        RunSpec {
+            execution: Execution::Parallel,
+            threads: (!no_list).then_some(self.threads),
+            scheduler: (!no_list).then_some(scheduler),
+            mega: None,
+            root: Some(self.root),
+            bal: self.bal,
+            pipeline: Some(self.overlap),
+            state: StateSpec {
+                kind: if options.disk {
+                    StateKind::Disk
+                } else {
+                    StateKind::Memory
+                },
+                dir: options.disk.then(|| "bench-store".into()),
+                sync: options.sync,
+                overlay: (options.disk && self.overlap).then_some(self.overlay),
+                cold: self.cold,
             },
+            warm_spin: None,
+            small_block_gas: Some(0),
+            recovery: self.recovery,
         }
+    }
+
+    /// The configuration validated ([`RunSpec::validate`]); its thread budget is `threads`
+    /// also without a list.
+    pub fn validate(
+        &self,
+        options: &BenchOptions,
+        scheduler: gigagas_exec::Scheduler,
+    ) -> Result<ValidRun, SpecError> {
+        let mut valid = self.spec(options, scheduler).validate(self.threads)?;
+        valid.options.threads = self.threads;
+        Ok(valid)
     }
 }
 
 /// Every pipeline configuration of `options`: threads × roots × pipeline on/off (× overlay
-/// on/off with the pipeline on, on disk) × warm/cold × BAL variants, in that nesting. Empty
+/// on/off with the pipeline on, on disk) × warm/cold × BAL variants × recovery backends, in
+/// that nesting. Empty
 /// when neither `--root` nor `--pipeline` was given.
 pub fn configs(options: &BenchOptions) -> Vec<PipelineConfig> {
     let bals = if options.bals.is_empty() {
@@ -57,6 +91,11 @@ pub fn configs(options: &BenchOptions) -> Vec<PipelineConfig> {
         vec![false]
     } else {
         options.cold.clone()
+    };
+    let recoveries = if options.recovery_backends.is_empty() {
+        vec![RecoveryBackend::Cpu]
+    } else {
+        options.recovery_backends.clone()
     };
     let mut configs = Vec::new();
     for &threads in &options.threads {
@@ -70,14 +109,17 @@ pub fn configs(options: &BenchOptions) -> Vec<PipelineConfig> {
                 for &overlay in &overlays {
                     for &cold in &colds {
                         for &bal in &bals {
-                            configs.push(PipelineConfig {
-                                threads,
-                                root,
-                                overlap,
-                                cold,
-                                bal,
-                                overlay,
-                            });
+                            for &recovery in &recoveries {
+                                configs.push(PipelineConfig {
+                                    threads,
+                                    root,
+                                    overlap,
+                                    cold,
+                                    bal,
+                                    overlay,
+                                    recovery,
+                                });
+                            }
                         }
                     }
                 }
@@ -119,33 +161,52 @@ pub fn measure(
     } else {
         None
     };
-    let bench = options;
+    // Every backend opened once (a GPU is set up before anything is timed).
+    let mut recoverers = std::collections::BTreeMap::new();
+    for config in &configs {
+        if let std::collections::btree_map::Entry::Vacant(slot) = recoverers.entry(config.recovery)
+        {
+            let opened = Recoverer::open(config.recovery).map_err(|e| ExecError::Unsupported {
+                block: cases[0].number(),
+                what: e,
+            })?;
+            slot.insert(opened);
+        }
+    }
+    let recoverers = &recoverers;
     let pass = |config: &PipelineConfig| -> Result<PipelineRun, ExecError> {
-        let options = PipelineOptions {
-            root: config.root,
-            overlap: config.overlap,
-            threads: config.threads,
-            bal: config.bal,
-            ..PipelineOptions::new(config.mode(scheduler))
-        };
-        let state = match &disk {
-            Some(template) => {
-                let store = template.fresh(cases[0].number(), sync_of(bench, config.cold))?;
-                let store = store.with_overlay(config.overlay);
-                let store = if config.cold {
+        let valid = config
+            .validate(options, scheduler)
+            .map_err(|e| ExecError::Unsupported {
+                block: cases[0].number(),
+                what: e.to_string(),
+            })?;
+        let state = match (&disk, &valid.state) {
+            (
+                Some(template),
+                ValidState::Disk {
+                    sync,
+                    overlay,
+                    cold,
+                    ..
+                },
+            ) => {
+                let store = template.fresh(cases[0].number(), *sync)?;
+                let store = if *cold {
                     store.make_cold().map_err(|e| ExecError::Unsupported {
                         block: cases[0].number(),
-                        what: format!("--cache cold: {e}"),
+                        what: format!("cold reads: {e}"),
                     })?
                 } else {
-                    store
+                    store.with_overlay(*overlay)
                 };
                 Some(Box::new(store) as Box<dyn IncrementalState>)
             }
-            None => None,
+            _ => None,
         };
         let pool = pools.get(&config.threads).filter(|_| config.bal.has_bal());
-        let run = run_pipeline_with(cases, &options, pool, state);
+        let recovery = &recoverers[&config.recovery];
+        let run = run_pipeline_on(cases, &valid.options, pool, state, recovery);
         on_step();
         run
     };
@@ -165,6 +226,7 @@ pub fn measure(
         .zip(runs)
         .map(|(config, runs)| {
             let mut row = report(config, scheduler, runs);
+            row.recovery = recoverers[&config.recovery].describe();
             row.state = if options.disk { "disk" } else { "memory" }.into();
             row.cache = if config.cold { "cold" } else { "warm" }.into();
             row.sync = options
@@ -248,63 +310,33 @@ impl DiskTemplate {
     }
 }
 
+/// Every pipeline configuration of `options` validated as a run spec, before any data is
+/// loaded: the first refusal names its fields.
+pub fn validate(options: &BenchOptions) -> Result<(), SpecError> {
+    let scheduler = options
+        .schedulers
+        .first()
+        .copied()
+        .unwrap_or(gigagas_exec::Scheduler::Ordered);
+    if options.disk && options.roots.iter().any(|r| *r != RootMode::Incremental) {
+        return Err(SpecError::conflict(
+            "root",
+            "state",
+            "a state on disk is measured with the store's root: incremental only",
+        ));
+    }
+    configs(options)
+        .iter()
+        .try_for_each(|c| c.validate(options, scheduler).map(|_| ()))
+}
+
 /// Refuses, before anything runs, a pipeline configuration the data cannot take: the
 /// incremental root needs complete states that ship their BALs.
-pub fn check(blocks: &[gigagas_data::BlockInput], options: &BenchOptions) -> Result<(), ExecError> {
-    let first = blocks.first().map_or(0, |b| b.number());
-    if let Some(sync) = options.sync {
-        if !options.disk {
-            return Err(ExecError::Unsupported {
-                block: first,
-                what: format!("--sync {sync} says when the on-disk store's writes are flushed: give --state disk"),
-            });
-        }
-        if sync != SyncPolicy::EveryBlock && options.cold.contains(&true) {
-            return Err(ExecError::Unsupported {
-                block: first,
-                what: format!("--sync {sync} with --cache cold: cold mode closes the store after every block, which flushes it outside the timed run; only every-block is measured honestly there"),
-            });
-        }
+pub fn check(blocks: &[gigagas_data::BlockInput], options: &BenchOptions) -> Result<(), SpecError> {
+    if options.roots.contains(&RootMode::Incremental) {
+        gigagas_engine::spec::check_incremental_data(blocks)?;
     }
-    if options.cold.contains(&true) {
-        if !options.disk {
-            return Err(ExecError::Unsupported {
-                block: first,
-                what: "--cache cold drops the page cache of the on-disk store: give --state disk"
-                    .into(),
-            });
-        }
-        if options.overlap.contains(&true) {
-            return Err(ExecError::Unsupported {
-                block: first,
-                what: "--cache cold needs --pipeline off: the page cache is dropped between blocks, which overlapped stages of other blocks would straddle".into(),
-            });
-        }
-    }
-    if options.disk && options.roots.iter().any(|r| *r != RootMode::Incremental) {
-        return Err(ExecError::Unsupported {
-            block: blocks.first().map_or(0, |b| b.number()),
-            what:
-                "--state disk measures the pipeline with the store's root: --root incremental only"
-                    .into(),
-        });
-    }
-    if !options.roots.contains(&RootMode::Incremental) {
-        return Ok(());
-    }
-    match blocks
-        .iter()
-        .find(|b| !b.complete_state || b.access_list.is_none())
-    {
-        Some(bad) => Err(ExecError::Unsupported {
-            block: bad.number(),
-            what: format!(
-                "--root incremental needs complete states that ship their block access lists (generated chains); this block has {}; use --root serial or parallel",
-                if bad.complete_state { "no BAL" } else { "a touched-only pre-state" }
-            ),
-        }),
-        None => Ok(()),
-    }
+    Ok(())
 }
 
 /// Number of passes [`measure`] makes (for progress bars).
@@ -330,7 +362,8 @@ fn report(
         mode: median.mode.clone(),
         threads: config.threads,
         scheduler: scheduler.to_string(),
-        root: config.root.name().into(),
+        root: median.root.name().into(),
+        recovery: median.recovery.into(),
         state: "memory".into(),
         overlap: config.overlap,
         overlay: median.overlay,

@@ -4,9 +4,12 @@
 use crate::root::{DiskSnapshot, IncrementalState, PendingRoot};
 use alloy_primitives::B256;
 use gigagas_data::BlockInput;
-use gigagas_store::{BlockRef, CodeCache, DiskState, KvDiff, Store};
+use gigagas_store::{
+    BlockRef, CodeCache, DiskState, FlushStats, KvDiff, Overlay, SharedTrieBuffer, Store,
+};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::time::Instant;
 
 /// A store at the parent of the next block to run: [`IncrementalState::compute`] computes a
 /// block's root from a read snapshot, [`IncrementalState::commit`] writes it in one
@@ -27,9 +30,88 @@ pub struct DiskRoot {
     /// With the overlay: the blocks computed and not yet committed (number, writes), oldest
     /// first. A commit removes its block only after its transaction committed, and a reader
     /// clones the list before it takes its snapshot, so no block is ever missing from a read.
-    pending: Mutex<VecDeque<(u64, Arc<KvDiff>)>>,
+    pending: Mutex<Pending>,
     writes: Mutex<Writes>,
+    /// The trie buffer's bound, bytes (0: trie nodes are written with their block).
+    trie_buffer: u64,
+    /// The trie buffers readers read through, oldest first: while a flush runs, the buffer
+    /// being flushed, then the one blocks are merged into. A buffer leaves the list only
+    /// after its flush committed (readers clone the list before their snapshot).
+    buffers: Mutex<Vec<Arc<SharedTrieBuffer>>>,
+    /// What each block's commit waited for and wrote, in block order.
+    stats: Mutex<Vec<BlockWrite>>,
+    /// The flush [`IncrementalState::finish`] did, if any.
+    final_flush: Mutex<Option<Flush>>,
 }
+
+/// The blocks computed and not yet committed, and the last block committed.
+#[derive(Debug, Default)]
+struct Pending {
+    blocks: VecDeque<(u64, Arc<KvDiff>)>,
+    committed: Option<u64>,
+}
+
+/// What one block's commit ([`IncrementalState::commit`]) waited for and wrote.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct BlockWrite {
+    /// The block.
+    pub number: u64,
+    /// Its write transaction (flat state only, with the trie buffer), ns.
+    pub write_ns: u64,
+    /// The persistence wait: time the commit spent waiting for durable writes before the
+    /// next block could commit — the previous `--sync every-N` flush, and this block's
+    /// trie-buffer flush if it filled the buffer — ns.
+    pub persist_wait_ns: u64,
+    /// The trie buffer after this block: blocks held and memory, estimated (0 without a
+    /// buffer).
+    pub buffer_blocks: u64,
+    /// Bytes the trie buffer held after this block (estimated).
+    pub buffer_bytes: u64,
+    /// The trie-buffer flush this block's commit made (it filled the buffer).
+    pub flush: Option<Flush>,
+}
+
+/// One flush of the trie buffer: its nodes written to the store as one sorted batch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Flush {
+    /// The block the store's tries are at after it.
+    pub through: u64,
+    /// Blocks whose trie nodes it wrote.
+    pub blocks: u64,
+    /// Nodes written or deleted (and tries wiped).
+    pub entries: u64,
+    /// Key and value bytes written.
+    pub bytes: u64,
+    /// Memory the buffer held (estimated).
+    pub buffer_bytes: u64,
+    /// Database pages its transaction wrote (`None`: not counted by the engine).
+    pub pages: Option<u64>,
+    /// Bytes per page.
+    pub page_bytes: u64,
+    /// How long it took, ns.
+    pub ns: u64,
+}
+
+impl From<FlushStats> for Flush {
+    fn from(s: FlushStats) -> Self {
+        Self {
+            through: s.through,
+            blocks: s.blocks,
+            entries: s.entries,
+            bytes: s.bytes,
+            buffer_bytes: s.buffer_bytes,
+            pages: s.pages,
+            page_bytes: s.page_bytes,
+            ns: s.ns,
+        }
+    }
+}
+
+/// The trie buffer's bound a node would take: geth's path database buffers 64–256 MiB of
+/// trie-node writes before it flushes them.
+pub const DEFAULT_TRIE_BUFFER: u64 = 256 << 20;
+/// The smallest trie-buffer bound taken (below it every block would flush).
+pub const MIN_TRIE_BUFFER: u64 = 1 << 20;
 
 /// What the commits leave to the sync policy.
 #[derive(Debug, Default)]
@@ -126,7 +208,56 @@ impl DiskRoot {
             overlay: true,
             pending: Mutex::default(),
             writes: Mutex::default(),
+            trie_buffer: 0,
+            buffers: Mutex::new(vec![Arc::default()]),
+            stats: Mutex::default(),
+            final_flush: Mutex::default(),
         }
+    }
+
+    /// The same state with its trie-node writes gathered in a buffer of at most `bytes`
+    /// (the run spec's `trie_buffer_bytes`; 0: written with their block, as before), flushed
+    /// as one sorted batch when it reaches the bound and at the end of the run. The flat
+    /// state (accounts, slots, codes, block hashes, head) is still written per block; a
+    /// crash between flushes leaves the store at a whole block, its tries rebuilt from the
+    /// flat state when it is next opened. A bound below [`MIN_TRIE_BUFFER`] or above half
+    /// this machine's memory is refused, naming the field and both numbers. Cold mode
+    /// writes every block's nodes with it (it closes the store after every block).
+    pub fn with_trie_buffer(self, bytes: u64) -> Result<Self, String> {
+        if bytes != 0 && bytes < MIN_TRIE_BUFFER {
+            return Err(format!(
+                "trie_buffer_bytes = {bytes}: too small, the least is {MIN_TRIE_BUFFER} (1 MiB; 0 writes trie nodes with every block)"
+            ));
+        }
+        if let Some(total) = memory_bytes() {
+            if bytes > total / 2 {
+                return Err(format!(
+                    "trie_buffer_bytes = {bytes}: more than half of this machine's memory ({total} bytes); the buffer must fit beside the state's page cache"
+                ));
+            }
+        }
+        Ok(Self {
+            trie_buffer: if self.cold { 0 } else { bytes },
+            ..self
+        })
+    }
+
+    /// The trie buffer's bound, bytes (0: no buffer).
+    pub fn trie_buffer(&self) -> u64 {
+        self.trie_buffer
+    }
+
+    /// What each committed block's commit waited for and wrote, in block order: its write
+    /// time, its persistence wait and the trie-buffer flush it made, if any (for the run's
+    /// timeline: `BlockTimeline`).
+    pub fn block_writes(&self) -> Vec<BlockWrite> {
+        self.stats.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// The flush of the trie buffer at the end of the run ([`IncrementalState::finish`]),
+    /// if it had blocks to flush: inside the run's `final_sync_ns`.
+    pub fn final_flush(&self) -> Option<Flush> {
+        self.final_flush.lock().ok().and_then(|f| *f)
     }
 
     /// The same state with (`true`) or without the overlay: without it the next block's
@@ -187,7 +318,11 @@ impl DiskRoot {
                 self.sync
             ));
         }
-        let this = Self { cold: true, ..self };
+        let this = Self {
+            cold: true,
+            trie_buffer: 0,
+            ..self
+        };
         this.evict()?;
         Ok(this)
     }
@@ -214,15 +349,56 @@ impl DiskRoot {
         Ok(())
     }
 
-    /// The layers the next block reads through: the blocks computed and not yet committed.
-    fn layers(&self) -> Result<Vec<Arc<KvDiff>>, String> {
-        Ok(self
-            .pending
+    /// What the next block reads through: the trie buffers, and the blocks computed and not
+    /// yet committed. Cloned before the store's snapshot is taken.
+    fn overlay(&self) -> Result<Overlay, String> {
+        let pending = self.pending.lock().map_err(poisoned)?;
+        let buffers = if self.trie_buffer > 0 {
+            self.buffers.lock().map_err(poisoned)?.clone()
+        } else {
+            Vec::new()
+        };
+        Ok(Overlay {
+            buffers,
+            block: pending
+                .blocks
+                .back()
+                .map(|(n, _)| *n)
+                .or(pending.committed)
+                .unwrap_or(u64::MAX),
+            layers: pending.blocks.iter().map(|(_, d)| d.clone()).collect(),
+        })
+    }
+
+    /// Flushes the buffer blocks are merged into: it is frozen (readers from now on read it
+    /// under a new, empty one), written as one batch, then dropped from the list.
+    fn flush_buffer(&self, store: &Store) -> Result<Option<FlushStats>, String> {
+        let frozen = {
+            let mut buffers = self.buffers.lock().map_err(poisoned)?;
+            let Some(active) = buffers.last().cloned() else {
+                return Ok(None);
+            };
+            if active.read().map_err(poisoned)?.blocks() == 0 {
+                return Ok(None);
+            }
+            buffers.push(Arc::default());
+            active
+        };
+        let stats = store
+            .flush_trie(&*frozen.read().map_err(poisoned)?)
+            .map_err(|e| {
+                format!(
+                    "store {}: flushing the trie buffer: {e}",
+                    store.path().display()
+                )
+            })?;
+        // Only now that its nodes are in the store: a reader cloning the list from here on
+        // takes a snapshot that holds them.
+        self.buffers
             .lock()
             .map_err(poisoned)?
-            .iter()
-            .map(|(_, d)| d.clone())
-            .collect())
+            .retain(|b| !Arc::ptr_eq(b, &frozen));
+        Ok(Some(stats))
     }
 }
 
@@ -264,6 +440,20 @@ fn fadvise_dontneed(_: &std::fs::File) -> Result<(), std::io::Error> {
     ))
 }
 
+/// This machine's memory, bytes (`MemTotal` of `/proc/meminfo`); `None` where unreadable.
+fn memory_bytes() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kib: u64 = info
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))?
+        .trim()
+        .strip_suffix("kB")?
+        .trim()
+        .parse()
+        .ok()?;
+    kib.checked_mul(1024)
+}
+
 /// Bytes this process has caused to be read from storage so far (`read_bytes` of
 /// `/proc/self/io`: page-cache misses, memory-mapped reads included); `None` where unreadable.
 pub fn io_read_bytes() -> Option<u64> {
@@ -293,11 +483,11 @@ impl IncrementalState for DiskRoot {
             .filter(|c| !c.is_empty())
             .collect();
         // Cloned before the store's snapshot is taken (see `pending`).
-        let layers = self.layers()?;
+        let overlay = self.overlay()?;
         let pending = self.with_store(|store| {
             store
-                .compute_block_over(
-                    &layers,
+                .compute_block_overlay(
+                    &overlay,
                     block,
                     changes,
                     &codes,
@@ -309,6 +499,7 @@ impl IncrementalState for DiskRoot {
             self.pending
                 .lock()
                 .map_err(poisoned)?
+                .blocks
                 .push_back((block.number, pending.diff()));
         }
         Ok(PendingRoot::Disk(pending))
@@ -325,7 +516,7 @@ impl IncrementalState for DiskRoot {
             // Blocks commit in the order they were computed: checked before anything is
             // written.
             let layers = self.pending.lock().map_err(poisoned)?;
-            match layers.front() {
+            match layers.blocks.front() {
                 Some((number, _)) if *number == input.number() => {}
                 other => {
                     return Err(format!(
@@ -339,15 +530,47 @@ impl IncrementalState for DiskRoot {
         let mut writes = self.writes()?;
         // The previous flush first: its error belongs to the blocks before this one (and
         // MDBX would make this write transaction wait for it anyway).
+        let t0 = Instant::now();
         self.wait_flush(&mut writes)?;
+        let mut persist_wait_ns = t0.elapsed().as_nanos() as u64;
+        let buffered = self.trie_buffer > 0;
+        let mut stat = BlockWrite {
+            number: input.number(),
+            ..BlockWrite::default()
+        };
         let (root, flushing) = self.with_store(|store| {
-            let root = store
-                .commit_block(&pending)
-                .map(|head| head.state_root)
-                .map_err(|e| format!("store {}: {e}", store.path().display()))?;
+            let t1 = Instant::now();
+            let head = if buffered {
+                store.commit_block_flat(&pending)
+            } else {
+                store.commit_block(&pending)
+            }
+            .map_err(|e| format!("store {}: {e}", store.path().display()))?;
+            stat.write_ns = t1.elapsed().as_nanos() as u64;
+            if buffered {
+                let active = self
+                    .buffers
+                    .lock()
+                    .map_err(poisoned)?
+                    .last()
+                    .cloned()
+                    .ok_or("the trie buffer is missing")?;
+                let (blocks, bytes) = {
+                    let mut b = active.write().map_err(poisoned)?;
+                    b.merge(&pending.diff(), head);
+                    (b.blocks(), b.bytes() as u64)
+                };
+                if bytes >= self.trie_buffer {
+                    let t2 = Instant::now();
+                    stat.flush = self.flush_buffer(store)?.map(Flush::from);
+                    persist_wait_ns += t2.elapsed().as_nanos() as u64;
+                } else {
+                    (stat.buffer_blocks, stat.buffer_bytes) = (blocks, bytes);
+                }
+            }
             let flush = matches!(self.sync, SyncPolicy::Every(n) if writes.unsynced + 1 >= n);
             // Beside the next block's snapshot, prefetch and root, which only read.
-            Ok((root, flush.then(|| store.sync_in_background())))
+            Ok((head.state_root, flush.then(|| store.sync_in_background())))
         })?;
         writes.unsynced = if flushing.is_some() {
             0
@@ -355,11 +578,17 @@ impl IncrementalState for DiskRoot {
             writes.unsynced + 1
         };
         writes.flushing = flushing.map(|f| (input.number(), f));
-        if self.overlay {
-            // Only now that it is in the store: a reader cloning the layers from here on
-            // takes a snapshot that holds it.
-            self.pending.lock().map_err(poisoned)?.pop_front();
+        stat.persist_wait_ns = persist_wait_ns;
+        {
+            let mut pending = self.pending.lock().map_err(poisoned)?;
+            pending.committed = Some(input.number());
+            if self.overlay {
+                // Only now that it is in the store (or the trie buffer): a reader cloning the
+                // layers from here on takes a snapshot that holds it.
+                pending.blocks.pop_front();
+            }
         }
+        self.stats.lock().map_err(poisoned)?.push(stat);
         Ok(root)
     }
 
@@ -371,6 +600,19 @@ impl IncrementalState for DiskRoot {
         let mut writes = self.writes()?;
         let mut flushed = writes.flushing.is_some();
         self.wait_flush(&mut writes)?;
+        if self.trie_buffer > 0 {
+            // The trie nodes still buffered, as one batch: inside the run's time.
+            let stats = self.with_store(|store| self.flush_buffer(store))?;
+            if let Some(stats) = stats {
+                *self.final_flush.lock().map_err(poisoned)? = Some(stats.into());
+                if self.sync == SyncPolicy::EveryBlock {
+                    // Durable at its commit.
+                    flushed = true;
+                } else {
+                    writes.unsynced += 1;
+                }
+            }
+        }
         if self.sync != SyncPolicy::EveryBlock && writes.unsynced > 0 {
             self.with_store(|store| {
                 store
@@ -382,7 +624,7 @@ impl IncrementalState for DiskRoot {
         }
         // What did commit is durable by now; a block computed and never committed is a
         // run that ended early, not a finished one.
-        let left = self.pending.lock().map_err(poisoned)?.len();
+        let left = self.pending.lock().map_err(poisoned)?.blocks.len();
         if left > 0 {
             return Err(format!(
                 "{left} computed block(s) were never committed: the run ended before writing them"
@@ -404,13 +646,169 @@ impl IncrementalState for DiskRoot {
 
     fn snapshot(&self, readers: usize) -> Result<Option<DiskSnapshot>, String> {
         // Cloned before the store's snapshot is taken (see `pending`).
-        let layers = self.layers()?;
+        let overlay = self.overlay()?;
         let codes = self.codes.read().map_err(poisoned)?.clone();
         self.with_store(|store| {
             let view = store
-                .snapshot_over(readers, layers)
+                .snapshot_overlay(readers, overlay)
                 .map_err(|e| format!("store {}: {e}", store.path().display()))?;
             Ok(Some(DiskState::new(view, codes)))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
+    use super::*;
+    use crate::{prepare, run_pipeline_with, BlockCase, Mode, PipelineOptions, RootMode};
+    use gigagas_exec::{Scheduler, WorkerPool};
+
+    fn chain() -> gigagas_data::Dataset {
+        let options = gigagas_gen::GenOptions {
+            workload: gigagas_gen::Workload::MainnetMix,
+            blocks: 5,
+            block_gas: 3_000_000,
+            seed: 40,
+            spec: revm::primitives::hardfork::SpecId::AMSTERDAM,
+            tx_gas_cap: Some(gigagas_gen::builder::EIP7825_TX_GAS_CAP),
+            senders: 12,
+            verify_threads: 2,
+            precompiles: Vec::new(),
+            slots: None,
+            spread: false,
+            existing_slots: false,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        gigagas_gen::generate(&options, &|_| {})
+            .unwrap()
+            .write(dir.path())
+            .unwrap();
+        gigagas_data::load(&gigagas_data::DataSource::open(dir.path()).unwrap()).unwrap()
+    }
+
+    /// The chain through the pipeline with trie buffers of every size (none, flushed after
+    /// every block, flushed only at the end): the header's roots, a store that verifies from
+    /// scratch and holds the same nodes, per-block write statistics, and flushes where the
+    /// bound says.
+    #[test]
+    fn a_trie_buffer_gives_the_same_store_flushing_where_its_bound_says() {
+        let data = chain();
+        let cases: Vec<BlockCase<'_>> = data.blocks.iter().map(|b| prepare(b).unwrap()).collect();
+        let mut stores = Vec::new();
+        for bound in [0u64, 1, DEFAULT_TRIE_BUFFER] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("db");
+            let first = &data.blocks[0];
+            let store: Store = Store::create(&path).unwrap();
+            store
+                .load(
+                    &first.pre_state,
+                    first.number() - 1,
+                    first.header.parent_hash,
+                )
+                .unwrap();
+            drop(store);
+            let disk = DiskRoot::new(Store::open_with(&path, false).unwrap())
+                .with_sync(SyncPolicy::NODE)
+                .unwrap();
+            // A bound of 1 byte (below what `with_trie_buffer` takes): a flush every block.
+            let disk = Arc::new(DiskRoot {
+                trie_buffer: bound,
+                ..disk
+            });
+            let options = PipelineOptions {
+                root: RootMode::Incremental,
+                threads: 2,
+                ..PipelineOptions::new(Mode::Parallel {
+                    threads: 2,
+                    scheduler: Scheduler::Ordered,
+                })
+            };
+            let pool = WorkerPool::new(2);
+            let run = run_pipeline_with(
+                &cases,
+                &options,
+                Some(&pool),
+                Some(Box::new(Shared(disk.clone()))),
+            )
+            .unwrap_or_else(|e| panic!("bound {bound}: {e}"));
+            for (b, input) in run.blocks.iter().zip(&data.blocks) {
+                assert_eq!(b.state_root, Some(input.header.state_root), "bound {bound}");
+            }
+            let writes = disk.block_writes();
+            assert_eq!(writes.len(), data.blocks.len());
+            let flushes = writes.iter().filter(|w| w.flush.is_some()).count();
+            match bound {
+                0 => assert!(flushes == 0 && disk.final_flush().is_none()),
+                1 => {
+                    assert_eq!(flushes, data.blocks.len(), "{writes:?}");
+                    let f = writes[0].flush.unwrap();
+                    assert!(f.entries > 0 && f.bytes > 0 && f.blocks == 1, "{f:?}");
+                    assert!(f.pages.unwrap() > 0);
+                    assert!(disk.final_flush().is_none());
+                }
+                _ => {
+                    assert_eq!(flushes, 0);
+                    assert_eq!(
+                        writes.last().unwrap().buffer_blocks,
+                        data.blocks.len() as u64
+                    );
+                    let f = disk.final_flush().unwrap();
+                    assert_eq!(f.blocks, data.blocks.len() as u64);
+                    assert_eq!(f.through, data.blocks.last().unwrap().number());
+                }
+            }
+            drop(disk);
+            let store: Store = Store::open(&path).unwrap();
+            assert_eq!(store.trie_lag().unwrap(), None);
+            let verified = store.verify().unwrap();
+            assert!(verified.ok(), "bound {bound}: {verified:?}");
+            let (memory, _) = store.to_memory().unwrap();
+            stores.push(memory);
+        }
+        assert!(stores.windows(2).all(|w| w[0] == w[1]));
+    }
+
+    #[test]
+    fn a_trie_buffer_too_small_or_too_large_is_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Store = Store::create(&dir.path().join("db")).unwrap();
+        let disk = DiskRoot::new(store);
+        let e = disk.with_trie_buffer(4096).unwrap_err();
+        assert!(
+            e.contains("trie_buffer_bytes = 4096") && e.contains("1048576"),
+            "{e}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let store: Store = Store::create(&dir.path().join("db")).unwrap();
+        let e = DiskRoot::new(store).with_trie_buffer(1 << 60).unwrap_err();
+        assert!(e.contains("trie_buffer_bytes = 1152921504606846976"), "{e}");
+        assert!(e.contains("half of this machine's memory"), "{e}");
+    }
+
+    /// A `DiskRoot` the test keeps a handle on while the pipeline owns the state.
+    struct Shared(Arc<DiskRoot>);
+
+    impl IncrementalState for Shared {
+        fn compute(
+            &self,
+            input: &BlockInput,
+            changes: &gigagas_trie::ChangeSet,
+        ) -> Result<PendingRoot, String> {
+            self.0.compute(input, changes)
+        }
+        fn commit(&self, input: &BlockInput, pending: PendingRoot) -> Result<B256, String> {
+            self.0.commit(input, pending)
+        }
+        fn overlays(&self) -> bool {
+            self.0.overlays()
+        }
+        fn snapshot(&self, readers: usize) -> Result<Option<DiskSnapshot>, String> {
+            self.0.snapshot(readers)
+        }
+        fn finish(&self) -> Result<bool, String> {
+            self.0.finish()
+        }
     }
 }

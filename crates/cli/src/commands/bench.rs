@@ -1,15 +1,15 @@
 //! `gigagas bench`: the main job, every configuration over one or more data sets, verified,
 //! with warm-up and interleaved repeats.
 
-use crate::store;
 use crate::common::unique;
 use crate::common::{
     available_cores, check_memory_node_store, load, parse_on_off, prepare_all, progress, Console,
     DataArg, PoolArgs,
 };
-use crate::common::{note, say};
+use crate::common::{note, say, spec_error};
 use crate::limits::{self, check_range, parse_block_gas};
 use crate::output::{Input, Output};
+use crate::store;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use gigagas_bench::{bench, BenchOptions, Recovery};
@@ -132,9 +132,22 @@ pub struct BenchArgs {
     /// `on (overlay)` in the pipeline column.
     #[arg(long, value_delimiter = ',', value_name = "on|off", value_parser = parse_on_off)]
     overlay: Vec<bool>,
+    /// Where the pipeline runs recover senders, comma-separated: cpu (libsecp256k1 on the
+    /// thread budget), gpu (refused, naming what is missing, where no GPU answers) and/or
+    /// auto (the GPU when one answers, else the CPU); each a row of its own. Asks for the
+    /// pipeline runs as --pipeline does (root none unless --root is given).
+    #[arg(long, value_delimiter = ',', value_name = "BACKEND")]
+    recovery: Vec<gigagas_engine::RecoveryBackend>,
     #[command(flatten)]
     pool: PoolArgs,
 }
+
+/// The run-spec fields `bench` names with flags of its own.
+const BENCH_FLAGS: &[(&str, &str)] = &[
+    ("state.cold", "--cache cold"),
+    ("state.dir", "--state disk"),
+    ("execution", "--bal"),
+];
 
 /// `warm` or `cold` as `--cache` takes it: whether the page cache is dropped.
 fn parse_cache(s: &str) -> Result<bool, String> {
@@ -260,6 +273,7 @@ impl BenchPlan {
             .collect::<Result<Vec<_>>>()?;
         mega.sort_unstable();
         mega.dedup();
+        let pipeline_asked = !args.pipeline.is_empty() || !args.recovery.is_empty();
         let options = BenchOptions {
             mega,
             threads,
@@ -268,15 +282,20 @@ impl BenchPlan {
             repeats: args.repeats,
             recovery: unique(&args.recover_senders),
             contention_floor: args.contention_floor,
-            roots: match (args.root.is_empty(), args.pipeline.is_empty()) {
-                (true, true) => Vec::new(),
-                (true, false) => vec![gigagas_engine::RootMode::None],
+            // `--recovery` measures the pipeline's first stage: it asks for the pipeline
+            // runs as `--pipeline` does.
+            roots: match (args.root.is_empty(), pipeline_asked) {
+                (true, false) => Vec::new(),
+                (true, true) => vec![gigagas_engine::RootMode::None],
                 (false, _) => unique(&args.root),
             },
-            overlap: match (args.root.is_empty(), args.pipeline.is_empty()) {
-                (true, true) => Vec::new(),
+            overlap: match (
+                args.root.is_empty() && !pipeline_asked,
+                args.pipeline.is_empty(),
+            ) {
+                (true, _) => Vec::new(),
                 (false, true) => vec![true],
-                (_, false) => unique(&args.pipeline),
+                (false, false) => unique(&args.pipeline),
             },
             disk: matches!(args.state, store::StateArg::Disk),
             warm_spin: args.pool.warm_spin,
@@ -285,6 +304,7 @@ impl BenchPlan {
             cold: unique(&args.cache),
             overlay: unique(&args.overlay),
             sync: args.sync,
+            recovery_backends: unique(&args.recovery),
         };
         if options.disk && options.roots.is_empty() {
             bail!("--state disk measures the pipeline: give --root incremental");
@@ -300,15 +320,9 @@ impl BenchPlan {
         if !args.cache.is_empty() && !options.disk {
             bail!("--cache applies to the on-disk store: give --state disk");
         }
-        if let Some(sync) = args.sync {
-            if !options.disk {
-                bail!("--sync {sync} says when the on-disk store's writes are flushed: give --state disk");
-            }
-        }
-        let overlay_applies = options.disk && options.overlap.contains(&true);
-        if !args.overlay.is_empty() && !overlay_applies {
-            bail!("--overlay applies to the on-disk store with the pipeline on: give --state disk (and --pipeline on)");
-        }
+        // Every pipeline configuration is a run spec, refused here by its fields, before
+        // any data is loaded.
+        gigagas_bench::pipeline::validate(&options).map_err(|e| spec_error(&e, BENCH_FLAGS))?;
         if args.contention_floor.is_some() {
             if let Some(&t) = options
                 .threads
@@ -375,7 +389,8 @@ pub fn exec(args: BenchArgs) -> Result<()> {
     let mut reports = Vec::with_capacity(data.len());
     for item in &data {
         let (dataset, _dir) = load_bench_data(item)?;
-        gigagas_bench::pipeline::check(&dataset.blocks, &options)?;
+        gigagas_bench::pipeline::check(&dataset.blocks, &options)
+            .map_err(|e| spec_error(&e, BENCH_FLAGS))?;
         if !options.disk
             && options
                 .roots
