@@ -88,6 +88,36 @@ pub struct BenchOptions {
     /// When the on-disk store's writes are made durable (`--sync`); `None`: as `run` does,
     /// [`gigagas_engine::SyncPolicy::NODE`] warm and every block cold.
     pub sync: Option<gigagas_engine::SyncPolicy>,
+    /// Where the whole-pipeline runs recover senders (each backend a configuration of its
+    /// own; empty: the CPU).
+    pub recovery_backends: Vec<gigagas_engine::RecoveryBackend>,
+}
+
+impl Default for BenchOptions {
+    /// The main job's defaults on one core: sequential and parallel on 1 thread with the
+    /// ordered scheduler, one warm-up, [`DEFAULT_REPEATS`] repeats, senders recovered in
+    /// advance, no pipeline runs.
+    fn default() -> Self {
+        Self {
+            threads: vec![1],
+            schedulers: vec![Scheduler::Ordered],
+            warmup: DEFAULT_WARMUP,
+            repeats: DEFAULT_REPEATS,
+            recovery: vec![Recovery::Pre],
+            mega: vec![1],
+            contention_floor: None,
+            roots: Vec::new(),
+            overlap: Vec::new(),
+            disk: false,
+            warm_spin: std::time::Duration::ZERO,
+            sequential_without_bal: false,
+            bals: Vec::new(),
+            cold: Vec::new(),
+            overlay: Vec::new(),
+            sync: None,
+            recovery_backends: Vec::new(),
+        }
+    }
 }
 
 /// Timed passes per configuration when none are asked for (`bench --repeats`).
@@ -177,7 +207,12 @@ pub fn bench(
     on_step: &(dyn Fn() + Sync),
 ) -> Result<BenchReport, ExecError> {
     validate(options)?;
-    pipeline::check(&dataset.blocks, options)?;
+    let spec_error = |e: gigagas_engine::SpecError| ExecError::Unsupported {
+        block: dataset.blocks.first().map_or(0, |b| b.number()),
+        what: e.to_string(),
+    };
+    pipeline::validate(options).map_err(spec_error)?;
+    pipeline::check(&dataset.blocks, options).map_err(spec_error)?;
     let load_avg_start = gigagas_lab::report::load_average();
     // Other processes' CPU time over the whole measurement (warm-up, timed repeats, the
     // contention floor and the pipeline runs): `machine.cpu_during_run`.
@@ -279,6 +314,7 @@ pub fn bench(
     report.contention_floor = contention_floor;
     report.pipeline = pipeline;
     report.machine.cpu_during_run = load_meter.finish();
+    report.provenance = Some(gigagas_lab::Provenance::capture());
     Ok(report)
 }
 
@@ -558,6 +594,7 @@ fn assemble(
         },
         cost_model,
         contention_floor: Vec::new(),
+        provenance: None,
         pipeline: Vec::new(),
     }
 }

@@ -1,6 +1,7 @@
 //! `gigagas report`: one self-contained HTML file with SVG plots (plotters) of a bench result.
 
 use crate::{critical_path_bound, simulate::Prediction, BenchReport, BlockTrace};
+use plotters::coord::combinators::BindKeyPoints;
 use plotters::prelude::*;
 
 const W: u32 = 760;
@@ -38,6 +39,87 @@ fn legend<'a, 's: 'a, CT: plotters::coord::CoordTranslate>(
         .position(position)
         .draw()?;
     Ok(())
+}
+
+/// Tick positions for an axis over `lo..=hi` at `values` (sorted, deduplicated, inside the
+/// range). On a log axis a value closer than 12% of the axis's decades to the previous kept
+/// one is left out, so that two labels never collide ("9.010.0").
+fn ticks(values: impl IntoIterator<Item = f64>, lo: f64, hi: f64, log: bool) -> Vec<f64> {
+    let mut v: Vec<f64> = values
+        .into_iter()
+        .filter(|x| x.is_finite() && *x >= lo && *x <= hi && (!log || *x > 0.0))
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v.dedup();
+    if !log || v.len() < 2 {
+        return v;
+    }
+    let span = (hi / lo).log10().max(1e-9);
+    let mut kept: Vec<f64> = Vec::with_capacity(v.len());
+    for x in v {
+        match kept.last() {
+            Some(&last) if (x / last).log10() / span < 0.12 => {}
+            _ => kept.push(x),
+        }
+    }
+    kept
+}
+
+/// Integer thread, block or size counts for an axis from 1 to `max`: every count up to 12,
+/// else the powers of two (and `max`), so that the labels are whole numbers and never crowd.
+fn count_ticks(max: usize, log: bool) -> Vec<f64> {
+    let values: Vec<f64> = if max <= 12 && !log {
+        (1..=max).map(|t| t as f64).collect()
+    } else {
+        std::iter::successors(Some(1usize), |t| t.checked_mul(2))
+            .take_while(|t| *t <= max)
+            .chain([max])
+            .map(|t| t as f64)
+            .collect()
+    };
+    let mut kept = ticks(values, 1.0, max as f64, log);
+    // The largest count measured is always labelled, in place of a power of two too close.
+    let top = max as f64;
+    if log && kept.last().is_some_and(|&t| t < top) {
+        kept.pop();
+        kept = ticks(kept.into_iter().chain([top]), 1.0, top, log);
+        if kept.last() != Some(&top) {
+            kept.pop();
+            kept.push(top);
+        }
+    }
+    kept
+}
+
+/// A tick label: a whole number without decimals, else at most three significant digits.
+fn tick_label(x: &f64) -> String {
+    if (x - x.round()).abs() < 1e-9 {
+        format!("{}", x.round() as i64)
+    } else if x.abs() >= 10.0 {
+        format!("{x:.0}")
+    } else if x.abs() >= 1.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+/// A range that shows the data `values` (not from 0): their span with 8% room on both
+/// sides, or ±10% around a single value.
+fn data_range(values: impl IntoIterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = values
+        .into_iter()
+        .filter(|v| v.is_finite())
+        .fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    if lo > hi {
+        return (0.0, 1.0);
+    }
+    let pad = if hi > lo {
+        (hi - lo) * 0.08
+    } else {
+        (hi.abs() * 0.1).max(0.5)
+    };
+    ((lo - pad).max(0.0), hi + pad)
 }
 
 /// A plot's markup, made only in this module: an SVG drawn by plotters' SVG backend (which
@@ -216,8 +298,14 @@ fn throughput_vs_threads(report: &BenchReport) -> Plot {
     svg(|root| {
         let mut chart = frame(root, "Throughput vs threads")
             .build_cartesian_2d(1f64..max_t as f64, 0f64..top.max(1.0))?;
+        // Whole thread counts only: at most 10 labels, so the steps are 1, 2, 5, 10, ...
+        // (never 1.1 … 1.9), and no light grid lines between them.
         chart
             .configure_mesh()
+            .x_labels(max_t.min(10))
+            .x_max_light_lines(0)
+            .x_label_formatter(&tick_label)
+            .y_label_formatter(&tick_label)
             .x_desc("worker threads")
             .y_desc("Mgas/s")
             .draw()?;
@@ -313,10 +401,17 @@ fn throughput_vs_mega(report: &BenchReport) -> Option<Plot> {
         .fold(1.0, f64::max)
         * 1.15;
     Some(svg(|root| {
-        let mut chart = frame(root, "Throughput vs mega-block size")
-            .build_cartesian_2d((1f64..max_k as f64).log_scale(), 0f64..top)?;
+        let x_ticks = ticks(sizes.iter().map(|&k| k as f64), 1.0, max_k as f64, true);
+        let mut chart = frame(root, "Throughput vs mega-block size").build_cartesian_2d(
+            (1f64..max_k as f64)
+                .log_scale()
+                .with_key_points(x_ticks.clone()),
+            0f64..top,
+        )?;
         chart
             .configure_mesh()
+            .x_labels(x_ticks.len())
+            .x_label_formatter(&tick_label)
             .x_desc("blocks per mega-block (log)")
             .y_desc("Mgas/s")
             .draw()?;
@@ -368,11 +463,13 @@ fn throughput_vs_gas(report: &BenchReport) -> Plot {
             .collect()
     };
     let all: Vec<(f64, f64)> = seq.into_iter().chain(best).flat_map(points).collect();
-    let max_x = all.iter().map(|p| p.0).fold(1.0, f64::max) * 1.05;
-    let max_y = all.iter().map(|p| p.1).fold(1.0, f64::max) * 1.1;
+    // The ranges show the data: blocks of 20-30M gas spread over the plot, not squeezed
+    // into its right third.
+    let (min_x, max_x) = data_range(all.iter().map(|p| p.0));
+    let (min_y, max_y) = data_range(all.iter().map(|p| p.1));
     svg(|root| {
         let mut chart = frame(root, "Per-block throughput vs block gas")
-            .build_cartesian_2d(0f64..max_x, 0f64..max_y)?;
+            .build_cartesian_2d(min_x..max_x, min_y..max_y)?;
         chart
             .configure_mesh()
             .x_desc("block gas (M)")
@@ -819,9 +916,16 @@ fn simulator(predictions: &[Prediction]) -> Plot {
             root,
             "Simulator: predicted speedup (lines) vs measured (crosses)",
         )
-        .build_cartesian_2d((1f64..max_t as f64).log_scale(), 0f64..max_y)?;
+        .build_cartesian_2d(
+            (1f64..max_t as f64)
+                .log_scale()
+                .with_key_points(count_ticks(max_t, true)),
+            0f64..max_y,
+        )?;
         chart
             .configure_mesh()
+            .x_labels(count_ticks(max_t, true).len())
+            .x_label_formatter(&tick_label)
             .x_desc("worker threads (log)")
             .y_desc("speedup over 1 thread")
             .draw()?;
@@ -1089,12 +1193,22 @@ fn sweep_throughput_vs_block_gas(reports: &[BenchReport]) -> Plot {
     if lines.is_empty() || hi <= 0.0 {
         return Plot::note("no data");
     }
+    let x_ticks = ticks(
+        lines.iter().flat_map(|(_, p)| p.iter().map(|q| q.0)),
+        lo,
+        hi,
+        true,
+    );
     let (lo, hi) = (lo * 0.8, hi * 1.25);
     svg(|root| {
-        let mut chart = frame(root, "Throughput vs block gas")
-            .build_cartesian_2d((lo..hi).log_scale(), 0f64..top * 1.15)?;
+        let mut chart = frame(root, "Throughput vs block gas").build_cartesian_2d(
+            (lo..hi).log_scale().with_key_points(x_ticks.clone()),
+            0f64..top * 1.15,
+        )?;
         chart
             .configure_mesh()
+            .x_labels(x_ticks.len())
+            .x_label_formatter(&tick_label)
             .x_desc("gas per block, M (log)")
             .y_desc("Mgas/s")
             .draw()?;
@@ -1263,6 +1377,38 @@ fn section(report: &BenchReport, predictions: &[Prediction]) -> Page {
 
 #[cfg(test)]
 mod tests {
+
+    /// The plots' axes: whole thread counts (no 1.1 … 1.9), log-axis labels that never
+    /// collide, and a block-gas range that shows the data.
+    #[test]
+    fn axes_are_labelled_with_whole_counts_and_without_collisions() {
+        let report: BenchReport =
+            serde_json::from_str(include_str!("../tests/fixtures/tiny-report.json")).unwrap();
+        let Plot(svg) = throughput_vs_threads(&report);
+        let label = |t: &str| format!(">\n{t}\n</text>");
+        for bad in ["1.1", "1.5", "1.9", "1.0"] {
+            assert!(!svg.contains(&label(bad)), "{bad} in the thread axis");
+        }
+        assert!(svg.contains(&label("1")) && svg.contains(&label("2")), "{svg}");
+        assert_eq!(
+            ticks([9.0, 10.0, 30.0, 300.0], 7.2, 375.0, true),
+            [9.0, 30.0, 300.0]
+        );
+        assert_eq!(ticks([3.0, 1.0, 3.0], 1.0, 10.0, false), [1.0, 3.0]);
+        assert_eq!(
+            count_ticks(64, true),
+            [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]
+        );
+        assert_eq!(count_ticks(48, true).last(), Some(&48.0));
+        assert_eq!(tick_label(&4.0), "4");
+        assert_eq!(tick_label(&2.5), "2.5");
+        let (lo, hi) = data_range([20.0, 30.0]);
+        assert!(
+            lo > 15.0 && lo < 20.0 && hi > 30.0 && hi < 35.0,
+            "{lo} {hi}"
+        );
+        assert_eq!(data_range([]), (0.0, 1.0));
+    }
     use super::*;
 
     /// A result without blocks (or without transactions) renders instead of looping forever
@@ -1351,6 +1497,7 @@ mod tests {
             overlay: false,
             bal: "keys".into(),
             cache: "warm".into(),
+            recovery: "cpu".into(),
             sync: None,
             final_sync_ns: None,
             demand_reads: 0,

@@ -465,6 +465,10 @@ pub struct PipelineReport {
     /// absent in older files = `warm`).
     #[serde(default = "warm")]
     pub cache: String,
+    /// Where senders were recovered: `cpu`, or `gpu (device name)` (absent in older files =
+    /// `cpu`).
+    #[serde(default = "cpu")]
+    pub recovery: String,
     /// When the on-disk store's writes were made durable (`--sync`: `every-block`,
     /// `every-N`, `end`); `None` in memory, and in older files (which flushed every block).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -536,6 +540,10 @@ fn warm() -> String {
     "warm".into()
 }
 
+fn cpu() -> String {
+    "cpu".into()
+}
+
 impl RunReport {
     /// The configuration as one label, the same in `compare` and in the warnings:
     /// `parallel/2t/gas-used`, `parallel/2t/ordered/mega10`, `sequential+recovery`.
@@ -587,6 +595,14 @@ impl PipelineReport {
         }
     }
 
+    /// Where senders were recovered, when not on the CPU: `, recovery gpu (…)`; else empty.
+    pub fn recovery_label(&self) -> String {
+        match self.recovery.as_str() {
+            "cpu" => String::new(),
+            other => format!(", recovery {other}"),
+        }
+    }
+
     /// Where the state was: empty in memory, ` (disk)`, ` (disk, cold)`, or with the sync
     /// policy of a warm store that did not flush every block: ` (disk, every-3)`.
     pub fn where_label(&self) -> String {
@@ -604,7 +620,8 @@ impl PipelineReport {
 
     /// Whether `other` is the same configuration but for the pipeline (on/off).
     pub fn same_but_overlap(&self, other: &Self) -> bool {
-        self.threads == other.threads
+        self.recovery == other.recovery
+            && self.threads == other.threads
             && self.root == other.root
             && self.state == other.state
             && self.bal == other.bal

@@ -559,7 +559,7 @@ pub fn pipeline_table(report: &BenchReport) -> Option<Table> {
             right(p.threads.to_string()),
             cell(&p.bal),
             cell(format!("{}{}", p.root, p.where_label())),
-            cell(p.pipeline_label()),
+            cell(format!("{}{}", p.pipeline_label(), p.recovery_label())),
             right(ms(p.median_ns)),
             right(format!("{:.0}", p.e2e_mgas_per_s)),
             right(format!("{:.0}", p.mgas_per_s)),

@@ -18,8 +18,9 @@ use std::{path::PathBuf, time::Instant};
 /// `gigagas export`.
 #[derive(Args)]
 pub struct ExportArgs {
-    /// A generated chain (`gigagas gen ... --out DIR`; gigagas.chain/1, fork Cancun, Prague
-    /// or Osaka).
+    /// A generated chain (`gigagas gen ... --out DIR`; gigagas.chain/1, fork Cancun, Prague,
+    /// Osaka or Amsterdam; geth cannot run an Amsterdam chain to its state root, so `peers`
+    /// leaves geth out of one, naming `--fork Osaka`).
     #[arg(long, value_name = "DIR")]
     data: PathBuf,
     /// Output directory (new or empty; any directory with --force), filled through a
@@ -103,6 +104,9 @@ pub fn exec_export(args: ExportArgs) -> Result<()> {
     let inputs = Input::all("--data", [&args.data]);
     let out = OutputDir::new("--out", &args.out, args.force, &inputs)?;
     let export = export_chain(&args.data)?;
+    if let Some(why) = export.geth_disagrees() {
+        eprintln!("note: {why}");
+    }
     let mut names = Vec::new();
     out.write_with(|dir| {
         for path in export.write(dir, &formats)? {
@@ -206,17 +210,8 @@ pub fn exec(args: PeersArgs) -> Result<()> {
         warmup: args.warmup,
         repeats: args.repeats,
         recovery: vec![Recovery::Pre],
-        mega: vec![1],
-        contention_floor: None,
-        roots: Vec::new(),
-        overlap: Vec::new(),
-        disk: false,
         warm_spin: gigagas_exec::WARM_SPIN,
-        sequential_without_bal: false,
-        bals: Vec::new(),
-        cold: Vec::new(),
-        overlay: Vec::new(),
-        sync: None,
+        ..BenchOptions::default()
     };
     let numbers: Vec<u64> = cases.iter().map(|c| c.number()).collect();
     let bar = crate::common::progress(options.steps(&numbers), "gigagas");
@@ -320,7 +315,15 @@ pub fn exec(args: PeersArgs) -> Result<()> {
             net_ratio: None,
             net_compared_with: None,
         };
-        if version.is_none() {
+        let geth = matches!(kind, PeerKind::GethBlocktest | PeerKind::GethImport);
+        if let Some(why) = export.geth_disagrees().filter(|_| geth) {
+            // An Amsterdam chain (gen's default): geth is not run, and says why.
+            if args.require_all {
+                bail!("--peers {}: {why} (--require-all)", kind.name());
+            }
+            row.status = "not comparable".into();
+            row.error = Some(why.to_owned());
+        } else if version.is_none() {
             let e = PeerError::NotInstalled {
                 engine: kind.name(),
                 path: bin.clone(),
