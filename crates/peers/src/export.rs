@@ -7,9 +7,11 @@
 //! - [`Format::Rlp`]: `chain.rlp` (the blocks' RLP concatenated, what `geth import` reads) and
 //!   `genesis.json` (a geth genesis with every fork up to the chain's active at block 0).
 //!
-//! Only chains whose fork both go-ethereum 1.17.10 and revm 43 implement alike can be
-//! exported: Cancun, Prague and Osaka. Amsterdam is refused: geth runs the EIP-8282 system
-//! contracts after the transactions and revm 43 does not, so no peer could agree.
+//! Chains of Cancun, Prague, Osaka and Amsterdam (`gigagas gen`'s default) are exported. The
+//! first three both go-ethereum 1.17.10 and revm 43 implement alike. On Amsterdam they differ
+//! (geth runs the EIP-8282 system contracts after the transactions and revm 43 does not), so
+//! an Amsterdam export is for revm-based engines (`revme`, `gigagas conformance`), and
+//! [`ChainExport::geth_disagrees`] says why geth cannot reach its state root.
 
 use alloy_consensus::{
     transaction::SignerRecoverable, Block, BlockBody, Header, Transaction as _, TxEnvelope,
@@ -138,6 +140,12 @@ pub struct ChainExport {
 }
 
 impl ChainExport {
+    /// Why geth 1.17.10 cannot run this chain to its state root, if it cannot (an Amsterdam
+    /// chain; see [`geth_disagrees`]).
+    pub fn geth_disagrees(&self) -> Option<&'static str> {
+        geth_disagrees(self.spec)
+    }
+
     /// Whether the chain can be written as a blockchain test: geth's `evm blocktest` and
     /// `revme blockchaintest` run every test with chain id 1 (the network name fixes the
     /// chain config), so transactions signed for another chain id fail their checks there.
@@ -285,6 +293,10 @@ impl ChainExport {
             config["osakaTime"] = json!(0);
             blobs["osaka"] = json!({"target": 6, "max": 9, "baseFeeUpdateFraction": 5007716});
         }
+        if self.spec.is_enabled_in(SpecId::AMSTERDAM) {
+            config["amsterdamTime"] = json!(0);
+            blobs["amsterdam"] = json!({"target": 6, "max": 9, "baseFeeUpdateFraction": 5007716});
+        }
         config["blobSchedule"] = blobs;
         let g = &self.genesis;
         json!({
@@ -372,17 +384,22 @@ pub fn network_name(spec: SpecId) -> Result<&'static str, String> {
         SpecId::CANCUN => Ok("Cancun"),
         SpecId::PRAGUE => Ok("Prague"),
         SpecId::OSAKA => Ok("Osaka"),
-        SpecId::AMSTERDAM => Err(
-            "geth 1.17.10's Amsterdam runs the EIP-8282 builder deposit/exit \
-             system contracts after the transactions and revm 43 does not, so no peer can reach \
-             the same state root; generate the chain with `--fork Prague` or `--fork Osaka`"
-                .into(),
-        ),
+        SpecId::AMSTERDAM => Ok("Amsterdam"),
         other => Err(format!(
             "{other:?} cannot be exported for the peers (generated chains are Cancun or later; \
-             use `--fork Prague` or `--fork Osaka`)"
+             generate the chain with `gigagas gen ... --fork Osaka` (or Prague, Amsterdam))"
         )),
     }
+}
+
+/// Why go-ethereum 1.17.10 cannot reach the state root of a chain of fork `spec`, if it
+/// cannot; the message names the flag that makes a chain geth agrees with.
+pub fn geth_disagrees(spec: SpecId) -> Option<&'static str> {
+    (spec == SpecId::AMSTERDAM).then_some(
+        "geth 1.17.10's Amsterdam runs the EIP-8282 builder deposit/exit system contracts \
+         after the transactions and revm 43 does not, so geth cannot reach this chain's state \
+         root; to time geth, generate the chain with `gigagas gen ... --fork Osaka` (or Prague)",
+    )
 }
 
 /// Loads the generated chain at `path` (directory or `.tar.zst`) and prepares its export:

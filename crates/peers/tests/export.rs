@@ -1,8 +1,8 @@
 //! Exported generated chains as other engines read them: the blockchain test must pass
 //! gigagas's own conformance runner (always) and go-ethereum's `evm blocktest` (where it is
 //! installed: a whole-chain differential check — geth re-executes every block from the
-//! genesis and must reach every header's state root and the head block); Amsterdam chains are
-//! refused; the RLP export holds exactly the blocks.
+//! genesis and must reach every header's state root and the head block); Amsterdam chains
+//! export and say why geth cannot agree; the RLP export holds exactly the blocks.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
 use gigagas_gen::{generate, GenOptions, Workload};
@@ -142,8 +142,11 @@ fn geth_rejects_a_tampered_export() {
     assert!(err.to_string().contains("did not pass"), "{err}");
 }
 
+/// `gen`'s default fork: an Amsterdam chain exports (network Amsterdam, a genesis with
+/// `amsterdamTime`), runs through gigagas's conformance runner in both paths, and says why
+/// geth cannot reach its state root, naming `--fork Osaka`.
 #[test]
-fn amsterdam_chains_are_refused_naming_the_fork() {
+fn amsterdam_chains_export_and_say_why_geth_disagrees() {
     let dir = tempfile::tempdir().unwrap();
     chain(
         &dir.path().join("chain"),
@@ -151,13 +154,37 @@ fn amsterdam_chains_are_refused_naming_the_fork() {
         SpecId::AMSTERDAM,
         1,
     );
-    match export_chain(&dir.path().join("chain")) {
-        Err(ExportError::Fork { fork, why, .. }) => {
-            assert_eq!(fork, "Amsterdam");
-            assert!(why.contains("EIP-8282"), "{why}");
-        }
-        other => panic!("expected a fork error, got {other:?}"),
-    }
+    let export = export_chain(&dir.path().join("chain")).unwrap();
+    assert_eq!(export.network, "Amsterdam");
+    let why = export.geth_disagrees().unwrap();
+    assert!(
+        why.contains("EIP-8282") && why.contains("--fork Osaka"),
+        "{why}"
+    );
+    let genesis = export.geth_genesis_json();
+    assert_eq!(genesis["config"]["amsterdamTime"], 0);
+    let out = dir.path().join("export");
+    std::fs::create_dir(&out).unwrap();
+    export
+        .write(&out, &[Format::BlockTest, Format::Rlp])
+        .unwrap();
+    let summary = gigagas_conformance::run_files(
+        &[out.join(BLOCKTEST_FILE)],
+        gigagas_conformance::RunOptions {
+            mode: gigagas_conformance::Mode::Both,
+            threads: 2,
+            mutations: 0,
+            disk: false,
+        },
+        &|| {},
+    );
+    let problems: Vec<String> = summary
+        .failures
+        .iter()
+        .chain(&summary.skips)
+        .map(|o| format!("{} {}: {} {}", o.test, o.reason, o.detail, o.fork))
+        .collect();
+    assert_eq!((summary.passed, summary.total()), (1, 1), "{problems:?}");
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! `gigagas compare`: B against A, per configuration, with a bootstrap 95% interval.
 
-use crate::commands::report::read_reports;
+use crate::common::read_reports;
 use crate::common::{note, out, out_raw};
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -117,6 +117,22 @@ pub fn exec(args: CompareArgs) -> Result<()> {
     if comparisons.is_empty() {
         bail!("the two results share no configuration");
     }
+    // What qualifies the verdicts is said before them: different builds or machines, and
+    // different load.
+    for (ra, rb) in &pairs {
+        let data = gigagas_guard::text::printable(&ra.data).into_owned();
+        if let Some(warning) =
+            gigagas_lab::provenance::mismatch(ra.provenance.as_ref(), rb.provenance.as_ref())
+        {
+            note!(
+                "warning: {data}: {}",
+                gigagas_guard::text::printable(&warning)
+            );
+        }
+        if let Some(warning) = gigagas_lab::report::load_mismatch(ra, rb) {
+            note!("warning: {data}: {warning}");
+        }
+    }
     if args.markdown {
         out_raw!(
             "{}",
@@ -132,14 +148,6 @@ pub fn exec(args: CompareArgs) -> Result<()> {
             args.floor * 100.0
         );
         out!("{}", gigagas_lab::table::comparison_table(&comparisons));
-    }
-    for (ra, rb) in &pairs {
-        if let Some(warning) = gigagas_lab::report::load_mismatch(ra, rb) {
-            note!(
-                "warning: {}: {warning}",
-                gigagas_guard::text::printable(&ra.data)
-            );
-        }
     }
     Ok(())
 }

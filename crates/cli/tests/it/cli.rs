@@ -295,7 +295,10 @@ fn compare_gives_a_verdict_per_configuration() {
     assert_eq!(rows.len(), 2, "{stdout}");
     assert!(rows
         .iter()
-        .all(|r| r.contains("faster") || r.contains("slower") || r.contains("no change")));
+        .all(|r| r.contains("faster")
+            || r.contains("slower")
+            || r.contains("no change")
+            || r.contains("inconclusive")));
     let (ok, _, stderr) = gigagas(&["compare", &files[0], &files[1], "--floor", "abc"]);
     assert!(!ok && stderr.contains("abc"), "{stderr}");
     let (ok, _, _) = gigagas(&["compare", &files[0], "/nonexistent.json"]);

@@ -1,5 +1,5 @@
-//! `gigagas export` and `gigagas peers` through the real binary: the export's files, the
-//! refusal of an Amsterdam chain, a peers run with gigagas as its own process peer, a missing
+//! `gigagas export` and `gigagas peers` through the real binary: the export's files, an
+//! Amsterdam chain (gen's default) exported with a note on geth, a peers run with gigagas as its own process peer, a missing
 //! peer shown as "not installed" (fatal only with --require-all), and a peer that fails: an
 //! error row and a non-zero exit.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
@@ -38,7 +38,7 @@ fn gen(dir: &Path, name: &str, fork: &str) -> String {
 }
 
 #[test]
-fn export_writes_the_three_files_and_refuses_amsterdam() {
+fn export_writes_the_three_files_and_takes_gen_defaults() {
     let dir = tempfile::tempdir().unwrap();
     let chain = gen(dir.path(), "prague", "Prague");
     let out = dir.path().join("export");
@@ -69,12 +69,31 @@ fn export_writes_the_three_files_and_refuses_amsterdam() {
         ],
         &[],
     );
-    assert!(!ok, "Amsterdam must be refused");
+    // gen's default fork exports; the note says why geth cannot agree, naming the flag.
+    assert!(ok, "an Amsterdam chain must export: {stderr}");
     assert!(
-        stderr.contains("fork Amsterdam") && stderr.contains("EIP-8282"),
+        stderr.contains("EIP-8282") && stderr.contains("--fork Osaka"),
         "{stderr}"
     );
-    assert!(!dir.path().join("x").exists());
+    assert!(dir.path().join("x").join("blocktest.json").is_file());
+    // `peers` runs it too: geth is left out as "not comparable", with the reason and the flag.
+    let (ok, stdout, stderr) = gigagas(
+        &[
+            "peers",
+            "--data",
+            &amsterdam,
+            "--repeats",
+            "1",
+            "--warmup",
+            "0",
+            "--peers",
+            "gigagas-process,geth-blocktest",
+        ],
+        &[],
+    );
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("not comparable"), "{stdout}");
+    assert!(stdout.contains("--fork Osaka"), "{stdout}");
 }
 
 #[test]
