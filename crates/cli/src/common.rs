@@ -279,3 +279,32 @@ pub(crate) fn spec_error(
 ) -> anyhow::Error {
     anyhow::anyhow!(e.render(|field| spec_flag(field, overrides)))
 }
+
+/// Reads a result file: one report, or every report of a sweep.
+pub(crate) fn read_reports(path: &std::path::Path) -> Result<Vec<gigagas_lab::BenchReport>> {
+    gigagas_lab::read_reports_file(path)
+        .with_context(|| format!("{}: unreadable result", path.display()))
+}
+
+/// The executor's dispatch order for a scheduler, applied to recorded traces.
+pub(crate) fn scheduler_order(name: &str, txs: &[gigagas_lab::TxTrace]) -> Vec<usize> {
+    // The names come from `Scheduler::name` (simulate's flag, report's list), and every
+    // scheduler orders once gas weights are given: the fallbacks (recorded order) are never
+    // taken.
+    let scheduler: gigagas_exec::Scheduler =
+        name.parse().unwrap_or(gigagas_exec::Scheduler::Ordered);
+    let limits: Vec<u64> = txs.iter().map(|t| t.gas_limit).collect();
+    let gas: Vec<u64> = txs.iter().map(|t| t.gas).collect();
+    scheduler
+        .order(&limits, Some(&gas), 0)
+        .unwrap_or_else(|_| (0..txs.len()).collect())
+}
+
+/// 30000000 → "30M", 1000000000 → "1G".
+pub(crate) fn gas_label(gas: u64) -> String {
+    match gas {
+        g if g % 1_000_000_000 == 0 => format!("{}G", g / 1_000_000_000),
+        g if g % 1_000_000 == 0 => format!("{}M", g / 1_000_000),
+        g => g.to_string(),
+    }
+}

@@ -13,6 +13,7 @@ mod commands;
 mod common;
 mod limits;
 mod output;
+mod pages;
 mod store;
 
 /// Ethereum block execution engine and benchmark lab built on EIP-7928 block-level access

@@ -54,16 +54,28 @@ impl std::str::FromStr for RecoveryBackend {
 }
 
 /// Recovers a block's senders on the backend a run opened.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Recoverer {
     /// The GPU, when one was opened.
     gpu: Option<gpu::Device>,
+    /// Whether a GPU failure (out of memory, a launch error, a lost device) falls back to the
+    /// CPU (`auto`) instead of stopping the run (`gpu`).
+    fallback: bool,
+}
+
+impl std::fmt::Debug for Recoverer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.describe())
+    }
 }
 
 impl Recoverer {
     /// Recovery on the CPU.
     pub fn cpu() -> Self {
-        Self { gpu: None }
+        Self {
+            gpu: None,
+            fallback: false,
+        }
     }
 
     /// Opens `backend`: `gpu` without a GPU that answers is an error naming what is
@@ -72,10 +84,14 @@ impl Recoverer {
         match backend {
             RecoveryBackend::Cpu => Ok(Self::cpu()),
             RecoveryBackend::Gpu => gpu::Device::open()
-                .map(|d| Self { gpu: Some(d) })
+                .map(|d| Self {
+                    gpu: Some(d),
+                    fallback: false,
+                })
                 .map_err(|why| format!("no GPU to recover senders on: {why}")),
             RecoveryBackend::Auto => Ok(Self {
                 gpu: gpu::Device::open().ok(),
+                fallback: true,
             }),
         }
     }
@@ -97,38 +113,126 @@ impl Recoverer {
         }
     }
 
-    /// Every transaction's sender, checked against the block file's; on the GPU, any
-    /// signature it cannot recover or recovers to another sender is recovered again on the
-    /// CPU, whose error (naming block, transaction and field) or answer is authoritative.
+    /// Every transaction's sender, checked against the block file's. On the GPU, a
+    /// signature the kernel cannot recover, one the fork forbids (high s after Homestead) and
+    /// one that recovers to another sender than the file's are recovered again on the CPU,
+    /// whose error (naming block, transaction and field) is authoritative; a GPU address the
+    /// CPU contradicts is a hard error. With `auto`, a GPU failure falls back to the CPU.
     pub fn recover(&self, input: &BlockInput) -> Result<Vec<Address>, ExecError> {
-        match &self.gpu {
-            Some(d) => d.recover(input),
-            None => recover_senders(input),
+        let Some(device) = &self.gpu else {
+            return recover_senders(input);
+        };
+        match device.recover(input) {
+            Ok(senders) => Ok(senders),
+            Err(gpu::Failure::Gpu(why)) if self.fallback => {
+                tracing::warn!(
+                    block = input.number(),
+                    "GPU sender recovery failed ({why}); recovered on the CPU"
+                );
+                recover_senders(input)
+            }
+            Err(gpu::Failure::Gpu(why)) => Err(ExecError::Unsupported {
+                block: input.number(),
+                what: format!("GPU sender recovery failed: {why}"),
+            }),
+            Err(gpu::Failure::Block(e)) => Err(e),
         }
     }
 }
 
-/// The GPU backend (no GPU support is built into this version: every open says so).
+/// The GPU backend: `gigagas_gpu` (the CUDA driver and NVRTC loaded at run time).
 mod gpu {
     use super::*;
+    use alloy_primitives::U256;
+    use gigagas_exec::recover_sender;
+    use gigagas_gpu::{GpuRecoverer, SigInput};
+    use rayon::prelude::*;
+    use revm::primitives::hardfork::SpecId;
+
+    /// secp256k1's group order n, halved: the largest `s` Homestead accepts (EIP-2).
+    const HALF_N: U256 = U256::from_be_slice(&[
+        0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+        0xff, 0x5d, 0x57, 0x6e, 0x73, 0x57, 0xa4, 0x50, 0x1d, 0xdf, 0xe9, 0x2f, 0x46, 0x68, 0x1b,
+        0x20, 0xa0,
+    ]);
+
+    /// Why a block's recovery on the GPU stopped.
+    pub(super) enum Failure {
+        /// The GPU failed (out of memory, launch, lost device).
+        Gpu(String),
+        /// The block is wrong (the CPU path's error).
+        Block(ExecError),
+    }
 
     /// An opened GPU.
-    #[derive(Debug)]
-    pub(super) struct Device {
-        name: String,
-    }
+    pub(super) struct Device(GpuRecoverer);
 
     impl Device {
         pub(super) fn open() -> Result<Self, String> {
-            Err("this build has no GPU support".into())
+            GpuRecoverer::open().map(Self).map_err(|e| e.to_string())
         }
 
         pub(super) fn name(&self) -> &str {
-            &self.name
+            self.0.device_name()
         }
 
-        pub(super) fn recover(&self, input: &BlockInput) -> Result<Vec<Address>, ExecError> {
-            recover_senders(input)
+        pub(super) fn recover(&self, input: &BlockInput) -> Result<Vec<Address>, Failure> {
+            let spec = input
+                .spec
+                .unwrap_or_else(|| gigagas_exec::spec::mainnet_spec(&input.header));
+            let homestead = spec.is_enabled_in(SpecId::HOMESTEAD);
+            // Signing hashes and signatures on the thread budget (the hash is a keccak of
+            // the transaction's encoding), then the whole block in one batch.
+            let sigs: Vec<SigInput> = input
+                .transactions
+                .par_iter()
+                .map(|t| {
+                    let sig = t.envelope.signature();
+                    SigInput {
+                        hash: t.envelope.signature_hash(),
+                        r: sig.r(),
+                        s: sig.s(),
+                        y_parity: sig.v(),
+                    }
+                })
+                .collect();
+            let recovered = self
+                .0
+                .recover(&sigs)
+                .map_err(|e| Failure::Gpu(e.to_string()))?;
+            if recovered.len() != sigs.len() {
+                return Err(Failure::Gpu(format!(
+                    "{} addresses for {} signatures",
+                    recovered.len(),
+                    sigs.len()
+                )));
+            }
+            (0..sigs.len())
+                .into_par_iter()
+                .map(|tx| {
+                    let claimed = input.transactions[tx].claimed_sender;
+                    let forbidden = homestead && sigs[tx].s > HALF_N;
+                    match recovered[tx] {
+                        Some(sender) if sender == claimed && !forbidden => Ok(sender),
+                        gpu => {
+                            // The CPU decides: its error names the block, the transaction
+                            // and the field; an answer the GPU contradicts is a GPU fault.
+                            let cpu =
+                                recover_sender(input, tx, homestead).map_err(Failure::Block)?;
+                            match gpu {
+                                Some(g) if g != cpu => Err(Failure::Block(ExecError::Sender {
+                                    block: input.number(),
+                                    tx,
+                                    what: format!(
+                                        "the GPU recovered {g}, libsecp256k1 {cpu}: a GPU fault"
+                                    ),
+                                })),
+                                _ => Ok(cpu),
+                            }
+                        }
+                    }
+                })
+                .collect()
         }
     }
 }

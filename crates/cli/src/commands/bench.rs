@@ -1,11 +1,11 @@
 //! `gigagas bench`: the main job, every configuration over one or more data sets, verified,
 //! with warm-up and interleaved repeats.
 
-use crate::common::unique;
 use crate::common::{
     available_cores, check_memory_node_store, load, parse_on_off, prepare_all, progress, Console,
     DataArg, PoolArgs,
 };
+use crate::common::{gas_label, unique};
 use crate::common::{note, say, spec_error};
 use crate::limits::{self, check_range, parse_block_gas};
 use crate::output::{Input, Output};
@@ -214,15 +214,6 @@ fn load_bench_data(data: &BenchData) -> Result<(Dataset, Option<tempfile::TempDi
             dataset.name = format!("{workload} {}×{blocks} seed {seed}", gas_label(block_gas),);
             Ok((dataset, Some(dir)))
         }
-    }
-}
-
-/// 30000000 → "30M", 1000000000 → "1G".
-pub(crate) fn gas_label(gas: u64) -> String {
-    match gas {
-        g if g % 1_000_000_000 == 0 => format!("{}G", g / 1_000_000_000),
-        g if g % 1_000_000 == 0 => format!("{}M", g / 1_000_000),
-        g => g.to_string(),
     }
 }
 

@@ -1,6 +1,6 @@
 //! `gigagas differential`: the same blocks through gigagas and geth's `evm t8n`.
 
-use crate::commands::bench::gas_label;
+use crate::common::gas_label;
 use crate::common::{available_cores, Console};
 use crate::common::{note, out};
 use crate::limits::parse_block_gas;

@@ -18,12 +18,6 @@ pub struct ReportArgs {
     out: Option<PathBuf>,
 }
 
-/// Reads a result file: one report, or every report of a sweep.
-pub(crate) fn read_reports(path: &std::path::Path) -> Result<Vec<gigagas_lab::BenchReport>> {
-    gigagas_lab::read_reports_file(path)
-        .with_context(|| format!("{}: unreadable result", path.display()))
-}
-
 pub fn exec(args: ReportArgs) -> Result<()> {
     let out_path = args
         .out
@@ -36,12 +30,12 @@ pub fn exec(args: ReportArgs) -> Result<()> {
     )?;
     let bytes = gigagas_lab::report::read_result_bytes(&args.file)
         .with_context(|| format!("reading {}", args.file.display()))?;
-    if let Some(page) = super::bal::report_html(&bytes) {
+    if let Some(page) = crate::pages::bal_stats_page(&bytes) {
         let page =
             page.with_context(|| format!("{}: unreadable bal stats result", args.file.display()))?;
         return out.write(page.as_bytes());
     }
-    if let Some(page) = super::peers::report_html(&bytes) {
+    if let Some(page) = crate::pages::peers_page(&bytes) {
         let page =
             page.with_context(|| format!("{}: unreadable peers result", args.file.display()))?;
         return out.write(page.as_bytes());
@@ -58,7 +52,7 @@ pub fn exec(args: ReportArgs) -> Result<()> {
                 &names,
                 &threads,
                 &[1],
-                &super::simulate::scheduler_order,
+                &crate::common::scheduler_order,
             );
             (report, predictions)
         })

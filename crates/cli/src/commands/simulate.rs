@@ -1,9 +1,9 @@
 //! `gigagas simulate`: predict any thread count or mega-block size from a bench result's
 //! 1-thread traces.
 
-use crate::commands::report::read_reports;
 use crate::common::unique;
 use crate::common::{note, out};
+use crate::common::{read_reports, scheduler_order};
 use crate::limits::{self, check_range};
 use anyhow::Result;
 use clap::Args;
@@ -28,19 +28,6 @@ pub struct SimulateArgs {
     /// comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1")]
     mega: Vec<usize>,
-}
-
-/// The executor's dispatch order for a scheduler, applied to recorded traces.
-pub(crate) fn scheduler_order(name: &str, txs: &[gigagas_lab::TxTrace]) -> Vec<usize> {
-    // The names come from `Scheduler::name` (simulate's flag, report's list), and every
-    // scheduler orders once gas weights are given: the fallbacks (recorded order) are never
-    // taken.
-    let scheduler: Scheduler = name.parse().unwrap_or(Scheduler::Ordered);
-    let limits: Vec<u64> = txs.iter().map(|t| t.gas_limit).collect();
-    let gas: Vec<u64> = txs.iter().map(|t| t.gas).collect();
-    scheduler
-        .order(&limits, Some(&gas), 0)
-        .unwrap_or_else(|_| (0..txs.len()).collect())
 }
 
 pub fn exec(args: SimulateArgs) -> Result<()> {
