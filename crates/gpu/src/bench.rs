@@ -107,7 +107,10 @@ pub fn signatures(n: usize, seed: u64) -> Vec<SigInput> {
     let parts: Vec<Vec<SigInput>> = (0..n.div_ceil(BLOCK))
         .into_par_iter()
         .map(|b| {
-            let mut rng = StdRng::seed_from_u64(seed.wrapping_add(b as u64).wrapping_mul(0x2545_F491_4F6C_DD1D));
+            let mut rng = StdRng::seed_from_u64(
+                seed.wrapping_add(b as u64)
+                    .wrapping_mul(0x2545_F491_4F6C_DD1D),
+            );
             let end = ((b + 1) * BLOCK).min(n);
             (b * BLOCK..end)
                 .filter_map(|_| {
@@ -156,7 +159,10 @@ pub fn run(
     let sigs = signatures(max, opts.seed);
     let mut report = BenchReport {
         schema: "gigagas.gpu-bench/1".into(),
-        device: gpu.map_or_else(|| "none (CPU rows only)".into(), |g| g.device_name().to_owned()),
+        device: gpu.map_or_else(
+            || "none (CPU rows only)".into(),
+            |g| g.device_name().to_owned(),
+        ),
         available_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         rows: Vec::new(),
     };
@@ -208,7 +214,9 @@ pub fn run(
                 verified &= out == want;
                 timings.push(t);
             }
-            let us = |f: fn(&GpuTiming) -> u64| median(timings.iter().map(|t| f(t) as f64 / 1e3).collect());
+            let us = |f: fn(&GpuTiming) -> u64| {
+                median(timings.iter().map(|t| f(t) as f64 / 1e3).collect())
+            };
             let total_us = us(GpuTiming::total_ns);
             let kernel_us = us(|t| t.kernel_ns);
             row.gpu = Some(GpuRow {
@@ -234,7 +242,9 @@ pub fn markdown(report: &BenchReport) -> String {
     let mut rule = String::from("| ---: |");
     let has_gpu = report.rows.iter().any(|r| r.gpu.is_some());
     if has_gpu {
-        head.push_str(" GPU total µs | GPU rec/s | kernel µs | kernel rec/s | in µs | out µs | verified |");
+        head.push_str(
+            " GPU total µs | GPU rec/s | kernel µs | kernel rec/s | in µs | out µs | verified |",
+        );
         rule.push_str(" ---: | ---: | ---: | ---: | ---: | ---: | :---: |");
     }
     let threads: Vec<usize> = report

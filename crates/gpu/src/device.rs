@@ -1,12 +1,14 @@
 //! The GPU side: opening the device (dynamic loading guarded), compiling the kernel with
 //! NVRTC, uploading the G table, and running batches.
 
-use crate::{pack, table, unpack, GpuError, GpuTiming, SigInput, IN_WORDS, KERNEL_SOURCE, OUT_WORDS};
+use crate::{
+    pack, table, unpack, GpuError, GpuTiming, SigInput, IN_WORDS, KERNEL_SOURCE, OUT_WORDS,
+};
 use alloy_primitives::Address;
+use cudarc::driver::sys::CUresult;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg,
 };
-use cudarc::driver::sys::CUresult;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;

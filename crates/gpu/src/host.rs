@@ -17,6 +17,14 @@ mod ffi {
         pub fn gg_test_fe_sqrt(r: *mut u32, a: *const u32) -> i32;
         pub fn gg_test_sc_mul(r: *mut u32, a: *const u32, b: *const u32);
         pub fn gg_test_sc_inv(r: *mut u32, a: *const u32);
+        pub fn gg_test_split_lambda(r1: *mut u32, r2: *mut u32, k: *const u32);
+        pub fn gg_test_mul_point_plain(
+            x: *mut u32,
+            y: *mut u32,
+            u: *const u32,
+            px: *const u32,
+            py: *const u32,
+        );
         pub fn gg_test_keccak_address(out: *mut u32, x: *const u32, y: *const u32);
         pub fn gg_test_lincomb(
             x: *mut u32,
@@ -71,7 +79,11 @@ pub mod ops {
     use super::*;
     use crate::{from_limbs, limbs};
 
-    fn binary(f: unsafe extern "C" fn(*mut u32, *const u32, *const u32), a: &U256, b: &U256) -> U256 {
+    fn binary(
+        f: unsafe extern "C" fn(*mut u32, *const u32, *const u32),
+        a: &U256,
+        b: &U256,
+    ) -> U256 {
         let (a, b) = (limbs(a), limbs(b));
         let mut r = [0u32; 8];
         // SAFETY: three arrays of 8 words, as the C functions take.
@@ -119,6 +131,30 @@ pub mod ops {
     pub fn sc_inv(a: &U256) -> U256 {
         unary(ffi::gg_test_sc_inv, a)
     }
+    /// The GLV split of k: (k1, k2) with k = k1 + k2·λ (mod n).
+    pub fn split_lambda(k: &U256) -> (U256, U256) {
+        let k = limbs(k);
+        let (mut r1, mut r2) = ([0u32; 8], [0u32; 8]);
+        // SAFETY: three arrays of 8 words.
+        unsafe { ffi::gg_test_split_lambda(r1.as_mut_ptr(), r2.as_mut_ptr(), k.as_ptr()) };
+        (from_limbs(&r1), from_limbs(&r2))
+    }
+    /// u·P without the endomorphism (the fallback path), affine; u·P must not be infinity.
+    pub fn mul_point_plain(u: &U256, px: &U256, py: &U256) -> (U256, U256) {
+        let (u, px, py) = (limbs(u), limbs(px), limbs(py));
+        let (mut x, mut y) = ([0u32; 8], [0u32; 8]);
+        // SAFETY: arrays of 8 words.
+        unsafe {
+            ffi::gg_test_mul_point_plain(
+                x.as_mut_ptr(),
+                y.as_mut_ptr(),
+                u.as_ptr(),
+                px.as_ptr(),
+                py.as_ptr(),
+            )
+        };
+        (from_limbs(&x), from_limbs(&y))
+    }
     /// keccak256(x_be ‖ y_be)\[12..\], the kernel's address step.
     pub fn keccak_address(x: &U256, y: &U256) -> Address {
         let (x, y) = (limbs(x), limbs(y));
@@ -132,7 +168,12 @@ pub mod ops {
         Address::from(a)
     }
     /// u1·G + u2·P in affine coordinates (P affine, on the curve), `None` at infinity.
-    pub fn lincomb(u1: &U256, u2: &U256, px: &U256, py: &U256) -> Result<Option<(U256, U256)>, String> {
+    pub fn lincomb(
+        u1: &U256,
+        u2: &U256,
+        px: &U256,
+        py: &U256,
+    ) -> Result<Option<(U256, U256)>, String> {
         let gtable = table::g_table()?;
         let (u1, u2, px, py) = (limbs(u1), limbs(u2), limbs(px), limbs(py));
         let (mut x, mut y) = ([0u32; 8], [0u32; 8]);

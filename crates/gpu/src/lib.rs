@@ -192,7 +192,10 @@ mod tests {
     #[test]
     fn unpack_layout() {
         let mut out = Vec::new();
-        unpack(&[0, 9, 9, 9, 9, 9, 1, 0x0403_0201, 0, 0, 0, 0xFF00_0000], &mut out);
+        unpack(
+            &[0, 9, 9, 9, 9, 9, 1, 0x0403_0201, 0, 0, 0, 0xFF00_0000],
+            &mut out,
+        );
         assert_eq!(out.len(), 2);
         assert_eq!(out[0], None);
         let a = out[1].unwrap();

@@ -13,11 +13,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The group order n.
-pub const N: U256 =
-    uint!(0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141_U256);
+pub const N: U256 = uint!(0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141_U256);
 /// The field prime p.
-pub const P: U256 =
-    uint!(0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEFFFFFC2F_U256);
+pub const P: U256 = uint!(0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEFFFFFC2F_U256);
 
 /// One signature of the suite and the class it was made for.
 #[derive(Clone, Copy, Debug)]
@@ -57,10 +55,7 @@ fn random_key(rng: &mut StdRng) -> (SecretKey, U256) {
 /// x and the parity of y of k·G.
 fn point_of(sk: &SecretKey) -> (U256, bool) {
     let ser = PublicKey::from_secret_key(SECP256K1, sk).serialize_uncompressed();
-    (
-        U256::from_be_slice(&ser[1..33]),
-        ser[64] & 1 == 1,
-    )
+    (U256::from_be_slice(&ser[1..33]), ser[64] & 1 == 1)
 }
 
 /// A point with x < n: its key, x, y-parity.
@@ -111,7 +106,13 @@ fn random_case(i: usize, rng: &mut StdRng) -> Case {
         // r the x of a point: always a key.
         6..=13 => {
             let (_, x, _) = random_point(rng);
-            case("on-curve r", random_u256(rng), x, random_scalar(rng), rng.random())
+            case(
+                "on-curve r",
+                random_u256(rng),
+                x,
+                random_scalar(rng),
+                rng.random(),
+            )
         }
         14..=16 => {
             let (z, r, s, odd) = signed(rng);
@@ -126,7 +127,13 @@ fn random_case(i: usize, rng: &mut StdRng) -> Case {
         // Small r: r + n < p, the x a recovery id 2/3 would use; Ethereum's ids use x = r.
         18 => {
             let r = U256::from(rng.random::<u128>()).max(U256::from(1u8));
-            case("small r (r+n<p)", random_u256(rng), r, random_scalar(rng), rng.random())
+            case(
+                "small r (r+n<p)",
+                random_u256(rng),
+                r,
+                random_scalar(rng),
+                rng.random(),
+            )
         }
         _ => {
             let (_, x, odd) = random_point(rng);
@@ -149,7 +156,8 @@ pub fn random(n: usize, seed: u64) -> Vec<Case> {
     let blocks: Vec<Vec<Case>> = (0..n.div_ceil(BLOCK))
         .into_par_iter()
         .map(|b| {
-            let mut rng = StdRng::seed_from_u64(seed ^ (b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let mut rng =
+                StdRng::seed_from_u64(seed ^ (b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
             let end = ((b + 1) * BLOCK).min(n);
             (b * BLOCK..end).map(|i| random_case(i, &mut rng)).collect()
         })
@@ -177,7 +185,14 @@ pub fn adversarial(seed: u64) -> Vec<Case> {
         P,
         U256::MAX,
     ];
-    let ss = [U256::ZERO, one, N - one, N, U256::MAX, random_scalar(&mut rng)];
+    let ss = [
+        U256::ZERO,
+        one,
+        N - one,
+        N,
+        U256::MAX,
+        random_scalar(&mut rng),
+    ];
     let zs = [U256::ZERO, U256::MAX, N, random_u256(&mut rng)];
     for r in rs {
         for s in ss {
@@ -197,7 +212,13 @@ pub fn adversarial(seed: u64) -> Vec<Case> {
         let on_curve = PublicKey::from_slice(&c).is_ok();
         on += usize::from(on_curve);
         for parity in [false, true] {
-            out.push(case("r >= n (x in [n,p))", random_u256(&mut rng), x, random_scalar(&mut rng), parity));
+            out.push(case(
+                "r >= n (x in [n,p))",
+                random_u256(&mut rng),
+                x,
+                random_scalar(&mut rng),
+                parity,
+            ));
         }
         x += one;
     }
@@ -270,7 +291,12 @@ pub struct CheckReport {
 }
 
 /// Compares `got` (one answer per case) with libsecp256k1's answers, computed here.
-pub fn compare(backend: &str, cases: &[Case], got: &[Option<Address>], backend_s: f64) -> CheckReport {
+pub fn compare(
+    backend: &str,
+    cases: &[Case],
+    got: &[Option<Address>],
+    backend_s: f64,
+) -> CheckReport {
     let t = std::time::Instant::now();
     let want = crate::cpu::recover(&inputs(cases));
     let reference_s = t.elapsed().as_secs_f64();
@@ -320,7 +346,10 @@ mod tests {
     fn constants() {
         let one = U256::from(1u8);
         assert_eq!(P, U256::MAX - (one << 32) - U256::from(977u32) + one);
-        assert_eq!(N.to_string(), "115792089237316195423570985008687907852837564279074904382605163141518161494337");
+        assert_eq!(
+            N.to_string(),
+            "115792089237316195423570985008687907852837564279074904382605163141518161494337"
+        );
     }
 
     #[test]

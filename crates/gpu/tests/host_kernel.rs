@@ -51,7 +51,10 @@ fn random_below(rng: &mut StdRng, m: U256) -> U256 {
 /// or all zeros.
 fn operand_pairs(m: U256, random: usize) -> Vec<(U256, U256)> {
     let e = edges(m);
-    let mut pairs: Vec<(U256, U256)> = e.iter().flat_map(|a| e.iter().map(move |b| (*a, *b))).collect();
+    let mut pairs: Vec<(U256, U256)> = e
+        .iter()
+        .flat_map(|a| e.iter().map(move |b| (*a, *b)))
+        .collect();
     let mut rng = StdRng::seed_from_u64(7);
     for _ in 0..random {
         let mut a = random_below(&mut rng, m);
@@ -79,7 +82,10 @@ fn field_arithmetic_matches_u256() {
         let sub = if a >= b { a - b } else { P - (b - a) };
         assert_eq!(ops::fe_sub(&a, &b), sub, "fe_sub {a:#x} {b:#x}");
     }
-    for a in edges(P).into_iter().chain(operand_pairs(P, 300).into_iter().map(|p| p.0)) {
+    for a in edges(P)
+        .into_iter()
+        .chain(operand_pairs(P, 300).into_iter().map(|p| p.0))
+    {
         let inv = ops::fe_inv(&a);
         if a.is_zero() {
             assert!(inv.is_zero());
@@ -98,11 +104,53 @@ fn scalar_arithmetic_matches_u256() {
     for (a, b) in operand_pairs(N, 20_000) {
         assert_eq!(ops::sc_mul(&a, &b), a.mul_mod(b, N), "sc_mul {a:#x} {b:#x}");
     }
-    for a in edges(N).into_iter().chain(operand_pairs(N, 300).into_iter().map(|p| p.0)) {
+    for a in edges(N)
+        .into_iter()
+        .chain(operand_pairs(N, 300).into_iter().map(|p| p.0))
+    {
         if a.is_zero() {
             continue;
         }
-        assert_eq!(ops::sc_inv(&a).mul_mod(a, N), U256::from(1u8), "sc_inv {a:#x}");
+        assert_eq!(
+            ops::sc_inv(&a).mul_mod(a, N),
+            U256::from(1u8),
+            "sc_inv {a:#x}"
+        );
+    }
+}
+
+#[test]
+fn glv_split_and_both_point_multiplications() {
+    use alloy_primitives::uint;
+    let lambda = uint!(0x5363AD4CC05C30E0A5261C028812645A122E22EA20816678DF02967C1B23BD72_U256);
+    let beta = uint!(0x7AE96A2B657C07106E64479EAC3434E99CF0497512F58995C1396C28719501EE_U256);
+    assert_eq!(lambda.pow_mod(U256::from(3u8), N), U256::from(1u8));
+    assert_eq!(beta.pow_mod(U256::from(3u8), P), U256::from(1u8));
+    let half = U256::from(1u8) << 128;
+    let mut ks = edges(N);
+    let mut rng = StdRng::seed_from_u64(5);
+    for _ in 0..20_000 {
+        ks.push(random_below(&mut rng, N));
+    }
+    for k in &ks {
+        let (k1, k2) = ops::split_lambda(k);
+        assert!(k1 < N && k2 < N);
+        assert_eq!(k1.add_mod(k2.mul_mod(lambda, N), N), *k, "split {k:#x}");
+        assert!(
+            k1.min(N - k1) < half && k2.min(N - k2) < half,
+            "split bound {k:#x}"
+        );
+    }
+    // λ·G = (β·Gx, Gy), and the GLV path (lincomb with u1 = 0) equals the plain one.
+    let gx = uint!(0x79BE667EF9DCBBAC55A06295CE870B07029BFCDB2DCE28D959F2815B16F81798_U256);
+    let gy = uint!(0x483ADA7726A3C4655DA4FBFC0E1108A8FD17B448A68554199C47D08FFB10D4B8_U256);
+    assert_eq!(
+        ops::mul_point_plain(&lambda, &gx, &gy),
+        (gx.mul_mod(beta, P), gy)
+    );
+    for k in ks.iter().take(500).filter(|k| !k.is_zero()) {
+        let glv = ops::lincomb(&U256::ZERO, k, &gx, &gy).unwrap();
+        assert_eq!(glv, Some(ops::mul_point_plain(k, &gx, &gy)), "k {k:#x}");
     }
 }
 
@@ -135,7 +183,10 @@ fn linear_combination_matches_libsecp256k1() {
     };
     let xy = |p: &PublicKey| {
         let s = p.serialize_uncompressed();
-        (U256::from_be_slice(&s[1..33]), U256::from_be_slice(&s[33..]))
+        (
+            U256::from_be_slice(&s[1..33]),
+            U256::from_be_slice(&s[33..]),
+        )
     };
     let one = U256::from(1u8);
     let mut cases: Vec<(U256, U256, U256)> = Vec::new(); // (u1, u2, k) with P = k·G
@@ -171,7 +222,12 @@ fn linear_combination_matches_libsecp256k1() {
         assert_eq!(got, want, "u1 {u1:#x} u2 {u2:#x} k {k:#x}");
         // and the same through libsecp256k1's own point arithmetic where it can
         if let (Some(a), false) = (g(u1), u2.is_zero()) {
-            let b = p.mul_tweak(SECP256K1, &Scalar::from_be_bytes(u2.to_be_bytes::<32>()).unwrap()).unwrap();
+            let b = p
+                .mul_tweak(
+                    SECP256K1,
+                    &Scalar::from_be_bytes(u2.to_be_bytes::<32>()).unwrap(),
+                )
+                .unwrap();
             assert_eq!(a.combine(&b).ok().map(|q| xy(&q)), want);
         }
     }
@@ -191,7 +247,10 @@ fn recovery_matches_libsecp256k1() {
         report.total, report.recovered, report.rejected, report.differences, report.backend_s, report.reference_s
     );
     for c in &report.classes {
-        eprintln!("  {:<28} {:>7} signatures, {:>7} recovered, {} differences", c.class, c.total, c.recovered, c.differences);
+        eprintln!(
+            "  {:<28} {:>7} signatures, {:>7} recovered, {} differences",
+            c.class, c.total, c.recovered, c.differences
+        );
     }
     assert!(report.total >= 100_000);
     assert_eq!(report.differences, 0, "{:#?}", report.examples);

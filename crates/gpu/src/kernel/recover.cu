@@ -57,6 +57,21 @@ GG_CONSTANT u32 GG_N_MINUS_2[8] = {0xD036413Fu, 0xBFD25E8Cu, 0xAF48A03Bu, 0xBAAE
                                    0xFFFFFFFEu, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu};
 /* 2^256 - n (129 bits) */
 GG_CONSTANT u32 GG_NC[5] = {0x2FC9BEBFu, 0x402DA173u, 0x50B75FC4u, 0x45512319u, 0x1u};
+/* The GLV endomorphism: lambda (a cube root of 1 mod n) maps (x, y) to (beta x, y), beta a
+ * cube root of 1 mod p; and libsecp256k1's constants that split a scalar k into
+ * k1 + k2 lambda with |k1|, |k2| < 2^128 (secp256k1_scalar_split_lambda). */
+GG_CONSTANT u32 GG_LAMBDA[8] = {0x1B23BD72u, 0xDF02967Cu, 0x20816678u, 0x122E22EAu,
+                                0x8812645Au, 0xA5261C02u, 0xC05C30E0u, 0x5363AD4Cu};
+GG_CONSTANT u32 GG_BETA[8] = {0x719501EEu, 0xC1396C28u, 0x12F58995u, 0x9CF04975u,
+                              0xAC3434E9u, 0x6E64479Eu, 0x657C0710u, 0x7AE96A2Bu};
+GG_CONSTANT u32 GG_MINUS_B1[8] = {0x0ABFE4C3u, 0x6F547FA9u, 0x010E8828u, 0xE4437ED6u,
+                                  0x00000000u, 0x00000000u, 0x00000000u, 0x00000000u};
+GG_CONSTANT u32 GG_MINUS_B2[8] = {0x3DB1562Cu, 0xD765CDA8u, 0x0774346Du, 0x8A280AC5u,
+                                  0xFFFFFFFEu, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu};
+GG_CONSTANT u32 GG_G1[8] = {0x45DBB031u, 0xE893209Au, 0x71E8CA7Fu, 0x3DAA8A14u,
+                            0x9284EB15u, 0xE86C90E4u, 0xA7D46BCDu, 0x3086D221u};
+GG_CONSTANT u32 GG_G2[8] = {0x8AC47F71u, 0x1571B4AEu, 0x9DF506C6u, 0x221208ACu,
+                            0x0ABFE4C4u, 0x6F547FA9u, 0x010E8828u, 0xE4437ED6u};
 
 /* ------------------------------------------------------------------------------------------ */
 /* 256-bit helpers                                                                             */
@@ -106,6 +121,23 @@ GG_FN u32 u256_sub(u32 r[8], const u32 a[8], const u32 b[8]) {
     return (u32)borrow;
 }
 
+/* w = a * b, 512 bits. */
+GG_FN void u256_mul_wide(u32 w[16], const u32 a[8], const u32 b[8]) {
+    GG_UNROLL
+    for (int i = 0; i < 16; i++) w[i] = 0;
+    GG_UNROLL
+    for (int i = 0; i < 8; i++) {
+        u64 carry = 0;
+        GG_UNROLL
+        for (int j = 0; j < 8; j++) {
+            u64 t = (u64)a[i] * (u64)b[j] + (u64)w[i + j] + carry;
+            w[i + j] = (u32)t;
+            carry = t >> 32;
+        }
+        w[i + 8] = (u32)carry;
+    }
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Field arithmetic mod p                                                                      */
 
@@ -152,7 +184,7 @@ GG_FN void fe_fold(u32 r[8], const u32 t[8], u64 c) {
 }
 
 GG_FN void fe_add(u32 r[8], const u32 a[8], const u32 b[8]) {
-    u32 t[8];
+    u32 t[8], d[8];
     u64 acc = 0;
     GG_UNROLL
     for (int i = 0; i < 8; i++) {
@@ -160,7 +192,10 @@ GG_FN void fe_add(u32 r[8], const u32 a[8], const u32 b[8]) {
         t[i] = (u32)acc;
         acc >>= 32;
     }
-    fe_fold(r, t, acc);
+    /* a + b < 2p: subtract p when the sum carried out or is >= p */
+    u32 borrow = u256_sub(d, t, GG_P);
+    if (acc || !borrow) u256_copy(r, d);
+    else u256_copy(r, t);
 }
 
 GG_FN void fe_sub(u32 r[8], const u32 a[8], const u32 b[8]) {
@@ -192,23 +227,8 @@ GG_FN void fe_neg(u32 r[8], const u32 a[8]) {
     fe_sub(r, z, a);
 }
 
-/* r = a * b mod p. r may alias a or b. */
-GG_FN void fe_mul(u32 r[8], const u32 a[8], const u32 b[8]) {
-    u32 w[16];
-    GG_UNROLL
-    for (int i = 0; i < 16; i++) w[i] = 0;
-    GG_UNROLL
-    for (int i = 0; i < 8; i++) {
-        u64 carry = 0;
-        GG_UNROLL
-        for (int j = 0; j < 8; j++) {
-            u64 t = (u64)a[i] * (u64)b[j] + (u64)w[i + j] + carry;
-            w[i + j] = (u32)t;
-            carry = t >> 32;
-        }
-        w[i + 8] = (u32)carry;
-    }
-    /* w = L + H 2^256 = L + H (2^32 + 977) (mod p) */
+/* r = w mod p for a 512-bit w = L + H 2^256 = L + H (2^32 + 977) (mod p). */
+GG_FN void fe_reduce512(u32 r[8], const u32 w[16]) {
     u32 t[8];
     u64 acc = 0;
     GG_UNROLL
@@ -222,7 +242,47 @@ GG_FN void fe_mul(u32 r[8], const u32 a[8], const u32 b[8]) {
     fe_fold(r, t, acc);
 }
 
-GG_FN void fe_sqr(u32 r[8], const u32 a[8]) { fe_mul(r, a, a); }
+/* r = a * b mod p. r may alias a or b. */
+GG_FN void fe_mul(u32 r[8], const u32 a[8], const u32 b[8]) {
+    u32 w[16];
+    u256_mul_wide(w, a, b);
+    fe_reduce512(r, w);
+}
+
+/* r = a^2 mod p: the 28 cross products once, doubled, plus the 8 squares. r may alias a. */
+GG_FN void fe_sqr(u32 r[8], const u32 a[8]) {
+    u32 w[16];
+    GG_UNROLL
+    for (int i = 0; i < 16; i++) w[i] = 0;
+    GG_UNROLL
+    for (int i = 0; i < 7; i++) {
+        u64 carry = 0;
+        GG_UNROLL
+        for (int j = i + 1; j < 8; j++) {
+            u64 t = (u64)a[i] * (u64)a[j] + (u64)w[i + j] + carry;
+            w[i + j] = (u32)t;
+            carry = t >> 32;
+        }
+        w[i + 8] = (u32)carry;
+    }
+    /* w = 2 w (the cross products count twice); w < 2^511 so nothing is lost */
+    w[15] = w[14] >> 31;
+    GG_UNROLL
+    for (int i = 14; i > 0; i--) w[i] = (w[i] << 1) | (w[i - 1] >> 31);
+    w[0] <<= 1;
+    /* + the squares a[i]^2 at limb 2i */
+    u64 carry = 0;
+    GG_UNROLL
+    for (int i = 0; i < 8; i++) {
+        u64 sq = (u64)a[i] * (u64)a[i];
+        u64 t = (u64)w[2 * i] + (sq & 0xFFFFFFFFu) + carry;
+        w[2 * i] = (u32)t;
+        t = (u64)w[2 * i + 1] + (sq >> 32) + (t >> 32);
+        w[2 * i + 1] = (u32)t;
+        carry = t >> 32;
+    }
+    fe_reduce512(r, w);
+}
 
 /* r = a^(2^k) */
 GG_FN void fe_sqr_n(u32 r[8], const u32 a[8], int k) {
@@ -333,24 +393,6 @@ GG_FN void sc_reduce512(u32 r[8], const u32 w[16]) {
     else u256_copy(r, e);
 }
 
-GG_FN void sc_mul(u32 r[8], const u32 a[8], const u32 b[8]) {
-    u32 w[16];
-    GG_UNROLL
-    for (int i = 0; i < 16; i++) w[i] = 0;
-    GG_UNROLL
-    for (int i = 0; i < 8; i++) {
-        u64 carry = 0;
-        GG_UNROLL
-        for (int j = 0; j < 8; j++) {
-            u64 t = (u64)a[i] * (u64)b[j] + (u64)w[i + j] + carry;
-            w[i + j] = (u32)t;
-            carry = t >> 32;
-        }
-        w[i + 8] = (u32)carry;
-    }
-    sc_reduce512(r, w);
-}
-
 /* r = a mod n for any 256-bit a (a < 2^256 < 2n). */
 GG_FN void sc_reduce256(u32 r[8], const u32 a[8]) {
     u32 e[8];
@@ -366,6 +408,56 @@ GG_FN void sc_neg(u32 r[8], const u32 a[8]) {
         return;
     }
     u256_sub(r, GG_N, a);
+}
+
+GG_FN void sc_mul(u32 r[8], const u32 a[8], const u32 b[8]) {
+    u32 w[16];
+    u256_mul_wide(w, a, b);
+    sc_reduce512(r, w);
+}
+
+/* r = a + b mod n (a, b < n) */
+GG_FN void sc_add(u32 r[8], const u32 a[8], const u32 b[8]) {
+    u32 t[8], d[8];
+    u64 acc = 0;
+    GG_UNROLL
+    for (int i = 0; i < 8; i++) {
+        acc += (u64)a[i] + (u64)b[i];
+        t[i] = (u32)acc;
+        acc >>= 32;
+    }
+    u32 borrow = u256_sub(d, t, GG_N);
+    if (acc || !borrow) u256_copy(r, d);
+    else u256_copy(r, t);
+}
+
+/* r = round(k g / 2^384) (< 2^129) */
+GG_FN void sc_mul_shift_384(u32 r[8], const u32 k[8], const u32 g[8]) {
+    u32 w[16];
+    u256_mul_wide(w, k, g);
+    u64 acc = w[11] >> 31;
+    GG_UNROLL
+    for (int i = 0; i < 4; i++) {
+        acc += (u64)w[12 + i];
+        r[i] = (u32)acc;
+        acc >>= 32;
+    }
+    r[4] = (u32)acc;
+    r[5] = r[6] = r[7] = 0;
+}
+
+/* k = r1 + r2 lambda (mod n), r1 and r2 within 2^128 of 0 (libsecp256k1's
+ * secp256k1_scalar_split_lambda). */
+GG_FN void sc_split_lambda(u32 r1[8], u32 r2[8], const u32 k[8]) {
+    u32 c1[8], c2[8];
+    sc_mul_shift_384(c1, k, GG_G1);
+    sc_mul_shift_384(c2, k, GG_G2);
+    sc_mul(c1, c1, GG_MINUS_B1);
+    sc_mul(c2, c2, GG_MINUS_B2);
+    sc_add(r2, c1, c2);
+    sc_mul(r1, r2, GG_LAMBDA);
+    sc_neg(r1, r1);
+    sc_add(r1, r1, k);
 }
 
 /* r = a^(n-2) = a^-1 mod n, 4-bit fixed window. */
@@ -648,12 +740,19 @@ GG_FN void mul_g(gg_gej *r, const u32 u1[8], const u32 *gtable) {
     }
 }
 
-/* u2 R, 4-bit fixed window over a table of R .. 15R. */
-GG_FN void mul_point(gg_gej *r, const u32 u2[8], const gg_ge *pt) {
-    gg_gej tab[16];
+/* tab[k] = k P for k = 1..15 (tab[0] infinity). */
+GG_FN void point_table(gg_gej tab[16], const gg_ge *pt) {
     gej_set_inf(&tab[0]);
     gej_set_ge(&tab[1], pt);
     for (int k = 2; k < 16; k++) gej_add_ge(&tab[k], &tab[k - 1], pt);
+}
+
+/* u R, 4-bit fixed window over the whole 256-bit scalar (the path when the GLV split does not
+ * give two halves below 2^128, which the constants rule out; kept so the result never depends
+ * on that). */
+GG_FN void mul_point_plain(gg_gej *r, const u32 u[8], const gg_ge *pt) {
+    gg_gej tab[16];
+    point_table(tab, pt);
     gej_set_inf(r);
     for (int nib = 63; nib >= 0; nib--) {
         if (!r->inf) {
@@ -662,8 +761,54 @@ GG_FN void mul_point(gg_gej *r, const u32 u2[8], const gg_ge *pt) {
             gej_double(r, r);
             gej_double(r, r);
         }
-        u32 d = (u2[nib >> 3] >> ((nib & 7) * 4)) & 0xFu;
+        u32 d = (u[nib >> 3] >> ((nib & 7) * 4)) & 0xFu;
         if (d) gej_add(r, r, &tab[d]);
+    }
+}
+
+GG_FN int u256_below_2_128(const u32 a[8]) { return (a[4] | a[5] | a[6] | a[7]) == 0; }
+
+/* u R with the GLV endomorphism: u = k1 + k2 lambda, u R = k1 R + k2 (beta x, y): 128
+ * doublings instead of 256, one table of R (the table of lambda R is the same with x times
+ * beta). */
+GG_FN void mul_point(gg_gej *r, const u32 u[8], const gg_ge *pt) {
+    u32 k1[8], k2[8];
+    sc_split_lambda(k1, k2, u);
+    int neg1 = 0, neg2 = 0;
+    if (!u256_below_2_128(k1)) {
+        sc_neg(k1, k1);
+        neg1 = 1;
+    }
+    if (!u256_below_2_128(k2)) {
+        sc_neg(k2, k2);
+        neg2 = 1;
+    }
+    if (!u256_below_2_128(k1) || !u256_below_2_128(k2)) {
+        mul_point_plain(r, u, pt);
+        return;
+    }
+    gg_ge p1 = *pt;
+    if (neg1) fe_neg(p1.y, p1.y);
+    gg_gej tab[16];
+    point_table(tab, &p1);
+    int flip = neg1 != neg2;
+    gej_set_inf(r);
+    for (int nib = 31; nib >= 0; nib--) {
+        if (!r->inf) {
+            gej_double(r, r);
+            gej_double(r, r);
+            gej_double(r, r);
+            gej_double(r, r);
+        }
+        u32 d1 = (k1[nib >> 3] >> ((nib & 7) * 4)) & 0xFu;
+        if (d1) gej_add(r, r, &tab[d1]);
+        u32 d2 = (k2[nib >> 3] >> ((nib & 7) * 4)) & 0xFu;
+        if (d2) {
+            gg_gej q = tab[d2];
+            fe_mul(q.x, q.x, GG_BETA);
+            if (flip) fe_neg(q.y, q.y);
+            gej_add(r, r, &q);
+        }
     }
 }
 
@@ -746,6 +891,15 @@ void gg_test_fe_inv(u32 r[8], const u32 a[8]) { fe_inv(r, a); }
 int gg_test_fe_sqrt(u32 r[8], const u32 a[8]) { return fe_sqrt(r, a); }
 void gg_test_sc_mul(u32 r[8], const u32 a[8], const u32 b[8]) { sc_mul(r, a, b); }
 void gg_test_sc_inv(u32 r[8], const u32 a[8]) { sc_inv(r, a); }
+void gg_test_split_lambda(u32 r1[8], u32 r2[8], const u32 k[8]) { sc_split_lambda(r1, r2, k); }
+void gg_test_mul_point_plain(u32 x[8], u32 y[8], const u32 u[8], const u32 px[8], const u32 py[8]) {
+    gg_ge p;
+    u256_copy(p.x, px);
+    u256_copy(p.y, py);
+    gg_gej a;
+    mul_point_plain(&a, u, &p);
+    gej_to_affine(x, y, &a);
+}
 void gg_test_keccak_address(u32 out[5], const u32 x[8], const u32 y[8]) {
     keccak_address(out, x, y);
 }
