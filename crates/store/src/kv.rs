@@ -129,6 +129,16 @@ pub trait Backend: Send + Sync + Sized {
     fn release_resident(&self) -> Result<(), Error> {
         Ok(())
     }
+    /// Database pages written so far by this environment's write transactions (new pages
+    /// and pages copied on write, of [`Backend::page_bytes`] each), for the write stage's
+    /// statistics; `None` where the engine does not count them.
+    fn pages_written(&self) -> Option<u64> {
+        None
+    }
+    /// Bytes per database page.
+    fn page_bytes(&self) -> u64 {
+        4096
+    }
     /// Tells the OS that reads will now go through the database in file order (a whole-store
     /// scan), so it reads ahead of each one. Default: nothing to advise.
     fn advise_sequential(&self) -> Result<(), Error> {

@@ -26,6 +26,7 @@ mod genesis;
 pub mod kv;
 pub mod mdbx;
 pub mod overlay;
+mod persist;
 mod state;
 mod view;
 
@@ -37,7 +38,8 @@ pub use genesis::{
 };
 use gigagas_trie::{ChangeSet, MemoryStore, Parallelism, StoreError};
 use kv::{Backend, KvRead, KvWrite, Table};
-pub use overlay::{KvDiff, Layered};
+pub use overlay::{KvDiff, Layered, SharedTrieBuffer, TrieBuffer};
+pub use persist::{FlushStats, FLAT_TABLES};
 pub use state::{CodeCache, DiskState};
 use std::{
     collections::BTreeMap,
@@ -320,6 +322,37 @@ impl PendingBlock {
     }
 }
 
+/// What a read sees over the store's snapshot, bottom up: trie buffers (committed blocks'
+/// trie nodes not yet flushed, oldest first), then blocks computed and not yet committed
+/// (oldest first). Clone every part before the snapshot is taken.
+#[derive(Debug, Clone)]
+pub struct Overlay {
+    /// Trie buffers, oldest first.
+    pub buffers: Vec<std::sync::Arc<SharedTrieBuffer>>,
+    /// The block whose state the read is of (the newest layer's, else the last committed):
+    /// a buffer that merged a later block is refused, never read.
+    pub block: u64,
+    /// Blocks computed and not yet committed, oldest first.
+    pub layers: Vec<std::sync::Arc<KvDiff>>,
+}
+
+impl Default for Overlay {
+    fn default() -> Self {
+        Self {
+            buffers: Vec::new(),
+            block: u64::MAX,
+            layers: Vec::new(),
+        }
+    }
+}
+
+impl Overlay {
+    /// `base` with this overlay over it.
+    pub fn over<R: KvRead>(self, base: R) -> Layered<R> {
+        Layered::buffered(base, self.buffers, self.block, self.layers)
+    }
+}
+
 /// The MDBX read snapshot.
 pub type ReadTxn = mdbx::MdbxRead;
 /// The MDBX write transaction.
@@ -438,6 +471,9 @@ impl<B: Backend> Store<B> {
                 ),
             });
         }
+        // Tries left behind by a run stopped between two flushes of its trie buffer are
+        // rebuilt before anything reads them.
+        store.recover_trie(&|what| eprintln!("{what}"))?;
         Ok(store)
     }
 
@@ -507,6 +543,18 @@ impl<B: Backend> Store<B> {
     ) -> Result<View<Layered<B::Read>>, Error> {
         Ok(View {
             kv: Layered::new(self.snapshot(readers)?.kv, layers),
+        })
+    }
+
+    /// [`Self::snapshot`] with `overlay` laid over it (clone its parts before taking the
+    /// snapshot, as for [`Self::snapshot_over`]).
+    pub fn snapshot_overlay(
+        &self,
+        readers: usize,
+        overlay: Overlay,
+    ) -> Result<View<Layered<B::Read>>, Error> {
+        Ok(View {
+            kv: overlay.over(self.snapshot(readers)?.kv),
         })
     }
 
@@ -864,8 +912,26 @@ impl<B: Backend> Store<B> {
         codes: &[Bytes],
         parallelism: Parallelism,
     ) -> Result<PendingBlock, Error> {
+        let overlay = Overlay {
+            layers: layers.to_vec(),
+            ..Overlay::default()
+        };
+        self.compute_block_overlay(&overlay, block, changes, codes, parallelism)
+    }
+
+    /// [`Self::compute_block`] against the head with `overlay` laid over it: trie buffers
+    /// (blocks committed, their trie nodes not yet flushed) and blocks computed and not yet
+    /// committed.
+    pub fn compute_block_overlay(
+        &self,
+        overlay: &Overlay,
+        block: BlockRef,
+        changes: &ChangeSet,
+        codes: &[Bytes],
+        parallelism: Parallelism,
+    ) -> Result<PendingBlock, Error> {
         let view = View {
-            kv: Layered::new(self.read_kv()?, layers.to_vec()),
+            kv: overlay.clone().over(self.read_kv()?),
         };
         let head = view
             .kv
@@ -921,38 +987,11 @@ impl<B: Backend> Store<B> {
     /// in one write transaction, provided the head is still the block's parent (blocks
     /// commit in order). Returns the new head.
     pub fn commit_block(&self, pending: &PendingBlock) -> Result<Head, Error> {
-        let new_head = pending.head;
         let txn = self.backend.write().map_err(|e| at(&self.path, e))?;
-        // The head read inside the write transaction: no other writer moved it meanwhile.
-        let current = txn
-            .get(Table::Meta, b"head")?
-            .map(|v| codec::decode_head(&v))
-            .transpose()?;
-        if current != Some(pending.parent) {
-            return Err(Error::Backend(format!(
-                "{}: block {} follows block {} (hash {}), but the store's head is {}",
-                self.path.display(),
-                new_head.number,
-                pending.parent.number,
-                pending.parent.hash,
-                current.map_or("missing".to_owned(), |h| format!(
-                    "block {} (hash {})",
-                    h.number, h.hash
-                )),
-            )));
-        }
-        let key = new_head.number.to_be_bytes();
-        if let Some(digest) = txn.get(Table::Meta, HASHES_DIGEST)? {
-            let mut digest = codec::b256(Table::Meta, HASHES_DIGEST, &digest)?;
-            if let Some(old) = txn.get(Table::BlockHashes, &key)? {
-                digest = xor(digest, entry_digest(&key, &old));
-            }
-            digest = xor(digest, entry_digest(&key, new_head.hash.as_slice()));
-            txn.put(Table::Meta, HASHES_DIGEST, digest.as_slice())?;
-        }
+        self.begin_commit(&txn, pending)?;
         pending.diff.apply(&txn)?;
         txn.commit().map_err(|e| at(&self.path, e))?;
-        Ok(new_head)
+        Ok(pending.head)
     }
 
     /// Reads every account, slot and branch node into a [`MemoryStore`] (for verification

@@ -464,6 +464,15 @@ impl Backend for Mdbx {
         self.advise(libc::MADV_SEQUENTIAL)
     }
 
+    fn pages_written(&self) -> Option<u64> {
+        let ops = self.env.info().ok()?.page_ops();
+        Some(ops.newly.saturating_add(ops.cow))
+    }
+
+    fn page_bytes(&self) -> u64 {
+        self.env.stat().map_or(4096, |s| u64::from(s.page_size()))
+    }
+
     fn size_bytes(&self) -> Result<u64, Error> {
         let file = self.path.join("mdbx.dat");
         // Allocated blocks: the file is sparse up to its growth step.

@@ -304,6 +304,86 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Blocks whose trie nodes go to a trie buffer (flat state committed per block; the
+    /// buffer flushed at random blocks, or lost with the process at random blocks: the store
+    /// reopened, its tries rebuilt from the flat state) leave the store node for node as
+    /// blocks applied one by one; every block's root is computed through the buffer (and,
+    /// during a flush, the frozen buffer under the next one), over uncommitted blocks.
+    #[test]
+    fn blocks_through_a_trie_buffer_equal_blocks_applied_one_by_one(
+        pre in pre_strategy(),
+        blocks in prop::collection::vec(block_strategy(), 1..7),
+        flush_at in prop::collection::vec(any::<bool>(), 7),
+        crash_at in prop::collection::vec(prop::bool::weighted(0.2), 7),
+    ) {
+        use gigagas_store::{Overlay, SharedTrieBuffer, TrieBuffer};
+        use std::sync::Arc;
+        let dir = tempfile::tempdir().unwrap();
+        let model = model_of(&pre);
+        let (one_by_one, _) = stores(&model, &dir.path().join("a"));
+        let path = dir.path().join("b");
+        let (store, _) = stores(&model, &path);
+        let mut store = Some(store);
+        let mut active: Arc<SharedTrieBuffer> = Arc::default();
+        let mut frozen: Option<Arc<SharedTrieBuffer>> = None;
+        for (i, block) in blocks.iter().enumerate() {
+            let number = i as u64 + 1;
+            let changes = changes_of(block, i as u64 * 10);
+            let block = BlockRef {
+                number,
+                hash: block_hash(number),
+                parent_hash: block_hash(number - 1),
+                expected_root: None,
+            };
+            let head = one_by_one.apply_block(block, &changes, &[], Parallelism::Serial).unwrap();
+            let s = store.as_ref().unwrap();
+            let overlay = Overlay {
+                buffers: frozen.iter().cloned().chain([active.clone()]).collect(),
+                block: number - 1,
+                layers: Vec::new(),
+            };
+            let computed = s
+                .compute_block_overlay(&overlay, block, &changes, &[], Parallelism::Serial)
+                .unwrap();
+            prop_assert_eq!(computed.head(), head);
+            if let Some(f) = frozen.take() {
+                // The flush of the frozen buffer, while the next block was computed over it.
+                s.flush_trie(&f.read().unwrap()).unwrap();
+            }
+            s.commit_block_flat(&computed).unwrap();
+            active.write().unwrap().merge(&computed.diff(), computed.head());
+            if crash_at[i] {
+                // The process dies: the buffer is lost, the store reopened and recovered.
+                drop(store.take());
+                let s: Store = Store::open(&path).unwrap();
+                prop_assert_eq!(s.trie_lag().unwrap(), None);
+                let verified = s.verify().unwrap();
+                prop_assert!(verified.ok(), "after recovery at block {}: {:?}", number, verified);
+                store = Some(s);
+                active = Arc::default();
+            } else if flush_at[i] {
+                frozen = Some(std::mem::take(&mut active));
+            }
+        }
+        let s = store.as_ref().unwrap();
+        for b in frozen.iter().chain([&active]) {
+            let stats = s.flush_trie(&b.read().unwrap()).unwrap();
+            prop_assert!(stats.blocks == 0 || stats.through <= blocks.len() as u64);
+        }
+        prop_assert_eq!(s.trie_lag().unwrap(), None);
+        prop_assert_eq!(s.head().unwrap(), one_by_one.head().unwrap());
+        let (a, _) = one_by_one.to_memory().unwrap();
+        let (b, _) = s.to_memory().unwrap();
+        prop_assert_eq!(first_difference(&a, &b), None);
+        let verified = s.verify().unwrap();
+        prop_assert!(verified.ok(), "{:?}", verified);
+        let _ = TrieBuffer::TABLES;
+    }
+}
+
 /// One hot account with thousands of slots and blocks of thousands of changes (the parallel
 /// walk forks inside its storage trie, each fork reading its own MDBX read transaction).
 #[test]
@@ -798,30 +878,119 @@ fn open_names_what_is_wrong_with_the_data_file() {
     assert!(!e.contains("unknown error code"), "{e}");
 }
 
+/// The environment variable that makes the full-disk test's child process fill the store
+/// at the directory it names (the tmpfs its parent mounted).
+const FULL_DISK_CHILD: &str = "GIGAGAS_STORE_FULL_DISK_CHILD";
+
 /// A full disk during a write is a named error, never a panic inside the MDBX binding, and
-/// the store stays at its last whole block. Needs a small tmpfs, so root (skipped, loudly,
-/// otherwise).
+/// the store stays at its last whole block. Needs a small tmpfs, so root (`CAP_SYS_ADMIN`,
+/// probed by `build.rs`: without it the test is reported as ignored with this reason).
+///
+/// The machine is left as it was found: the store is filled by a child process (this test
+/// binary again, with `FULL_DISK_CHILD` set), because after the failed commit the store
+/// keeps the environment's handle on purpose (`mdbx::commit`), which keeps the tmpfs busy
+/// until the process ends. The parent only mounts, waits and unmounts; its guard unmounts
+/// also when an assertion fails, retries, falls back to a lazy unmount, and panics (or, if
+/// already unwinding, aborts) when the tmpfs stays mounted.
 #[test]
+#[cfg_attr(
+    not(gigagas_can_mount),
+    ignore = "needs root (CAP_SYS_ADMIN) to mount a 4 MiB tmpfs"
+)]
 fn a_full_disk_is_a_named_error_and_the_store_stays_whole() {
+    if let Some(mnt) = std::env::var_os(FULL_DISK_CHILD) {
+        fill_the_disk(std::path::Path::new(&mnt));
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let mnt = dir.path().join("mnt");
     std::fs::create_dir(&mnt).unwrap();
-    let mounted = std::process::Command::new("mount")
+    let status = std::process::Command::new("mount")
         .args(["-t", "tmpfs", "-o", "size=4m", "tmpfs"])
         .arg(&mnt)
         .status()
-        .is_ok_and(|s| s.success());
-    if !mounted {
-        eprintln!("SKIPPED a_full_disk_is_a_named_error_and_the_store_stays_whole: cannot mount a tmpfs (needs root)");
-        return;
-    }
-    struct Unmount(std::path::PathBuf);
-    impl Drop for Unmount {
-        fn drop(&mut self) {
-            let _ = std::process::Command::new("umount").arg(&self.0).status();
-        }
-    }
+        .unwrap();
+    assert!(
+        status.success(),
+        "mount -t tmpfs failed ({status}) although build.rs found CAP_SYS_ADMIN"
+    );
+    // Declared after `dir`, so it drops (unmounts) before the directory is removed.
     let _unmount = Unmount(mnt.clone());
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "a_full_disk_is_a_named_error_and_the_store_stays_whole",
+            "--include-ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(FULL_DISK_CHILD, &mnt)
+        .output()
+        .unwrap();
+    let out = format!(
+        "{}{}",
+        String::from_utf8_lossy(&child.stdout),
+        String::from_utf8_lossy(&child.stderr)
+    );
+    assert!(child.status.success(), "the child failed:\n{out}");
+    assert!(out.contains("1 passed"), "the child ran no test:\n{out}");
+}
+
+/// Unmounts a tmpfs when dropped: `umount`, retried for up to 5 s while busy, then
+/// `umount -l`; a mount that cannot be removed is a loud failure.
+struct Unmount(std::path::PathBuf);
+
+impl Unmount {
+    fn mounted(&self) -> bool {
+        let Ok(mounts) = std::fs::read_to_string("/proc/mounts") else {
+            return true;
+        };
+        let target = self.0.to_string_lossy().replace(' ', "\\040");
+        mounts
+            .lines()
+            .any(|line| line.split(' ').nth(1) == Some(target.as_str()))
+    }
+}
+
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        for attempt in 0..50 {
+            let ok = std::process::Command::new("umount")
+                .arg(&self.0)
+                .status()
+                .is_ok_and(|s| s.success());
+            if ok || !self.mounted() {
+                return;
+            }
+            if attempt == 0 {
+                eprintln!("umount {} failed, retrying", self.0.display());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+        if self.mounted() {
+            let msg = format!(
+                "the tmpfs at {} is still mounted: unmount it by hand",
+                self.0.display()
+            );
+            if std::thread::panicking() {
+                eprintln!("{msg}");
+                std::process::abort();
+            }
+            panic!("{msg}");
+        }
+        eprintln!(
+            "the tmpfs at {} needed a lazy unmount (a handle was still open)",
+            self.0.display()
+        );
+    }
+}
+
+/// The child's part of the full-disk test: fills a store under `mnt` until a write fails.
+fn fill_the_disk(mnt: &std::path::Path) {
     let path = mnt.join("db");
     let mut model = Model::default();
     model.accounts.insert(key(1, 1), info(1));
@@ -866,7 +1035,7 @@ fn a_full_disk_is_a_named_error_and_the_store_stays_whole() {
     assert!(!e.contains("unknown error code"), "{e}");
     // Nothing of the failed block was written: the head is the last whole block, and the
     // store still verifies. (The failed transaction's handle is kept, so this process cannot
-    // reopen the store; a new process can.)
+    // reopen the store, nor can the tmpfs be unmounted before it ends; a new process can.)
     assert_eq!(store.head().unwrap(), Some(parent));
     assert!(store.verify().unwrap().ok());
 }
