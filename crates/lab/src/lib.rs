@@ -9,6 +9,7 @@ pub mod cost_model;
 pub mod critical_path;
 pub mod html;
 pub mod machine_load;
+pub mod pipeline_sim;
 pub mod provenance;
 pub mod report;
 pub mod simulate;

@@ -437,7 +437,7 @@ pub struct BenchReport {
 
 /// One pipeline configuration measured over the whole data set (`bench --root/--pipeline`):
 /// recover → prefetch → execute → verify → root → write, every block verified.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PipelineReport {
     /// Execution mode name (`parallel/2t/ordered`).
     pub mode: String,

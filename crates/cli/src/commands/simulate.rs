@@ -58,6 +58,7 @@ pub fn exec(args: SimulateArgs) -> Result<()> {
             "{}",
             gigagas_lab::table::simulation_table(report, &predictions)
         );
+        print_pipeline(report, &threads);
         // The traces were measured under these conditions: the prediction inherits them.
         for warning in gigagas_lab::report::noise_warnings(report) {
             // The warning quotes the result's own strings (mode, scheduler): escaped.
@@ -69,4 +70,56 @@ pub fn exec(args: SimulateArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The pipeline simulator (`gigagas_lab::pipeline_sim`) for every pipeline configuration the
+/// result measured at two thread counts or more: predicted end to end at each count of
+/// `threads` and at the measured ones, with the error wherever a measurement exists.
+fn print_pipeline(report: &gigagas_lab::BenchReport, threads: &[usize]) {
+    use std::collections::BTreeMap;
+    let mut groups: BTreeMap<String, Vec<&gigagas_lab::PipelineReport>> = BTreeMap::new();
+    for row in &report.pipeline {
+        let key = format!(
+            "root {}{}, pipeline {}{}, bal {}",
+            row.root,
+            row.where_label(),
+            row.pipeline_label(),
+            row.recovery_label(),
+            row.bal
+        );
+        groups.entry(key).or_default().push(row);
+    }
+    for (key, rows) in groups {
+        let mut counts: Vec<usize> = threads.to_vec();
+        counts.extend(rows.iter().map(|r| r.threads));
+        counts.sort_unstable();
+        counts.dedup();
+        let predictions = match gigagas_lab::pipeline_sim::predict(&rows, &counts) {
+            Ok(p) => p,
+            Err(why) => {
+                note!(
+                    "pipeline {}: not simulated: {why}",
+                    gigagas_guard::text::printable(&key)
+                );
+                continue;
+            }
+        };
+        let mut table = comfy_table::Table::new();
+        table.set_header(["threads", "predicted Mgas/s", "measured Mgas/s", "error"]);
+        let gas = rows.first().map_or(0, |r| r.total_gas) as f64;
+        for p in &predictions {
+            table.add_row([
+                p.threads.to_string(),
+                format!("{:.0}", p.predicted_mgas_per_s),
+                p.measured_ns.map_or("-".into(), |ns| {
+                    format!("{:.0}", gas / ns.max(1) as f64 * 1e3)
+                }),
+                p.error_percent.map_or("-".into(), |e| format!("{e:+.0}%")),
+            ]);
+        }
+        out!(
+            "pipeline {} (simulated from its two smallest thread counts; stages as a flow shop under one thread budget, contention not modelled: a ceiling above the measured counts)\n{table}",
+            gigagas_guard::text::printable(&key)
+        );
+    }
 }

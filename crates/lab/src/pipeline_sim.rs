@@ -1,0 +1,222 @@
+//! The pipeline simulator: from the per-stage timelines of one pipeline configuration measured
+//! at two thread counts, predict its end-to-end wall time at any other count.
+//!
+//! Model, per block and stage: the measured busy time at the two counts `a < b` fits
+//! Amdahl's law, `d(t) = serial + parallel / t` (both clamped at zero). The run is then a
+//! flow shop of the engine's stage threads, each handling one block at a time in order:
+//! recover; prefetch then the early root (one thread); execute then verify (needs the block's
+//! recovery and prefetch); write (the commit: needs the block's execution and root). With the
+//! stages back to back every block's stages run one after another. Either way the wall time is
+//! at least the total work over the thread budget (every stage's CPU work shares it), so the
+//! prediction is the larger of the two. Queue back-pressure (one unit per queue) and the I/O
+//! pool's waits are not modelled; contention (each transaction slower with more threads) is
+//! not seen: read predictions above the measured counts as a ceiling.
+
+use crate::{PipelineBlock, PipelineReport};
+use std::collections::BTreeMap;
+
+/// The stage threads of the overlapped pipeline, each a list of the stages it runs in turn,
+/// in the order a block meets them.
+const LANES: [&[&str]; 4] = [
+    &["recover"],
+    &["prefetch", "root"],
+    &["execute", "verify"],
+    &["write"],
+];
+
+/// One block's stage times fitted at two thread counts: ns of serial and parallel work.
+#[derive(Debug, Clone, Default)]
+struct Fit(BTreeMap<String, (f64, f64)>);
+
+impl Fit {
+    fn at(&self, stage: &str, threads: f64) -> f64 {
+        self.0
+            .get(stage)
+            .map_or(0.0, |(serial, parallel)| serial + parallel / threads)
+    }
+
+    /// Work on one thread, ns.
+    fn work(&self) -> f64 {
+        self.0.values().map(|(s, p)| s + p).sum()
+    }
+}
+
+/// A prediction at one thread count, with the measurement where one exists.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PipelinePrediction {
+    /// Thread budget.
+    pub threads: usize,
+    /// Predicted wall time, ns.
+    pub predicted_ns: u64,
+    /// Predicted end to end, Mgas/s.
+    pub predicted_mgas_per_s: f64,
+    /// Measured wall time (the median repeat), ns, where the input holds this count.
+    pub measured_ns: Option<u64>,
+    /// (predicted − measured) / measured, percent.
+    pub error_percent: Option<f64>,
+}
+
+fn durations(block: &PipelineBlock) -> BTreeMap<&str, f64> {
+    block
+        .stages
+        .iter()
+        .map(|(k, [s, e])| (k.as_str(), e.saturating_sub(*s) as f64))
+        .collect()
+}
+
+/// Fits every block's stages from the rows at thread counts `a < b` (same blocks, in order).
+fn fit(a: &PipelineReport, b: &PipelineReport) -> Result<Vec<Fit>, String> {
+    if a.timeline.len() != b.timeline.len()
+        || a.timeline
+            .iter()
+            .zip(&b.timeline)
+            .any(|(x, y)| x.number != y.number)
+    {
+        return Err("the two rows ran different blocks".into());
+    }
+    let (ta, tb) = (a.threads as f64, b.threads as f64);
+    Ok(a.timeline
+        .iter()
+        .zip(&b.timeline)
+        .map(|(x, y)| {
+            let (dx, dy) = (durations(x), durations(y));
+            let stages = dx.keys().chain(dy.keys()).copied().collect::<Vec<_>>();
+            Fit(stages
+                .into_iter()
+                .map(|stage| {
+                    let (da, db) = (
+                        dx.get(stage).copied().unwrap_or(0.0),
+                        dy.get(stage).copied().unwrap_or(0.0),
+                    );
+                    // d(t) = s + p/t through both points.
+                    let parallel = ((da - db) / (1.0 / ta - 1.0 / tb)).max(0.0);
+                    let serial = (da - parallel / ta).max(0.0);
+                    (stage.to_owned(), (serial, parallel))
+                })
+                .collect())
+        })
+        .collect())
+}
+
+/// The flow shop's makespan at `threads`, ns.
+fn makespan(fits: &[Fit], threads: f64, overlap: bool) -> f64 {
+    if !overlap {
+        return fits
+            .iter()
+            .map(|f| f.0.keys().map(|s| f.at(s, threads)).sum::<f64>())
+            .sum();
+    }
+    // Each lane's time of being free, and each block's lane end times.
+    let mut free = [0.0f64; 4];
+    for f in fits {
+        let lane = |i: usize| LANES[i].iter().map(|s| f.at(s, threads)).sum::<f64>();
+        let recover = free[0] + lane(0);
+        free[0] = recover;
+        // Prefetch first, then the early root beside execution.
+        let prefetched = free[1] + f.at("prefetch", threads);
+        let rooted = prefetched + f.at("root", threads);
+        free[1] = rooted;
+        let executed = free[2].max(recover).max(prefetched) + lane(2);
+        free[2] = executed;
+        let written = free[3].max(executed).max(rooted) + lane(3);
+        free[3] = written;
+    }
+    free.into_iter().fold(0.0, f64::max)
+}
+
+/// Predictions for `rows` (one configuration at several thread counts; the two smallest
+/// counts calibrate) at every count of `threads`, each beside its measurement where `rows`
+/// holds it.
+pub fn predict(
+    rows: &[&PipelineReport],
+    threads: &[usize],
+) -> Result<Vec<PipelinePrediction>, String> {
+    let mut sorted: Vec<&PipelineReport> = rows.to_vec();
+    sorted.sort_by_key(|r| r.threads);
+    sorted.dedup_by_key(|r| r.threads);
+    let [a, b, ..] = sorted[..] else {
+        return Err(
+            "the simulator needs the same configuration at two thread counts (e.g. --threads 1,2)"
+                .into(),
+        );
+    };
+    let fits = fit(a, b)?;
+    let gas = a.total_gas as f64;
+    let work: f64 = fits.iter().map(Fit::work).sum();
+    Ok(threads
+        .iter()
+        .map(|&t| {
+            let tf = t.max(1) as f64;
+            let wall = makespan(&fits, tf, a.overlap).max(work / tf).max(1.0);
+            let measured = sorted.iter().find(|r| r.threads == t).map(|r| r.median_ns);
+            PipelinePrediction {
+                threads: t,
+                predicted_ns: wall as u64,
+                predicted_mgas_per_s: gas / wall * 1e3,
+                measured_ns: measured,
+                error_percent: measured.map(|m| (wall - m as f64) / (m.max(1) as f64) * 100.0),
+            }
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(threads: usize, overlap: bool, stage_ns: &[(&str, u64)], blocks: u64) -> PipelineReport {
+        let timeline = (0..blocks)
+            .map(|n| PipelineBlock {
+                number: n,
+                gas: 1_000_000,
+                txs: 10,
+                stages: stage_ns
+                    .iter()
+                    .map(|(s, d)| ((*s).to_owned(), [0, *d]))
+                    .collect(),
+                demand_reads: None,
+                read_bytes: None,
+            })
+            .collect();
+        PipelineReport {
+            threads,
+            overlap,
+            total_gas: blocks * 1_000_000,
+            timeline,
+            ..PipelineReport::default()
+        }
+    }
+
+    #[test]
+    fn a_fully_parallel_stage_halves_and_the_fit_reproduces_its_inputs() {
+        let one = row(1, false, &[("execute", 1000), ("write", 100)], 3);
+        let two = row(2, false, &[("execute", 500), ("write", 100)], 3);
+        let p = predict(&[&one, &two], &[1, 2, 4]).unwrap();
+        // Back to back: 3 × (execute + write).
+        assert_eq!(p[0].predicted_ns, 3 * 1100);
+        assert_eq!(p[1].predicted_ns, 3 * 600);
+        assert_eq!(p[2].predicted_ns, 3 * 350);
+    }
+
+    #[test]
+    fn overlapped_stages_are_bound_by_the_busiest_lane_and_the_budget() {
+        let one = row(
+            1,
+            true,
+            &[("recover", 400), ("execute", 1000), ("write", 300)],
+            10,
+        );
+        let two = row(
+            2,
+            true,
+            &[("recover", 200), ("execute", 500), ("write", 300)],
+            10,
+        );
+        let p = predict(&[&one, &two], &[16]).unwrap();
+        // At 16 threads the serial write (300 per block) is the busiest lane.
+        let wall = p[0].predicted_ns as f64;
+        assert!((3000.0..3200.0).contains(&wall), "{wall}");
+        // One count is not enough to fit.
+        assert!(predict(&[&one], &[2]).is_err());
+    }
+}
