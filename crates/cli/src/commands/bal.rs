@@ -72,7 +72,12 @@ fn stats(args: StatsArgs) -> Result<()> {
             dataset.total_gas() as f64 / 1e6,
             dataset.name
         );
-        datasets.push(gigagas_balstats::dataset_stats(&dataset, &|| {})?);
+        // Each block is prepared (senders, sequential run, BAL) and its variants encoded and
+        // compressed: about 12 s for the bundled sample on 2 cores, so a bar shows it moving.
+        let bar = crate::common::progress(dataset.blocks.len() as u64, "bal stats");
+        let stats = gigagas_balstats::dataset_stats(&dataset, &|| bar.inc(1));
+        bar.finish_and_clear();
+        datasets.push(stats?);
     }
     let report = gigagas_balstats::report(datasets);
     let text = if args.markdown {
