@@ -44,7 +44,7 @@ pub struct DifferentialArgs {
 }
 
 fn cmd_differential_suite(args: &DifferentialArgs, suite: &str) -> Result<()> {
-    use gigagas_differential::{geth, suite as s};
+    use gigagas_differential::suite as s;
     if !suite.eq_ignore_ascii_case("eip7928") {
         bail!("--suite {suite:?}: unknown suite (eip7928)");
     }
@@ -57,7 +57,7 @@ fn cmd_differential_suite(args: &DifferentialArgs, suite: &str) -> Result<()> {
     let evm = if args.no_geth {
         None
     } else {
-        let evm = geth::evm_binary(args.install)?;
+        let evm = evm_or_hint(args.install, true)?;
         note!("geth: {}", evm.display());
         Some(evm)
     };
@@ -78,6 +78,22 @@ fn cmd_differential_suite(args: &DifferentialArgs, suite: &str) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// geth's `evm`, or an error naming every way on: this command's own `--install`, the install
+/// script, and (for the suite, or instead of the per-fork check) `--suite eip7928 --no-geth`.
+fn evm_or_hint(install: bool, suite: bool) -> Result<PathBuf> {
+    gigagas_differential::geth::evm_binary(install).map_err(|e| {
+        let without = if suite {
+            "or run the suite without geth: add --no-geth"
+        } else {
+            "or check gigagas alone: `gigagas differential --suite eip7928 --no-geth`"
+        };
+        anyhow::anyhow!(
+            "{e}; install it with `gigagas differential --install` (go install, needs Go) or \
+             scripts/install-geth-evm.sh, {without}"
+        )
+    })
 }
 
 pub fn exec(args: DifferentialArgs) -> Result<()> {
@@ -104,7 +120,7 @@ pub fn exec(args: DifferentialArgs) -> Result<()> {
             other => bail!("--fork {other:?}: unknown fork (prague, osaka, amsterdam)"),
         });
     }
-    let evm = geth::evm_binary(args.install)?;
+    let evm = evm_or_hint(args.install, false)?;
     note!("geth: {}", evm.display());
     if !args.workload.is_empty() {
         return differential_workloads(&args, &specs, &evm);
