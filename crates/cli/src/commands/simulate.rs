@@ -54,12 +54,8 @@ pub fn exec(args: SimulateArgs) -> Result<()> {
             report.blocks.len(),
             report.phases.txs
         );
-        out!(
-            "{}",
-            gigagas_lab::table::simulation_table(report, &predictions)
-        );
-        print_pipeline(report, &threads);
         // The traces were measured under these conditions: the prediction inherits them.
+        // Said before the table they qualify.
         for warning in gigagas_lab::report::noise_warnings(report) {
             // The warning quotes the result's own strings (mode, scheduler): escaped.
             note!(
@@ -68,6 +64,11 @@ pub fn exec(args: SimulateArgs) -> Result<()> {
                 gigagas_guard::text::printable(&warning)
             );
         }
+        out!(
+            "{}",
+            gigagas_lab::table::simulation_table(report, &predictions)
+        );
+        print_pipeline(report, &threads);
     }
     Ok(())
 }
