@@ -293,12 +293,10 @@ fn compare_gives_a_verdict_per_configuration() {
         .filter(|l| l.starts_with("| sequential") || l.starts_with("| parallel"))
         .collect();
     assert_eq!(rows.len(), 2, "{stdout}");
-    assert!(rows
-        .iter()
-        .all(|r| r.contains("faster")
-            || r.contains("slower")
-            || r.contains("no change")
-            || r.contains("inconclusive")));
+    assert!(rows.iter().all(|r| r.contains("faster")
+        || r.contains("slower")
+        || r.contains("no change")
+        || r.contains("inconclusive")));
     let (ok, _, stderr) = gigagas(&["compare", &files[0], &files[1], "--floor", "abc"]);
     assert!(!ok && stderr.contains("abc"), "{stderr}");
     let (ok, _, _) = gigagas(&["compare", &files[0], "/nonexistent.json"]);
@@ -1579,8 +1577,25 @@ fn compare_refuses_different_data_zero_throughput_and_judges_only_enough_repeats
     let dir = tempfile::tempdir().unwrap();
     let a = tiny_result(dir.path(), "a.json");
     let a_s = a.to_str().unwrap();
-    // Same data, 3 repeats each: a verdict.
+    // Same data, 3 repeats each, spread by ±30%: the interval reaches past ±2%, so no
+    // verdict but the repeats that would settle it.
     let (ok, stdout, stderr) = gigagas(&["compare", a_s, a_s]);
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains("inconclusive") && stdout.contains("repeats per side"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("no change"), "{stdout}");
+    // Tight repeats: the whole interval within ±2% is "no change".
+    let tight = tiny_result(dir.path(), "tight.json");
+    edit_json(&tight, |v| {
+        for run in v["runs"].as_array_mut().unwrap() {
+            let m = run["median_ns"].as_u64().unwrap();
+            run["repeat_ns"] = serde_json::json!([m, m + m / 500, m - m / 500, m, m + m / 1000]);
+        }
+    });
+    let t = tight.to_str().unwrap();
+    let (ok, stdout, stderr) = gigagas(&["compare", t, t]);
     assert!(ok, "{stderr}");
     assert!(stdout.contains("no change"), "{stdout}");
 
