@@ -322,7 +322,7 @@ pub fn validate(options: &BenchOptions) -> Result<(), SpecError> {
         return Err(SpecError::conflict(
             "root",
             "state",
-            "a state on disk is measured with the store's root: incremental only",
+            "a state on disk is measured with the store's root: root incremental only",
         ));
     }
     configs(options)

@@ -311,6 +311,10 @@ impl BenchPlan {
         if !args.cache.is_empty() && !options.disk {
             bail!("--cache applies to the on-disk store: give --state disk");
         }
+        // The overlay is an axis of the on-disk rows with the stages overlapped only.
+        if !args.overlay.is_empty() && !(options.disk && options.overlap.contains(&true)) {
+            bail!("--overlay applies to the on-disk store with the pipeline on: give --state disk (and --pipeline on)");
+        }
         // Every pipeline configuration is a run spec, refused here by its fields, before
         // any data is loaded.
         gigagas_bench::pipeline::validate(&options).map_err(|e| spec_error(&e, BENCH_FLAGS))?;

@@ -6,6 +6,7 @@ use crate::common::{
     available_cores, check_memory_node_store, load_with, note, out, parse_on_off, prepare_all, say,
     spec_error, Console, DataArg, ModeArg, PoolArgs,
 };
+use crate::limits;
 use crate::output::{Input, Output};
 use crate::store;
 use anyhow::{Context, Result};
@@ -105,9 +106,16 @@ pub struct RunArgs {
     pool: PoolArgs,
 }
 
-/// `run`'s flags as the engine's run spec.
-fn spec(args: &RunArgs) -> RunSpec {
-    RunSpec {
+/// `run`'s flags as the engine's run spec (numeric flags within their bounds first, named as
+/// every command names them).
+fn spec(args: &RunArgs) -> Result<RunSpec> {
+    if let Some(t) = args.threads {
+        limits::threads("--threads", t)?;
+    }
+    if let Some(k) = args.mega {
+        limits::check_range("--mega", k, 1, limits::MAX_MEGA)?;
+    }
+    Ok(RunSpec {
         execution: match args.mode {
             ModeArg::Sequential => Execution::Sequential,
             ModeArg::Parallel => Execution::Parallel,
@@ -131,12 +139,12 @@ fn spec(args: &RunArgs) -> RunSpec {
         warm_spin: Some(args.pool.warm_spin),
         small_block_gas: Some(args.pool.small_block_gas),
         recovery: args.recovery,
-    }
+    })
 }
 
 pub fn exec(args: RunArgs) -> Result<()> {
     // Every setting checked once, before anything is loaded or opened.
-    let valid = spec(&args)
+    let valid = spec(&args)?
         .validate(available_cores())
         .map_err(|e| spec_error(&e, &[]))?;
     let options = valid.options;

@@ -775,7 +775,7 @@ fn bench_measures_the_whole_pipeline_beside_execution() {
     let (ok, _, stderr) = gigagas(&["bench", "--root", "incremental", "--repeats", "1"]);
     assert!(!ok);
     assert!(
-        stderr.contains("--root incremental needs complete states"),
+        stderr.contains("root incremental needs complete states"),
         "{stderr}"
     );
 }
@@ -903,12 +903,12 @@ fn bench_measures_the_pipeline_on_an_on_disk_store() {
         ),
         (
             vec!["--state", "disk", "--root", "parallel"],
-            "--root incremental only",
+            "root incremental only",
         ),
         (vec!["--state", "disk"], "give --root incremental"),
         (
             vec!["--root", "incremental", "--sync", "end"],
-            "give --state disk",
+            "--sync with --state",
         ),
         (
             vec![
@@ -1469,11 +1469,11 @@ fn numbers_that_cannot_work_are_refused_naming_the_flag() {
                 "--scheduler",
                 "gas-used",
             ],
-            "--threads and --scheduler only apply to --mode parallel",
+            "--threads with --mode: applies to parallel execution only",
         ),
         (
             vec!["run", "--mode", "sequential", "--mega", "2"],
-            "--mega only applies to --mode parallel",
+            "--mega with --mode: applies to parallel execution only",
         ),
         (vec!["bench", "--threads", "0"], "--threads 0"),
         (vec!["bench", "--threads", "2,0"], "--threads 0"),
@@ -1812,7 +1812,7 @@ fn bal_variants_run_bench_and_report() {
                 "--cache",
                 "cold",
             ][..],
-            "--pipeline off",
+            "--cache cold with --pipeline",
         ),
     ] {
         let (ok, _, stderr) = gigagas(args);

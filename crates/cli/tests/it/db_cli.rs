@@ -190,9 +190,9 @@ fn cold_runs() {
     assert_eq!(verified_head(&db).0, 3);
     let fresh = dir.path().join("db2");
     let (ok, _, err) = cold(&fresh, "on", "disk");
-    assert!(!ok && err.contains("--pipeline off"), "{err}");
+    assert!(!ok && err.contains("--cold with --pipeline"), "{err}");
     let (ok, _, err) = cold(&fresh, "off", "memory");
-    assert!(!ok && err.contains("--state disk"), "{err}");
+    assert!(!ok && err.contains("--cold with --state"), "{err}");
     assert!(!fresh.exists(), "a refused run created {}", fresh.display());
 }
 
@@ -260,7 +260,7 @@ fn sync_policies_give_the_same_store() {
         ),
         (
             vec!["--overlay", "off", "--pipeline", "off"],
-            "--pipeline on",
+            "--overlay with --pipeline",
         ),
         (vec!["--overlay", "maybe"], "--overlay"),
     ] {
@@ -280,10 +280,10 @@ fn sync_policies_give_the_same_store() {
         assert!(!ok && err.contains(named), "{all:?}: {err}");
     }
     let (ok, _, err) = gigagas(&["run", "--data", s(&data), "--sync", "end"]);
-    assert!(!ok && err.contains("--state disk"), "{err}");
+    assert!(!ok && err.contains("--sync with --state"), "{err}");
     let (ok, _, err) = gigagas(&["run", "--data", s(&data), "--overlay", "on"]);
     assert!(
-        !ok && err.contains("--overlay on needs --state disk"),
+        !ok && err.contains("--overlay with --state: applies to a state on disk only"),
         "{err}"
     );
     assert!(!fresh.exists(), "a refused run created {}", fresh.display());
