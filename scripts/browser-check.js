@@ -113,7 +113,7 @@ const pageChecks = `(() => {
   const width = document.documentElement.clientWidth;
   const svgs = [...document.querySelectorAll('svg')];
   svgs.forEach((svg, k) => {
-    const name = 'plot ' + (k + 1) + ' (' + ((svg.querySelector('text') || {}).textContent || 'untitled').slice(0, 60) + ')';
+    const name = 'plot ' + (k + 1) + ' (' + ((svg.querySelector('text') || {}).textContent || 'untitled').trim().slice(0, 60) + ')';
     const box = svg.getBoundingClientRect();
     if (box.width < 50 || box.height < 50) problems.push(name + ': empty or tiny (' + box.width + 'x' + box.height + ')');
     if (box.right > width + 1) problems.push(name + ': wider than the page (' + Math.round(box.right) + ' > ' + width + ')');
