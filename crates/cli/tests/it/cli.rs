@@ -50,6 +50,72 @@ fn edit(path: &Path, f: impl FnOnce(String) -> String) {
     std::fs::write(path, f(text)).unwrap();
 }
 
+/// Sender recovery's backend (`--recovery`): on a machine without a GPU, `gpu` is refused
+/// before anything loads, naming the missing GPU; `auto` runs on the CPU and says so; `bench
+/// --recovery cpu` measures the pipeline rows with it. On a machine with a GPU, `gpu` runs.
+#[test]
+fn recovery_backends_are_chosen_refused_and_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    let data = dir.path().to_str().unwrap();
+    let gpu = gigagas_gpu::GpuRecoverer::open().is_ok();
+    let (ok, _, stderr) = gigagas(&["run", "--data", data, "--recovery", "gpu"]);
+    if gpu {
+        assert!(ok, "{stderr}");
+    } else {
+        assert!(!ok, "{stderr}");
+        assert!(
+            stderr.contains("--recovery") && stderr.contains("no GPU"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert!(
+            !stderr.contains("loaded "),
+            "refused after loading: {stderr}"
+        );
+    }
+    // Every run-spec refusal comes before the data loads: a store without its directory.
+    let (ok, _, stderr) = gigagas(&["run", "--data", data, "--state", "disk"]);
+    assert!(!ok && stderr.contains("--db"), "{stderr}");
+    assert!(
+        !stderr.contains("loaded "),
+        "refused after loading: {stderr}"
+    );
+    let (ok, stdout, stderr) = gigagas(&["run", "--data", data, "--recovery", "auto"]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("verified"), "{stdout}");
+    let expected = if gpu {
+        "senders recovered on the gpu"
+    } else {
+        "senders recovered on the cpu"
+    };
+    assert!(stderr.contains(expected), "{stderr}");
+    let json = dir.path().join("recovery.json");
+    let (ok, _, stderr) = gigagas(&[
+        "bench",
+        "--data",
+        data,
+        "--threads",
+        "1",
+        "--scheduler",
+        "ordered",
+        "--repeats",
+        "1",
+        "--warmup",
+        "0",
+        "--recovery",
+        "cpu",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    let value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = value["pipeline"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["recovery"], "cpu");
+}
+
 #[test]
 fn run_verifies_each_block_and_prints_a_total() {
     let dir = tempfile::tempdir().unwrap();
