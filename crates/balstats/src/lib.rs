@@ -666,6 +666,10 @@ pub struct BalStatsReport {
     pub encoding: Encoding,
     /// One entry per data set, in the order given.
     pub datasets: Vec<DatasetStats>,
+    /// The build and host that measured (the bench result's `provenance` object:
+    /// `gigagas_lab::Provenance`), set by the binary; absent when not recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<serde_json::Value>,
 }
 
 /// How the sizes in a report were measured.
@@ -714,6 +718,7 @@ pub fn report(datasets: Vec<DatasetStats>) -> BalStatsReport {
             ],
         },
         datasets,
+        provenance: None,
     }
 }
 

@@ -53,6 +53,10 @@ pub struct PeersReport {
     pub ratio_definition: String,
     /// One row per engine and configuration.
     pub rows: Vec<PeerRow>,
+    /// The build and host that measured (the bench result's `provenance` object:
+    /// `gigagas_lab::Provenance`); absent in results written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<serde_json::Value>,
 }
 
 /// One engine (or gigagas configuration) on the same blocks.

@@ -79,7 +79,8 @@ fn stats(args: StatsArgs) -> Result<()> {
         bar.finish_and_clear();
         datasets.push(stats?);
     }
-    let report = gigagas_balstats::report(datasets);
+    let mut report = gigagas_balstats::report(datasets);
+    report.provenance = serde_json::to_value(gigagas_lab::Provenance::capture()).ok();
     let text = if args.markdown {
         gigagas_balstats::markdown(&report)
     } else {

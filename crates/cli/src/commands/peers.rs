@@ -444,6 +444,7 @@ pub fn exec(args: PeersArgs) -> Result<()> {
         warmup: args.warmup,
         ratio_definition: RATIO_DEFINITION.to_owned(),
         rows,
+        provenance: serde_json::to_value(gigagas_lab::Provenance::capture()).ok(),
     };
     say_report(console, &report);
     if let Some(out) = &json {
