@@ -94,14 +94,14 @@ pub enum Rejection {
     /// The block access list execution built does not hash to the header's
     /// `block_access_list_hash` (EIP-7928; checked last, after the state root, as the
     /// execution specs do).
-    #[error(
-        "BAL hash mismatch: header has {expected:?}, the BAL execution built hashes to {actual}"
-    )]
+    #[error("BAL hash mismatch: header has {expected:?}, the BAL execution built hashes to {actual}{difference}")]
     BalHash {
         /// The header's `block_access_list_hash` (`None`: missing from an Amsterdam header).
         expected: Option<B256>,
         /// Hash of the BAL the sequential path built.
         actual: B256,
+        /// Where the BAL the fixture states differs from the built one (empty if unknown).
+        difference: String,
     },
     /// The block access list the fixture carries (a fourth body element, or the block's
     /// `blockAccessList` JSON) is malformed or does not hash to the header's.
@@ -310,7 +310,16 @@ pub fn run_test(
             position: k,
             waive_transactions_root: false,
         };
-        let outcome = import_block(&block.rlp, &chain, &schedule, settings, pool, source);
+        let given = block.given_bal();
+        let outcome = import_block(
+            &block.rlp,
+            &chain,
+            &schedule,
+            settings,
+            given.as_ref(),
+            pool,
+            source,
+        );
         match (outcome, &block.expect_exception) {
             (Ok((hash, block, killed)), None) => {
                 if let Some(replay) = &mut replay {
@@ -354,7 +363,15 @@ pub fn run_test(
                         waive_transactions_root: true,
                         ..settings
                     };
-                    match import_block(&block.rlp, &chain, &schedule, waived, pool, source) {
+                    match import_block(
+                        &block.rlp,
+                        &chain,
+                        &schedule,
+                        waived,
+                        given.as_ref(),
+                        pool,
+                        source,
+                    ) {
                         Err(second) => {
                             judgement = crate::exceptions::judge(expected, &second);
                             if matches!(judgement, Judgement::Matched(_)) {
@@ -450,6 +467,30 @@ struct ImportSettings {
     waive_transactions_root: bool,
 }
 
+/// The first account where `given` (the fixture's BAL) and `built` (execution's) differ.
+fn bal_difference(given: &BlockAccessList, built: &BlockAccessList) -> String {
+    let find = |bal: &BlockAccessList, a: Address| bal.iter().find(|c| c.address == a).cloned();
+    for b in built {
+        match find(given, b.address) {
+            None => return format!("; the block's BAL lacks account {}", b.address),
+            Some(g) if g != *b => {
+                return format!(
+                    "; account {} differs: the block's BAL says {g:?}, execution built {b:?}",
+                    b.address
+                )
+            }
+            Some(_) => {}
+        }
+    }
+    match given.iter().find(|g| find(built, g.address).is_none()) {
+        Some(g) => format!(
+            "; the block's BAL lists account {}, which execution did not access",
+            g.address
+        ),
+        None => "; the two BALs hold the same accounts (order or encoding differs)".into(),
+    }
+}
+
 /// Decodes a block: header, transactions, ommers, optional withdrawals and, in bal@v2.0.0
 /// fixtures, the block access list as a fourth body element. No trailing bytes.
 fn decode_block(bytes: &[u8]) -> Result<(Block<TxEnvelope>, Option<BlockAccessList>), String> {
@@ -514,6 +555,7 @@ fn import_block(
     chain: &HashMap<B256, Imported>,
     schedule: &Schedule,
     settings: ImportSettings,
+    given: Option<&BlockAccessList>,
     pool: &WorkerPool,
     source: &Path,
 ) -> Result<(B256, Imported, BTreeMap<MutationKind, usize>), Rejection> {
@@ -673,6 +715,9 @@ fn import_block(
             return Err(Rejection::BalHash {
                 expected: input.header.block_access_list_hash,
                 actual,
+                difference: given
+                    .map(|given| bal_difference(given, &sequential.access.bal))
+                    .unwrap_or_default(),
             });
         }
     }

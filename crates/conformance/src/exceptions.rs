@@ -287,19 +287,30 @@ fn rule_reason(rule: &str, detail: &str) -> Option<Reason> {
                 "BlockException.GASLIMIT_TOO_BIG"
             ]
         ),
-        "base_fee" => reason!(
-            "rule base_fee",
+        // A header in the format of another fork (a base fee before London, none after):
+        // the legacy `IMPORT_IMPOSSIBLE_*` names describe exactly that.
+        "base_fee" if detail.contains("parent has none") => reason!(
+            "rule base_fee (London block on a pre-London parent)",
             [
-                "BlockException.INVALID_BASEFEE_PER_GAS",
                 "BlockException.IMPORT_IMPOSSIBLE_LONDON_WRONG_PARENT",
-                "BlockException.INCORRECT_BLOCK_FORMAT",
+                "BlockException.INVALID_BASEFEE_PER_GAS",
             ]
         ),
-        "base_fee (pre-London)" => reason!(
-            "rule base_fee (pre-London)",
+        "base_fee" if detail.contains("found None") => reason!(
+            "rule base_fee (no base fee after London)",
             [
-                "BlockException.INCORRECT_BLOCK_FORMAT",
+                "BlockException.IMPORT_IMPOSSIBLE_LEGACY_WRONG_PARENT",
                 "BlockException.IMPORT_IMPOSSIBLE_LEGACY",
+                "BlockException.INCORRECT_BLOCK_FORMAT",
+                "BlockException.INVALID_BASEFEE_PER_GAS",
+            ]
+        ),
+        "base_fee" => reason!("rule base_fee", ["BlockException.INVALID_BASEFEE_PER_GAS"]),
+        "base_fee (pre-London)" => reason!(
+            "rule base_fee (a base fee before London)",
+            [
+                "BlockException.IMPORT_IMPOSSIBLE_LONDON_WRONG_PARENT",
+                "BlockException.INCORRECT_BLOCK_FORMAT",
                 "BlockException.RLP_STRUCTURES_ENCODING",
             ]
         ),
@@ -307,7 +318,15 @@ fn rule_reason(rule: &str, detail: &str) -> Option<Reason> {
             "rule transactions_root",
             ["BlockException.INVALID_TRANSACTIONS_ROOT"]
         ),
-        "ommers_hash" => reason!("rule ommers_hash", ["BlockException.INVALID_UNCLES_HASH"]),
+        // After Paris the ommers hash must be the empty list's: a block stating another one
+        // is the legacy "uncles over Paris".
+        "ommers_hash" => reason!(
+            "rule ommers_hash",
+            [
+                "BlockException.INVALID_UNCLES_HASH",
+                "BlockException.IMPORT_IMPOSSIBLE_UNCLES_OVER_PARIS",
+            ]
+        ),
         "difficulty (post-merge)" => reason!(
             "rule difficulty (post-merge)",
             [
@@ -343,6 +362,14 @@ fn rule_reason(rule: &str, detail: &str) -> Option<Reason> {
                 "BlockException.RLP_STRUCTURES_ENCODING",
                 "BlockException.IMPORT_IMPOSSIBLE_SHANGHAI",
                 "BlockException.IMPORT_IMPOSSIBLE_PARIS_OVER_SHANGHAI",
+            ]
+        ),
+        "withdrawals_root" if detail.contains("found None") => reason!(
+            "rule withdrawals_root (none in a Shanghai header)",
+            [
+                "BlockException.IMPORT_IMPOSSIBLE_PARIS_OVER_SHANGHAI",
+                "BlockException.INCORRECT_BLOCK_FORMAT",
+                "BlockException.RLP_WITHDRAWALS_NOT_READ",
             ]
         ),
         "withdrawals_root" => reason!(

@@ -175,6 +175,26 @@ pub struct FixtureBlock {
     pub rlp: String,
     /// Set when the block must be rejected: the expected reason(s), `|`-separated.
     pub expect_exception: Option<String>,
+    /// The block decoded as JSON (execution-specs fixtures); Amsterdam ones hold the block's
+    /// access list (`blockAccessList`) here.
+    #[serde(default, rename = "rlp_decoded")]
+    pub rlp_decoded: Option<serde_json::Value>,
+    /// The block's access list at block level (some execution-specs releases).
+    #[serde(default)]
+    pub block_access_list: Option<serde_json::Value>,
+}
+
+impl FixtureBlock {
+    /// The block access list the fixture states for this block, if any (`None` also when
+    /// it does not parse: the header's hash is what the block commits to).
+    pub fn given_bal(&self) -> Option<alloy_eip7928::BlockAccessList> {
+        let value = self.block_access_list.as_ref().or_else(|| {
+            self.rlp_decoded
+                .as_ref()
+                .and_then(|d| d.get("blockAccessList"))
+        })?;
+        serde_json::from_value(value.clone()).ok()
+    }
 }
 
 /// An account in `pre` / `postState`.

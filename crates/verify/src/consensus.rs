@@ -95,6 +95,9 @@ pub fn check(
             format!("{} bytes, at most 32", header.extra_data.len()),
         )?;
     }
+    // The gas limit's own bounds first: a bogus limit (0) also puts the gas used above it,
+    // and the limit is the defect.
+    check_gas_limit(header, spec, parent, parent_spec)?;
     if header.gas_used > header.gas_limit {
         fail(
             "gas_used",
@@ -104,7 +107,6 @@ pub fn check(
             ),
         )?;
     }
-    check_gas_limit(header, spec, parent, parent_spec)?;
     check_base_fee(header, spec, parent, parent_spec)?;
 
     expect(
