@@ -1,6 +1,6 @@
 //! `gigagas conformance`: Ethereum blockchain tests through both execution paths.
 
-use crate::commands::db;
+use crate::store;
 use crate::common::say;
 use crate::common::{progress, Console};
 use crate::limits;
@@ -48,7 +48,7 @@ pub struct ConformanceArgs {
     /// changes, must equal the header's; at the end of each test the store's root and every
     /// stored branch node are compared with a from-scratch build.
     #[arg(long, value_enum, default_value = "memory")]
-    state: db::StateArg,
+    state: store::StateArg,
 }
 
 pub fn exec(args: ConformanceArgs) -> Result<()> {
@@ -76,7 +76,7 @@ pub fn exec(args: ConformanceArgs) -> Result<()> {
             mode,
             threads,
             mutations: args.mutations,
-            disk: matches!(args.state, db::StateArg::Disk),
+            disk: matches!(args.state, store::StateArg::Disk),
         },
         &|| bar.inc(1),
     );
@@ -157,7 +157,7 @@ pub fn exec(args: ConformanceArgs) -> Result<()> {
         summary.skipped,
         summary.wall_seconds
     );
-    if matches!(args.state, db::StateArg::Disk) {
+    if matches!(args.state, store::StateArg::Disk) {
         say!(
             console,
             "on-disk store: {} imported blocks of the passed tests also through the store, every incremental root = its header's, every test's stored nodes = a from-scratch build",
