@@ -105,7 +105,7 @@ pub fn exec_export(args: ExportArgs) -> Result<()> {
     let out = OutputDir::new("--out", &args.out, args.force, &inputs)?;
     let export = export_chain(&args.data)?;
     if let Some(why) = export.geth_disagrees() {
-        eprintln!("note: {why}");
+        crate::common::note!("note: {why}");
     }
     let mut names = Vec::new();
     out.write_with(|dir| {
