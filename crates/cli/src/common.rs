@@ -127,6 +127,20 @@ pub(crate) fn progress(len: u64, what: &str) -> ProgressBar {
     bar
 }
 
+/// A spinner with the elapsed time, for work of unknown length that can take more than two
+/// seconds (drawn on stderr only when it is a terminal, like every bar).
+pub(crate) fn spinner(what: &str) -> ProgressBar {
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} {elapsed_precise}")
+            // A constant template: the fallback (the default spinner) is never taken.
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    bar.set_message(what.to_owned());
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    bar
+}
+
 /// Every block prepared (senders, sequential baseline, BAL plan), parent links checked;
 /// `small_block_gas` is the parallel path's small-block threshold (0: off).
 pub(crate) fn prepare_all(dataset: &Dataset, small_block_gas: u64) -> Result<Vec<BlockCase<'_>>> {

@@ -44,10 +44,17 @@ pub fn exec(args: PackArgs) -> Result<()> {
         );
     }
     let mut size = 0;
-    out.write_via_path(|path| {
+    let bar = crate::common::spinner(&format!(
+        "packing {} blocks (zstd level {})",
+        blocks.len(),
+        args.level
+    ));
+    let packed = out.write_via_path(|path| {
         size = gigagas_data::pack_sample(&args.data, &blocks, path, args.level)?;
         Ok(())
-    })?;
+    });
+    bar.finish_and_clear();
+    packed?;
     note!(
         "packed {} blocks into {} ({:.2} MB)",
         blocks.len(),

@@ -103,7 +103,10 @@ pub fn exec_export(args: ExportArgs) -> Result<()> {
     let formats = parse_formats(&args.format)?;
     let inputs = Input::all("--data", [&args.data]);
     let out = OutputDir::new("--out", &args.out, args.force, &inputs)?;
-    let export = export_chain(&args.data)?;
+    let bar = crate::common::spinner("checking the chain (senders, hashes, head state)");
+    let export = export_chain(&args.data);
+    bar.finish_and_clear();
+    let export = export?;
     if let Some(why) = export.geth_disagrees() {
         crate::common::note!("note: {why}");
     }
