@@ -6,3 +6,4 @@ mod common;
 mod disk;
 mod nobal;
 mod pipeline;
+mod spec;

@@ -1,0 +1,174 @@
+//! The run spec: defaults, and every impossible combination refused by field.
+
+use gigagas_engine::{
+    BalVariant, Execution, RootMode, RunSpec, StateKind, StateSpec, SyncPolicy, ValidState,
+    MAX_MEGA,
+};
+
+fn disk() -> StateSpec {
+    StateSpec {
+        kind: StateKind::Disk,
+        dir: Some("db".into()),
+        ..StateSpec::default()
+    }
+}
+
+#[test]
+fn defaults_validate_to_run_s_defaults() {
+    let v = RunSpec::default().validate(4).unwrap();
+    assert_eq!(v.options.mode.threads(), 4);
+    assert_eq!(v.options.root, RootMode::None);
+    assert!(v.options.overlap);
+    assert_eq!(v.state, ValidState::Memory);
+    assert_eq!(v.small_block_gas, gigagas_exec::SMALL_BLOCK_GAS);
+}
+
+#[test]
+fn every_impossible_combination_is_refused_by_field() {
+    let cases: Vec<(RunSpec, &str, Option<&str>)> = vec![
+        (
+            RunSpec {
+                state: StateSpec {
+                    kind: StateKind::Disk,
+                    ..StateSpec::default()
+                },
+                ..RunSpec::default()
+            },
+            "state.dir",
+            None,
+        ),
+        (
+            RunSpec {
+                state: StateSpec {
+                    cold: true,
+                    ..StateSpec::default()
+                },
+                ..RunSpec::default()
+            },
+            "state.cold",
+            Some("state"),
+        ),
+        (
+            RunSpec {
+                state: StateSpec {
+                    cold: true,
+                    ..disk()
+                },
+                ..RunSpec::default()
+            },
+            "state.cold",
+            Some("pipeline"),
+        ),
+        (
+            RunSpec {
+                pipeline: Some(false),
+                state: StateSpec {
+                    cold: true,
+                    sync: Some(SyncPolicy::End),
+                    ..disk()
+                },
+                ..RunSpec::default()
+            },
+            "state.sync",
+            Some("state.cold"),
+        ),
+        (
+            RunSpec {
+                pipeline: Some(false),
+                state: StateSpec {
+                    overlay: Some(true),
+                    ..disk()
+                },
+                ..RunSpec::default()
+            },
+            "state.overlay",
+            Some("pipeline"),
+        ),
+        (
+            RunSpec {
+                root: Some(RootMode::Serial),
+                state: disk(),
+                ..RunSpec::default()
+            },
+            "root",
+            Some("state"),
+        ),
+        (
+            RunSpec {
+                execution: Execution::Sequential,
+                threads: Some(2),
+                ..RunSpec::default()
+            },
+            "threads",
+            Some("execution"),
+        ),
+        (
+            RunSpec {
+                bal: BalVariant::None,
+                mega: Some(2),
+                ..RunSpec::default()
+            },
+            "mega",
+            Some("bal"),
+        ),
+        (
+            RunSpec {
+                threads: Some(0),
+                ..RunSpec::default()
+            },
+            "threads",
+            None,
+        ),
+        (
+            RunSpec {
+                mega: Some(MAX_MEGA + 1),
+                ..RunSpec::default()
+            },
+            "mega",
+            None,
+        ),
+    ];
+    for (spec, field, with) in cases {
+        let e = spec.validate(2).unwrap_err();
+        assert_eq!((e.field, e.with), (field, with), "{spec:?}: {e}");
+        assert!(!e.why.contains("--"), "a flag in the engine's words: {e}");
+    }
+}
+
+#[test]
+fn disk_defaults_follow_the_node() {
+    let v = RunSpec {
+        state: disk(),
+        ..RunSpec::default()
+    }
+    .validate(2)
+    .unwrap();
+    assert_eq!(v.options.root, RootMode::Incremental);
+    assert_eq!(
+        v.state,
+        ValidState::Disk {
+            dir: "db".into(),
+            sync: SyncPolicy::NODE,
+            overlay: true,
+            cold: false
+        }
+    );
+    let cold = RunSpec {
+        pipeline: Some(false),
+        state: StateSpec {
+            cold: true,
+            ..disk()
+        },
+        ..RunSpec::default()
+    }
+    .validate(2)
+    .unwrap();
+    assert!(matches!(
+        cold.state,
+        ValidState::Disk {
+            sync: SyncPolicy::EveryBlock,
+            overlay: false,
+            ..
+        }
+    ));
+}
