@@ -519,11 +519,11 @@ fn first_event_difference(
 /// given one. Returns the final accounts, and the state root after each transaction where the
 /// block's receipts need it.
 ///
-/// The two jobs of the commit are independent once the diffs are known: the BAL builder
-/// reads each diff, the canonical cache takes it. They run at once on the current pool, the
-/// builder a diff ahead of the cache (each diff handed over by value once the builder has
-/// read it: nothing is cloned). Where the receipts need a root after every transaction
-/// (before Byzantium) the cache must be current at each step, and both run in turn.
+/// Both jobs of the commit — the BAL builder reading each diff, the canonical cache taking it
+/// — evolve each account on its own, in block order: they run sharded by address on the
+/// current pool ([`commit_sharded`]). Where the receipts need a root after every transaction
+/// (before Byzantium) the cache must be current at each step, and the diffs are committed in
+/// turn.
 pub(crate) fn commit_and_rebuild<S: StateProvider>(
     block: &PreparedBlock<'_>,
     pre_state: &S,
@@ -547,34 +547,9 @@ pub(crate) fn commit_and_rebuild<S: StateProvider>(
             }
         }
         None => {
-            let diffs: Vec<EvmState> = diffs.collect();
-            let mut builder = state.bal_state.bal_builder.take();
-            let (to_cache, from_builder) = std::sync::mpsc::channel::<EvmState>();
-            let cache = &mut state;
-            rayon::join(
-                move || {
-                    for (i, diff) in diffs.into_iter().enumerate() {
-                        if let Some(builder) = builder.as_mut() {
-                            let index = BlockAccessIndex::from_tx_index(i as u64);
-                            for (address, account) in &diff {
-                                builder.update_account(index, *address, account);
-                            }
-                        }
-                        if to_cache.send(diff).is_err() {
-                            break;
-                        }
-                    }
-                    builder
-                },
-                move || {
-                    // The builder is out of the state: this commit only updates the cache.
-                    for diff in from_builder {
-                        cache.commit_iter(&mut diff.into_iter());
-                    }
-                },
-            )
-            .0
-            .map(|b| state.bal_state.bal_builder = Some(b));
+            let builder = state.bal_state.bal_builder.take();
+            let builder = commit_sharded(&mut state.cache, builder, diffs);
+            state.bal_state.bal_builder = builder;
         }
     }
     state.set_bal_index(BlockAccessIndex::from_tx_index(block.txs.len() as u64));
@@ -594,4 +569,73 @@ pub(crate) fn commit_and_rebuild<S: StateProvider>(
         }
     }
     Ok((std::mem::take(&mut state.cache), roots))
+}
+
+/// Shards of [`commit_sharded`] per thread of the current pool (several, so that one shard
+/// holding a hot account does not leave the other threads idle).
+const SHARDS_PER_THREAD: usize = 4;
+
+/// The transactions' diffs (in block order, the first at index 1) applied to `cache` and
+/// `builder` (both as pre-execution left them) as a sequential commit applies them, sharded
+/// by address on the current pool: an account's cache entry and list entry depend only on
+/// its own earlier state and its own changes, so each shard starts from its accounts' entries
+/// (moved out of `cache` and `builder`), applies their changes in block order and hands them
+/// back. Returns the builder.
+fn commit_sharded(
+    cache: &mut CacheState,
+    mut builder: Option<Bal>,
+    diffs: impl Iterator<Item = EvmState>,
+) -> Option<Bal> {
+    use rayon::prelude::*;
+    let shards = rayon::current_num_threads().max(1) * SHARDS_PER_THREAD;
+    let shard_of = |address: &Address| {
+        // Addresses are uniform enough: the last two bytes pick the shard.
+        (usize::from(address[18]) << 8 | usize::from(address[19])) % shards
+    };
+    // A serial pass of moves: every changed account to its shard, in block order.
+    let mut parts: Vec<Vec<(BlockAccessIndex, Address, revm::state::Account)>> =
+        (0..shards).map(|_| Vec::new()).collect();
+    for (i, diff) in diffs.enumerate() {
+        let index = BlockAccessIndex::from_tx_index(i as u64);
+        for (address, account) in diff {
+            parts[shard_of(&address)].push((index, address, account));
+        }
+    }
+    // Each shard's accounts as pre-execution left them.
+    type Start = (CacheState, Bal);
+    let mut starts: Vec<Start> = (0..shards)
+        .map(|_| (CacheState::new(), Bal::new()))
+        .collect();
+    for (address, entry) in cache.accounts.iter() {
+        starts[shard_of(address)]
+            .0
+            .accounts
+            .insert(*address, entry.clone());
+    }
+    if let Some(b) = builder.as_mut() {
+        for (address, entry) in std::mem::take(&mut b.accounts) {
+            starts[shard_of(&address)].1.accounts.insert(address, entry);
+        }
+    }
+    let done: Vec<Start> = parts
+        .into_par_iter()
+        .zip(starts)
+        .map(|(part, (mut shard_cache, mut shard_bal))| {
+            let mut changed = Vec::with_capacity(part.len());
+            for (index, address, account) in part {
+                shard_bal.update_account(index, address, &account);
+                changed.push((address, account));
+            }
+            shard_cache.apply_evm_state(changed, |_, _| {});
+            (shard_cache, shard_bal)
+        })
+        .collect();
+    for (shard_cache, shard_bal) in done {
+        cache.accounts.extend(shard_cache.accounts);
+        cache.contracts.extend(shard_cache.contracts);
+        if let Some(b) = builder.as_mut() {
+            b.accounts.extend(shard_bal.accounts);
+        }
+    }
+    builder
 }
