@@ -88,7 +88,7 @@ pub fn prepare(input: &BlockInput) -> Result<BlockCase<'_>, ExecError> {
         None => baseline.access.clone(),
     };
     let t1 = Instant::now();
-    let plan = plan_from(&prepared, &access, &baseline)?;
+    let plan = plan_from_owned(&prepared, access, &baseline)?;
     Ok(BlockCase {
         prepared,
         baseline,
@@ -108,8 +108,17 @@ pub fn plan_from(
     access: &BlockAccess,
     sequential: &SequentialRun,
 ) -> Result<ParallelPlan, ExecError> {
+    plan_from_owned(prepared, access.clone(), sequential)
+}
+
+/// [`plan_from`] keeping `access` itself (no copy of the list).
+pub fn plan_from_owned(
+    prepared: &PreparedBlock<'_>,
+    access: BlockAccess,
+    sequential: &SequentialRun,
+) -> Result<ParallelPlan, ExecError> {
     let weights = sequential.receipts.iter().map(|r| r.gas_used).collect();
-    ParallelPlan::new(prepared.number(), access, prepared.txs.len(), Some(weights))
+    ParallelPlan::new_owned(prepared.number(), access, prepared.txs.len(), Some(weights))
 }
 
 /// The parallel path from a BAL that sequential execution did not build (a block's shipped
