@@ -130,7 +130,11 @@ const pageChecks = `(() => {
       }
     }
   });
-  return { problems, plots: svgs.length, height: document.documentElement.scrollHeight };
+  const boxes = svgs.map((svg) => {
+    const r = svg.getBoundingClientRect();
+    return { x: r.left + window.scrollX, y: r.top + window.scrollY, width: r.width, height: r.height };
+  });
+  return { problems, plots: svgs.length, boxes, height: document.documentElement.scrollHeight };
 })()`;
 
 async function check(file) {
@@ -167,6 +171,16 @@ async function check(file) {
   const shot = await send('Page.captureScreenshot', { format: 'png', captureBeyondViewport: true }, sessionId);
   const png = file.replace(/\.html?$/, '') + '.png';
   fs.writeFileSync(png, Buffer.from(shot.data, 'base64'));
+  // Each plot on its own too (<name>.plot-01.png, ...), to look at one without scrolling.
+  for (const [k, b] of page.boxes.entries()) {
+    if (b.width < 1 || b.height < 1) continue;
+    const one = await send('Page.captureScreenshot', {
+      format: 'png', captureBeyondViewport: true,
+      clip: { x: b.x, y: b.y, width: b.width, height: b.height, scale: 1 },
+    }, sessionId);
+    const name = png.replace(/\.png$/, `.plot-${String(k + 1).padStart(2, '0')}.png`);
+    fs.writeFileSync(name, Buffer.from(one.data, 'base64'));
+  }
   await send('Target.closeTarget', { targetId });
   return { problems, plots: page.plots, png };
 }
@@ -194,8 +208,24 @@ async function check(file) {
     failed++;
   }
   clearTimeout(timer);
-  try { await send('Browser.close'); } catch (_) { /* already gone */ }
-  child.kill();
-  fs.rmSync(profile, { recursive: true, force: true });
+  // Close the browser and wait for it to exit before its profile directory is removed (it
+  // writes there until it ends): nothing is left in the temp dir.
+  const exited = new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once('exit', resolve);
+  });
+  send('Browser.close').catch(() => { /* already gone */ });
+  const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(killer);
+  for (let i = 0; i < 10; i++) {
+    try { fs.rmSync(profile, { recursive: true, force: true }); break; } catch (_) {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  if (fs.existsSync(profile)) {
+    console.error(`browser-check: could not remove ${profile}`);
+    failed++;
+  }
   process.exit(failed ? 1 : 0);
 })();

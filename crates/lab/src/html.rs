@@ -95,12 +95,20 @@ fn count_ticks(max: usize, log: bool) -> Vec<f64> {
 fn tick_label(x: &f64) -> String {
     if (x - x.round()).abs() < 1e-9 {
         format!("{}", x.round() as i64)
-    } else if x.abs() >= 10.0 {
-        format!("{x:.0}")
-    } else if x.abs() >= 1.0 {
-        format!("{x:.1}")
     } else {
-        format!("{x:.2}")
+        let text = if x.abs() >= 10.0 {
+            format!("{x:.0}")
+        } else if x.abs() >= 1.0 {
+            format!("{x:.1}")
+        } else {
+            format!("{x:.2}")
+        };
+        // 0.50 → 0.5 (the other labels of the axis have no trailing zeros either).
+        if text.contains('.') {
+            text.trim_end_matches('0').trim_end_matches('.').to_owned()
+        } else {
+            text
+        }
     }
 }
 
@@ -472,6 +480,7 @@ fn throughput_vs_gas(report: &BenchReport) -> Plot {
             .build_cartesian_2d(min_x..max_x, min_y..max_y)?;
         chart
             .configure_mesh()
+            .y_label_formatter(&tick_label)
             .x_desc("block gas (M)")
             .y_desc("Mgas/s")
             .draw()?;
@@ -504,6 +513,9 @@ fn phases(report: &BenchReport) -> Plot {
             Some(s) => label(&format!("{}t {s}", run.threads)),
             None => "seq".into(),
         };
+        if run.mega > 1 {
+            name.push_str(&format!(" ×{}", run.mega));
+        }
         if run.recover_senders == "inline" {
             name.push_str(" +rec");
         }
@@ -535,14 +547,18 @@ fn phases(report: &BenchReport) -> Plot {
         "verification",
     ];
     svg(|root| {
+        // Up to 8 bars the labels fit side by side; beyond, they stand upright (drawn below
+        // the axis, rotated), so that neighbours never overlap ("1t gas-used", "1t gas-limit").
+        let upright = rows.len() > 8;
+        let longest = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(4) as u32;
         let mut chart = frame(root, "Phases per configuration (whole data set)")
-            .x_label_area_size(50)
+            .x_label_area_size(if upright { 14 + 7 * longest } else { 50 })
             .build_cartesian_2d(0f64..rows.len() as f64, 0f64..max)?;
         let labels: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
         chart
             .configure_mesh()
             .disable_x_mesh()
-            .x_labels(rows.len() * 2 + 1)
+            .x_labels(if upright { 0 } else { rows.len() * 2 + 1 })
             .x_label_formatter(&|x| {
                 let i = x.floor() as usize;
                 if (x - x.floor() - 0.5).abs() < 0.26 && i < labels.len() {
@@ -551,6 +567,7 @@ fn phases(report: &BenchReport) -> Plot {
                     String::new()
                 }
             })
+            .y_label_formatter(&tick_label)
             .y_desc("ms")
             .draw()?;
         for (k, name) in names.iter().enumerate() {
@@ -569,6 +586,18 @@ fn phases(report: &BenchReport) -> Plot {
                 });
         }
         legend(&mut chart, SeriesLabelPosition::MiddleRight)?;
+        if upright {
+            use plotters::style::text_anchor::{HPos, Pos, VPos};
+            let style = ("sans-serif", 12)
+                .into_font()
+                .transform(FontTransform::Rotate90)
+                .into_text_style(root)
+                .pos(Pos::new(HPos::Left, VPos::Center));
+            for (i, name) in labels.iter().enumerate() {
+                let (x, y) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
+                root.draw(&Text::new(name.clone(), (x, y + 6), style.clone()))?;
+            }
+        }
         Ok(())
     })
 }
@@ -1186,6 +1215,9 @@ fn sweep_throughput_vs_block_gas(reports: &[BenchReport]) -> Plot {
     lines
         .iter_mut()
         .for_each(|(_, p)| p.sort_by(|a, b| a.0.total_cmp(&b.0)));
+    // A log axis holds positive gas only (a data set whose blocks used none has no place).
+    lines.iter_mut().for_each(|(_, p)| p.retain(|q| q.0 > 0.0));
+    lines.retain(|(_, p)| !p.is_empty());
     let all = lines.iter().flat_map(|(_, p)| p.iter());
     let (lo, hi, top) = all.fold((f64::MAX, 0f64, 0f64), |(lo, hi, top), p| {
         (lo.min(p.0), hi.max(p.0), top.max(p.1))
@@ -1209,6 +1241,7 @@ fn sweep_throughput_vs_block_gas(reports: &[BenchReport]) -> Plot {
             .configure_mesh()
             .x_labels(x_ticks.len())
             .x_label_formatter(&tick_label)
+            .y_label_formatter(&tick_label)
             .x_desc("gas per block, M (log)")
             .y_desc("Mgas/s")
             .draw()?;
@@ -1389,7 +1422,10 @@ mod tests {
         for bad in ["1.1", "1.5", "1.9", "1.0"] {
             assert!(!svg.contains(&label(bad)), "{bad} in the thread axis");
         }
-        assert!(svg.contains(&label("1")) && svg.contains(&label("2")), "{svg}");
+        assert!(
+            svg.contains(&label("1")) && svg.contains(&label("2")),
+            "{svg}"
+        );
         assert_eq!(
             ticks([9.0, 10.0, 30.0, 300.0], 7.2, 375.0, true),
             [9.0, 30.0, 300.0]
@@ -1402,6 +1438,8 @@ mod tests {
         assert_eq!(count_ticks(48, true).last(), Some(&48.0));
         assert_eq!(tick_label(&4.0), "4");
         assert_eq!(tick_label(&2.5), "2.5");
+        assert_eq!(tick_label(&0.5), "0.5");
+        assert_eq!(tick_label(&0.25), "0.25");
         let (lo, hi) = data_range([20.0, 30.0]);
         assert!(
             lo > 15.0 && lo < 20.0 && hi > 30.0 && hi < 35.0,
