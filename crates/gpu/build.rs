@@ -3,7 +3,8 @@
 //! --host` runs it. The GPU build of the same text happens at run time (NVRTC), so nothing of
 //! CUDA is needed here.
 //!
-//! Also marks the device tests: `cfg(gigagas_gpu_device)` is set when this machine shows an
+//! Also finds a C++ compiler for the test that checks the kernel's NVRTC branch as C++
+//! (`cfg(gigagas_cxx)`), and marks the device tests: `cfg(gigagas_gpu_device)` is set when this machine shows an
 //! NVIDIA device node (`/dev/nvidiactl`) or `GIGAGAS_GPU=1`; without it the tests that need a
 //! GPU are reported ignored with their reason. (Unlike the shared-data probes, an absent GPU
 //! is no error in CI: CI machines have none.)
@@ -18,6 +19,18 @@ fn main() {
         .warnings(true)
         .extra_warnings(true)
         .compile("gigagas_gpu_host");
+
+    // A C++ compiler to check the kernel's NVRTC branch as C++ (tests/nvrtc_stub.cpp).
+    println!("cargo::rustc-check-cfg=cfg(gigagas_cxx)");
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    if std::process::Command::new(&cxx)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        println!("cargo::rustc-cfg=gigagas_cxx");
+        println!("cargo::rustc-env=GIGAGAS_CXX={cxx}");
+    }
 
     println!("cargo::rustc-check-cfg=cfg(gigagas_gpu_device)");
     println!("cargo::rerun-if-env-changed=GIGAGAS_GPU");

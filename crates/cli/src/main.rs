@@ -82,6 +82,9 @@ enum Command {
     /// Print a shell completion script for gigagas to stdout, e.g.
     /// `gigagas completions bash > ~/.local/share/bash-completion/completions/gigagas`.
     Completions(completions::CompletionsArgs),
+    /// Sender recovery on an NVIDIA GPU: `gpu info`, `gpu check` (against libsecp256k1),
+    /// `gpu bench` (recoveries per second, GPU against CPU).
+    Gpu(gpu::GpuArgs),
 }
 
 /// `--version`: the package version, the commit it was built from (`+dirty` when the sources
@@ -176,5 +179,6 @@ fn real_main() -> Result<()> {
         Command::Peers(args) => peers::exec(args),
         Command::Bal(args) => bal::exec(args),
         Command::Completions(args) => completions::exec::<Cli>(args),
+        Command::Gpu(args) => gpu::exec(args),
     }
 }

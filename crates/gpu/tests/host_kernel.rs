@@ -257,3 +257,31 @@ fn recovery_matches_libsecp256k1() {
     // every class exercised on both sides where it should be
     assert!(report.recovered > 40_000 && report.rejected > 10_000);
 }
+
+/// The text NVRTC compiles (the `__CUDACC_RTC__` branch) is valid C++17: checked with the
+/// host's C++ compiler and the CUDA keywords stubbed out (tests/nvrtc_stub.cpp).
+#[test]
+#[cfg_attr(not(gigagas_cxx), ignore = "needs a C++ compiler (c++ or $CXX)")]
+fn nvrtc_branch_is_valid_cxx() {
+    #[cfg(gigagas_cxx)]
+    {
+        let stub = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/nvrtc_stub.cpp");
+        let out = std::process::Command::new(env!("GIGAGAS_CXX"))
+            .args([
+                "-std=c++17",
+                "-fsyntax-only",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-Wno-unknown-pragmas",
+                stub,
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -11,6 +11,7 @@ pub mod db;
 pub mod differential;
 pub mod fetch;
 pub mod gen;
+pub mod gpu;
 pub mod inject;
 pub mod pack;
 pub mod peers;

@@ -27,6 +27,9 @@
 typedef unsigned int u32;
 typedef unsigned long long u64;
 #define GG_FN static __device__ __forceinline__
+/* Point operations, inversions and multiplications: called, not inlined (their bodies inline
+ * the field arithmetic; inlining them too would multiply the code size and NVRTC's time). */
+#define GG_BIG static __device__ __noinline__
 #define GG_CONSTANT static __constant__ const
 #define GG_UNROLL _Pragma("unroll")
 #else
@@ -34,6 +37,7 @@ typedef unsigned long long u64;
 typedef uint32_t u32;
 typedef uint64_t u64;
 #define GG_FN static inline
+#define GG_BIG static
 #define GG_CONSTANT static const
 #define GG_UNROLL
 #endif
@@ -319,7 +323,7 @@ GG_FN void fe_chain_223(u32 x223[8], u32 x22[8], u32 x2[8], const u32 a[8]) {
 }
 
 /* r = a^(p-2) = a^-1 (0 for a = 0). p - 2 = [223 ones] 0 [22 ones] 0000 1 0 11 0 1. */
-GG_FN void fe_inv(u32 r[8], const u32 a[8]) {
+GG_BIG void fe_inv(u32 r[8], const u32 a[8]) {
     u32 x223[8], x22[8], x2[8], t[8];
     fe_chain_223(x223, x22, x2, a);
     fe_sqr_n(t, x223, 23);
@@ -334,7 +338,7 @@ GG_FN void fe_inv(u32 r[8], const u32 a[8]) {
 
 /* r = a^((p+1)/4); returns 1 when r^2 = a (a is a square). (p+1)/4 = [223 ones] 0 [22 ones]
  * 0000 11 00. */
-GG_FN int fe_sqrt(u32 r[8], const u32 a[8]) {
+GG_BIG int fe_sqrt(u32 r[8], const u32 a[8]) {
     u32 x223[8], x22[8], x2[8], t[8], c[8];
     fe_chain_223(x223, x22, x2, a);
     fe_sqr_n(t, x223, 23);
@@ -448,7 +452,7 @@ GG_FN void sc_mul_shift_384(u32 r[8], const u32 k[8], const u32 g[8]) {
 
 /* k = r1 + r2 lambda (mod n), r1 and r2 within 2^128 of 0 (libsecp256k1's
  * secp256k1_scalar_split_lambda). */
-GG_FN void sc_split_lambda(u32 r1[8], u32 r2[8], const u32 k[8]) {
+GG_BIG void sc_split_lambda(u32 r1[8], u32 r2[8], const u32 k[8]) {
     u32 c1[8], c2[8];
     sc_mul_shift_384(c1, k, GG_G1);
     sc_mul_shift_384(c2, k, GG_G2);
@@ -461,7 +465,7 @@ GG_FN void sc_split_lambda(u32 r1[8], u32 r2[8], const u32 k[8]) {
 }
 
 /* r = a^(n-2) = a^-1 mod n, 4-bit fixed window. */
-GG_FN void sc_inv(u32 r[8], const u32 a[8]) {
+GG_BIG void sc_inv(u32 r[8], const u32 a[8]) {
     u32 pw[16][8];
     u256_zero(pw[0]);
     pw[0][0] = 1;
@@ -506,7 +510,7 @@ GG_FN void gej_set_ge(gg_gej *r, const gg_ge *a) {
 }
 
 /* r = 2a (dbl-2009-l, a = 0). r may alias a. */
-GG_FN void gej_double(gg_gej *r, const gg_gej *a) {
+GG_BIG void gej_double(gg_gej *r, const gg_gej *a) {
     if (a->inf || u256_is_zero(a->y)) {
         gej_set_inf(r);
         return;
@@ -541,7 +545,7 @@ GG_FN void gej_double(gg_gej *r, const gg_gej *a) {
 
 /* r = a + b (Jacobian + Jacobian). Handles infinity, a = b (doubling) and a = -b. r may alias
  * a or b. */
-GG_FN void gej_add(gg_gej *r, const gg_gej *a, const gg_gej *b) {
+GG_BIG void gej_add(gg_gej *r, const gg_gej *a, const gg_gej *b) {
     if (a->inf) {
         *r = *b;
         return;
@@ -591,7 +595,7 @@ GG_FN void gej_add(gg_gej *r, const gg_gej *a, const gg_gej *b) {
 }
 
 /* r = a + b (Jacobian + affine). Handles infinity of a, a = b and a = -b. r may alias a. */
-GG_FN void gej_add_ge(gg_gej *r, const gg_gej *a, const gg_ge *b) {
+GG_BIG void gej_add_ge(gg_gej *r, const gg_gej *a, const gg_ge *b) {
     if (a->inf) {
         gej_set_ge(r, b);
         return;
@@ -631,7 +635,7 @@ GG_FN void gej_add_ge(gg_gej *r, const gg_gej *a, const gg_ge *b) {
 }
 
 /* Affine coordinates of a non-infinite point (one field inversion). */
-GG_FN void gej_to_affine(u32 x[8], u32 y[8], const gg_gej *a) {
+GG_BIG void gej_to_affine(u32 x[8], u32 y[8], const gg_gej *a) {
     u32 zi[8], zi2[8], zi3[8];
     fe_inv(zi, a->z);
     fe_sqr(zi2, zi);
@@ -653,7 +657,7 @@ GG_CONSTANT u64 GG_KECCAK_RC[24] = {
 
 #define GG_ROTL64(x, k) (((x) << (k)) | ((x) >> (64 - (k))))
 
-GG_FN void keccak_f1600(u64 st[25]) {
+GG_BIG void keccak_f1600(u64 st[25]) {
     const int rotc[24] = {1, 3, 6, 10, 15, 21, 28, 36, 45, 55, 2, 14,
                           27, 41, 56, 8, 25, 43, 62, 18, 39, 61, 20, 44};
     const int piln[24] = {10, 7, 11, 17, 18, 3, 5, 16, 8, 21, 24, 4,
@@ -723,7 +727,7 @@ GG_FN void keccak_address(u32 out[5], const u32 x[8], const u32 y[8]) {
 /* Recovery                                                                                    */
 
 /* u1 G: the sum over the 32 bytes d_w of u1 of table[w][d_w] = d_w 2^(8w) G. */
-GG_FN void mul_g(gg_gej *r, const u32 u1[8], const u32 *gtable) {
+GG_BIG void mul_g(gg_gej *r, const u32 u1[8], const u32 *gtable) {
     gej_set_inf(r);
     for (int w = 0; w < GG_TABLE_WINDOWS; w++) {
         u32 d = (u1[w >> 2] >> ((w & 3) * 8)) & 0xFFu;
@@ -741,7 +745,7 @@ GG_FN void mul_g(gg_gej *r, const u32 u1[8], const u32 *gtable) {
 }
 
 /* tab[k] = k P for k = 1..15 (tab[0] infinity). */
-GG_FN void point_table(gg_gej tab[16], const gg_ge *pt) {
+GG_BIG void point_table(gg_gej tab[16], const gg_ge *pt) {
     gej_set_inf(&tab[0]);
     gej_set_ge(&tab[1], pt);
     for (int k = 2; k < 16; k++) gej_add_ge(&tab[k], &tab[k - 1], pt);
@@ -750,7 +754,7 @@ GG_FN void point_table(gg_gej tab[16], const gg_ge *pt) {
 /* u R, 4-bit fixed window over the whole 256-bit scalar (the path when the GLV split does not
  * give two halves below 2^128, which the constants rule out; kept so the result never depends
  * on that). */
-GG_FN void mul_point_plain(gg_gej *r, const u32 u[8], const gg_ge *pt) {
+GG_BIG void mul_point_plain(gg_gej *r, const u32 u[8], const gg_ge *pt) {
     gg_gej tab[16];
     point_table(tab, pt);
     gej_set_inf(r);
@@ -771,7 +775,7 @@ GG_FN int u256_below_2_128(const u32 a[8]) { return (a[4] | a[5] | a[6] | a[7]) 
 /* u R with the GLV endomorphism: u = k1 + k2 lambda, u R = k1 R + k2 (beta x, y): 128
  * doublings instead of 256, one table of R (the table of lambda R is the same with x times
  * beta). */
-GG_FN void mul_point(gg_gej *r, const u32 u[8], const gg_ge *pt) {
+GG_BIG void mul_point(gg_gej *r, const u32 u[8], const gg_ge *pt) {
     u32 k1[8], k2[8];
     sc_split_lambda(k1, k2, u);
     int neg1 = 0, neg2 = 0;
@@ -814,7 +818,7 @@ GG_FN void mul_point(gg_gej *r, const u32 u[8], const gg_ge *pt) {
 
 /* Recovers one signature. Returns 1 and the address, or 0 where libsecp256k1's
  * secp256k1_ecdsa_recover (after parsing the compact signature) fails. */
-GG_FN int recover_core(u32 addr[5], const u32 z_in[8], const u32 r[8], const u32 s[8],
+GG_BIG int recover_core(u32 addr[5], const u32 z_in[8], const u32 r[8], const u32 s[8],
                        u32 parity, const u32 *gtable) {
     if (u256_is_zero(r) || u256_is_zero(s) || u256_gte(r, GG_N) || u256_gte(s, GG_N)) return 0;
     /* R: x = r (recovery ids 0 and 1 only: x < n), y^2 = x^3 + 7, y of the given parity */
