@@ -354,42 +354,53 @@ GG_BIG int fe_sqrt(u32 r[8], const u32 a[8]) {
 /* ------------------------------------------------------------------------------------------ */
 /* Scalar arithmetic mod n                                                                     */
 
-/* acc[0..len) += hi[0..hlen) * NC. The sum must fit in len limbs. */
+/* acc[0..len) += hi[0..hlen) * NC, with NC = 2^128 + NC[0..4): hi * NC[0..4) (4 limbs a row),
+ * then hi shifted up by 128 bits. The sum must fit in len limbs. */
 GG_FN void sc_muladd_nc(u32 *acc, int len, const u32 *hi, int hlen) {
     for (int i = 0; i < hlen; i++) {
         u64 carry = 0;
         GG_UNROLL
-        for (int j = 0; j < 5; j++) {
+        for (int j = 0; j < 4; j++) {
             u64 t = (u64)hi[i] * (u64)GG_NC[j] + (u64)acc[i + j] + carry;
             acc[i + j] = (u32)t;
             carry = t >> 32;
         }
-        for (int k = i + 5; k < len && carry; k++) {
+        for (int k = i + 4; k < len; k++) {
             u64 t = (u64)acc[k] + carry;
             acc[k] = (u32)t;
             carry = t >> 32;
         }
     }
+    u64 carry = 0;
+    for (int k = 4; k < len; k++) {
+        u64 t = (u64)acc[k] + (k - 4 < hlen ? (u64)hi[k - 4] : 0u) + carry;
+        acc[k] = (u32)t;
+        carry = t >> 32;
+    }
 }
 
-/* r = w mod n for a 512-bit w: fold the part above 2^256 with 2^256 = NC (mod n). */
+/* r = w mod n for a 512-bit w: fold the part above 2^256 with 2^256 = NC (mod n), NC < 2^129. */
 GG_FN void sc_reduce512(u32 r[8], const u32 w[16]) {
-    /* round 1: w_lo + w_hi * NC < 2^256 + 2^385 (13 limbs) */
-    u32 a[14];
-    for (int i = 0; i < 14; i++) a[i] = i < 8 ? w[i] : 0;
-    sc_muladd_nc(a, 14, w + 8, 8);
-    /* round 2: a_lo + a_hi * NC, a_hi < 2^130 (5 limbs) -> < 2^260 (9 limbs) */
-    u32 b[10];
-    for (int i = 0; i < 10; i++) b[i] = i < 8 ? a[i] : 0;
-    sc_muladd_nc(b, 10, a + 8, 6);
-    /* round 3: b_lo + b[8] * NC (b[8] < 2^5) -> < 2^256 + 2^135 (b[8] of the result <= 1) */
-    u32 c[10];
-    for (int i = 0; i < 10; i++) c[i] = i < 8 ? b[i] : 0;
-    sc_muladd_nc(c, 10, b + 8, 2);
-    /* round 4: c[8] <= 1, and then c_lo < 2^135, so no carry out of 256 bits */
-    u32 d[10];
-    for (int i = 0; i < 10; i++) d[i] = i < 8 ? c[i] : 0;
-    sc_muladd_nc(d, 10, c + 8, 2);
+    /* round 1: w_lo + w_hi NC < 2^256 + 2^385 < 2^386: 13 limbs */
+    u32 a[13];
+    GG_UNROLL
+    for (int i = 0; i < 13; i++) a[i] = i < 8 ? w[i] : 0;
+    sc_muladd_nc(a, 13, w + 8, 8);
+    /* round 2: a_hi < 2^130 (5 limbs): a_lo + a_hi NC < 2^256 + 2^259 < 2^260: 9 limbs */
+    u32 b[9];
+    GG_UNROLL
+    for (int i = 0; i < 9; i++) b[i] = i < 8 ? a[i] : 0;
+    sc_muladd_nc(b, 9, a + 8, 5);
+    /* round 3: b[8] < 16: b_lo + b[8] NC < 2^256 + 2^133, so c[8] <= 1 */
+    u32 c[9];
+    GG_UNROLL
+    for (int i = 0; i < 9; i++) c[i] = i < 8 ? b[i] : 0;
+    sc_muladd_nc(c, 9, b + 8, 1);
+    /* round 4: c[8] = 1 only with c_lo < 2^133: no carry out of 256 bits */
+    u32 d[9];
+    GG_UNROLL
+    for (int i = 0; i < 9; i++) d[i] = i < 8 ? c[i] : 0;
+    sc_muladd_nc(d, 9, c + 8, 1);
     /* d < 2^256 < 2n: one conditional subtraction */
     u32 e[8];
     u32 borrow = u256_sub(e, d, GG_N);
