@@ -39,27 +39,52 @@ impl std::fmt::Display for Verdict {
                 write!(f, "inconclusive: ~{n} repeats per side would settle it")
             }
             Self::Inconclusive { repeats: None } => f.write_str(
-                "inconclusive: the change is about the floor itself (more repeats will not settle it; \
-                 change --floor)",
+                "inconclusive: the change is at the floor (more repeats will not settle it)",
             ),
             Self::TooFewRepeats => f.write_str("inconclusive: too few repeats"),
         }
     }
 }
 
-/// About how many repeats per side would shrink the interval `(lo, hi)`, measured with `n`
-/// repeats per side, enough to settle the verdict against `floor`: the interval's half-width
-/// shrinks as 1/√n, and it must fit between the floor and the interval's centre (inside ±floor
-/// for *no change*, beyond it for *faster*/*slower*). `None` when the centre is within 0.1%
-/// of the floor or more than [`crate::report::MAX_REPEATS`] would be needed.
-pub fn repeats_to_settle((lo, hi): (f64, f64), floor: f64, n: usize) -> Option<usize> {
-    let centre = (lo + hi) / 2.0;
-    let half = (hi - lo) / 2.0;
-    let room = (centre.abs() - floor).abs();
-    if room < 0.001 || half <= 0.0 || n == 0 {
+/// About how many repeats per side would shrink the interval `(lo, hi)` around the measured
+/// change `change`, measured with `n` repeats per side, enough to settle the verdict against
+/// `floor`: the interval narrows as 1/√n around the change, and must end up inside ±floor
+/// (*no change*, when the change is within the floor) or wholly beyond it (*faster* /
+/// *slower*). `None` when the change is within 0.1% of the floor itself, or more than
+/// [`crate::report::MAX_REPEATS`] would be needed.
+pub fn repeats_to_settle((lo, hi): (f64, f64), change: f64, floor: f64, n: usize) -> Option<usize> {
+    let (below, above) = ((change - lo).max(0.0), (hi - change).max(0.0));
+    if n == 0 || (change.abs() - floor).abs() < 0.001 {
         return None;
     }
-    let needed = (n as f64 * (half / room).powi(2)).ceil();
+    // The factor the interval must shrink by.
+    let shrink = if change.abs() < floor {
+        let up = if above > 0.0 {
+            (floor - change) / above
+        } else {
+            f64::INFINITY
+        };
+        let down = if below > 0.0 {
+            (floor + change) / below
+        } else {
+            f64::INFINITY
+        };
+        up.min(down)
+    } else if change > 0.0 {
+        if below > 0.0 {
+            (change - floor) / below
+        } else {
+            f64::INFINITY
+        }
+    } else if above > 0.0 {
+        (-floor - change) / above
+    } else {
+        f64::INFINITY
+    };
+    if shrink.is_nan() || shrink <= 0.0 {
+        return None;
+    }
+    let needed = (n as f64 / (shrink * shrink)).ceil();
     (needed <= crate::report::MAX_REPEATS as f64).then(|| (needed as usize).max(n + 1))
 }
 
@@ -116,11 +141,11 @@ fn median_in_place(values: &mut [u64]) -> Option<u64> {
     Some(((lower as f64 + upper as f64) / 2.0).round() as u64)
 }
 
-/// Verdict of an interval against a floor (0.02 = 2%), measured with `n` repeats per side
-/// (the fewer of the two): *faster* / *slower* when the whole interval is beyond the floor,
+/// Verdict of an interval (around the measured `change`) against a floor (0.02 = 2%),
+/// measured with `n` repeats per side (the fewer of the two): *faster* / *slower* when the whole interval is beyond the floor,
 /// *no change* when it lies within ±floor, else *inconclusive* with the repeats that would
 /// settle it.
-pub fn verdict((lo, hi): (f64, f64), floor: f64, n: usize) -> Verdict {
+pub fn verdict((lo, hi): (f64, f64), change: f64, floor: f64, n: usize) -> Verdict {
     if lo > floor {
         Verdict::Faster
     } else if hi < -floor {
@@ -129,7 +154,7 @@ pub fn verdict((lo, hi): (f64, f64), floor: f64, n: usize) -> Verdict {
         Verdict::NoChange
     } else {
         Verdict::Inconclusive {
-            repeats: repeats_to_settle((lo, hi), floor, n),
+            repeats: repeats_to_settle((lo, hi), change, floor, n),
         }
     }
 }
@@ -269,7 +294,12 @@ pub fn compare(a: &BenchReport, b: &BenchReport, floor: f64) -> Result<Vec<Compa
             change,
             ci,
             verdict: if enough {
-                verdict(ci, floor, ra.repeat_ns.len().min(rb.repeat_ns.len()))
+                verdict(
+                    ci,
+                    change,
+                    floor,
+                    ra.repeat_ns.len().min(rb.repeat_ns.len()),
+                )
             } else {
                 Verdict::TooFewRepeats
             },
@@ -284,23 +314,29 @@ mod tests {
 
     #[test]
     fn a_verdict_needs_an_interval_that_supports_it() {
-        assert_eq!(verdict((0.03, 0.08), 0.02, 5), Verdict::Faster);
-        assert_eq!(verdict((-0.08, -0.03), 0.02, 5), Verdict::Slower);
-        assert_eq!(verdict((-0.01, 0.015), 0.02, 5), Verdict::NoChange);
+        assert_eq!(verdict((0.03, 0.08), 0.05, 0.02, 5), Verdict::Faster);
+        assert_eq!(verdict((-0.08, -0.03), -0.05, 0.02, 5), Verdict::Slower);
+        assert_eq!(verdict((-0.01, 0.015), 0.0, 0.02, 5), Verdict::NoChange);
         // The issue's examples: −58%…+8% and −17%…+136% are not "no change".
-        for ci in [(-0.58, 0.08), (-0.17, 1.36), (-0.01, 0.03)] {
+        for (ci, change) in [
+            ((-0.58, 0.08), -0.2),
+            ((-0.17, 1.36), 0.3),
+            ((-0.01, 0.03), 0.01),
+        ] {
             assert!(
-                matches!(verdict(ci, 0.02, 5), Verdict::Inconclusive { .. }),
+                matches!(verdict(ci, change, 0.02, 5), Verdict::Inconclusive { .. }),
                 "{ci:?}"
             );
         }
-        // Centre 0, half-width 4%: must shrink to 2%, so 4x the repeats.
-        assert_eq!(repeats_to_settle((-0.04, 0.04), 0.02, 5), Some(20));
-        // Centre +5%, half-width 6%: beyond the floor by 3%, so (6/3)^2 = 4x.
-        assert_eq!(repeats_to_settle((-0.01, 0.11), 0.02, 5), Some(20));
+        // Change 0, 4% either side: must shrink to 2%, so 4x the repeats.
+        assert_eq!(repeats_to_settle((-0.04, 0.04), 0.0, 0.02, 5), Some(20));
+        // Skewed: -18%…+22% around 0 (a ratio's interval): the wider side decides, (22/2)^2.
+        assert_eq!(repeats_to_settle((-0.18, 0.22), 0.0, 0.02, 3), Some(363));
+        // Change +5%, 6% below it: beyond the floor by 3%, so (6/3)^2 = 4x.
+        assert_eq!(repeats_to_settle((-0.01, 0.11), 0.05, 0.02, 5), Some(20));
         // On the floor itself: nothing settles it.
-        assert_eq!(repeats_to_settle((-0.02, 0.06), 0.02, 5), None);
-        let text = verdict((-0.04, 0.04), 0.02, 5).to_string();
+        assert_eq!(repeats_to_settle((-0.02, 0.06), 0.02, 0.02, 5), None);
+        let text = verdict((-0.04, 0.04), 0.0, 0.02, 5).to_string();
         assert!(
             text.contains("inconclusive") && text.contains("20 repeats"),
             "{text}"
@@ -389,11 +425,11 @@ mod tests {
         let tight = [1000, 1002, 998, 1001, 999, 1000, 1003];
         let ci = bootstrap_change(&tight, &tight, 2000, 1);
         assert!(ci.0 <= 0.0 && ci.1 >= 0.0, "{ci:?}");
-        assert_eq!(verdict(ci, 0.02, 7), Verdict::NoChange);
+        assert_eq!(verdict(ci, 0.0, 0.02, 7), Verdict::NoChange);
         // The same samples with a 5x wider spread: the interval reaches past ±2%.
         let noisy = [100, 110, 90, 105, 95, 100, 115];
         let ci = bootstrap_change(&noisy, &noisy, 2000, 1);
-        match verdict(ci, 0.02, 7) {
+        match verdict(ci, 0.0, 0.02, 7) {
             Verdict::Inconclusive { repeats: Some(n) } => assert!(n > 7, "{n}"),
             other => panic!("{ci:?}: {other:?}"),
         }
@@ -406,9 +442,9 @@ mod tests {
         let ci = bootstrap_change(&slow, &fast, 2000, 2);
         // Times halved: throughput doubled, the interval sits around +100%.
         assert!(ci.0 > 0.9 && ci.1 < 1.1, "{ci:?}");
-        assert_eq!(verdict(ci, 0.02, 6), Verdict::Faster);
+        assert_eq!(verdict(ci, 1.0, 0.02, 6), Verdict::Faster);
         assert_eq!(
-            verdict(bootstrap_change(&fast, &slow, 2000, 3), 0.02, 6),
+            verdict(bootstrap_change(&fast, &slow, 2000, 3), -0.5, 0.02, 6),
             Verdict::Slower
         );
     }
@@ -420,11 +456,11 @@ mod tests {
         let ci = bootstrap_change(&a, &b, 2000, 4);
         assert!(ci.0 > 0.0, "a tight 1% change is real: {ci:?}");
         assert_eq!(
-            verdict(ci, 0.02, 6),
+            verdict(ci, 0.01, 0.02, 6),
             Verdict::NoChange,
             "but below the 2% floor"
         );
-        assert_eq!(verdict(ci, 0.005, 5), Verdict::Faster);
+        assert_eq!(verdict(ci, 0.01, 0.005, 5), Verdict::Faster);
     }
 
     #[test]
