@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What a test run may leave behind, recorded before and compared after (issue 43: a test left a
-# tmpfs mounted under /tmp). Usage:
+# tmpfs mounted under /tmp): mounts under the temp dirs, temp entries, orphaned child processes
+# (geth, evm, gigagas, revme, a browser, sleep). Usage:
 #   scripts/machine-state.sh snapshot FILE   # mounts under the temp dirs + temp dir entries
 #   scripts/machine-state.sh check FILE      # fails, naming them, if anything new is there
 # The temp dirs are /tmp and $TMPDIR (when set). Mount points are read from /proc/mounts.
@@ -15,6 +16,10 @@ state() {
   for d in "${dirs[@]}"; do
     awk -v d="$d" '$2 == d || index($2, d "/") == 1 { print "mount " $1 " " $2 " " $3 }' /proc/mounts
   done
+  # Orphaned children a test may leave running (a node, an evm, a browser): processes of
+  # those names whose parent is init (a live test's child has the test as its parent).
+  ps -e -o pid=,ppid=,comm= 2>/dev/null |
+    awk '$2 == 1 && $3 ~ /^(geth|evm|gigagas|revme|chromium|chromium-headl|chrome|sleep)/ { print "process " $1 " " $3 }'
   # The temp dirs' entries (one level; names only).
   for d in "${dirs[@]}"; do
     [ -d "$d" ] && find "$d" -mindepth 1 -maxdepth 1 -printf "entry $d/%f\n" 2>/dev/null
@@ -35,16 +40,16 @@ case "$mode" in
     # tmp.*.
     tmp_re='/tmp/(\.tmp[^/]*|gigagas[^/]*|tmp\.[^/]*)$'
     if [ "${#dirs[@]}" -gt 1 ]; then
-      leftovers=$(printf '%s\n' "$new" | grep -E -e '^mount ' -e "$tmp_re" -e "^entry ${dirs[1]}/" || true)
+      leftovers=$(printf '%s\n' "$new" | grep -E -e '^(mount|process) ' -e "$tmp_re" -e "^entry ${dirs[1]}/" || true)
     else
-      leftovers=$(printf '%s\n' "$new" | grep -E -e '^mount ' -e "$tmp_re" || true)
+      leftovers=$(printf '%s\n' "$new" | grep -E -e '^(mount|process) ' -e "$tmp_re" || true)
     fi
     if [ -n "$leftovers" ]; then
       echo "machine-state: the tests left these behind:" >&2
       printf '  %s\n' "$leftovers" >&2
       exit 1
     fi
-    echo "machine-state: nothing left behind (no new mount under ${dirs[*]}, no new temp dir)"
+    echo "machine-state: nothing left behind (no new mount under ${dirs[*]}, no new temp entry, no orphaned process)"
     ;;
   *) echo "usage: machine-state.sh snapshot|check FILE" >&2; exit 2 ;;
 esac
