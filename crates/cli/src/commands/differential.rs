@@ -61,11 +61,13 @@ fn cmd_differential_suite(args: &DifferentialArgs, suite: &str) -> Result<()> {
         note!("geth: {}", evm.display());
         Some(evm)
     };
+    let bar = crate::common::spinner("running the EIP-7928 scenarios");
     let report = s::run(
         evm.as_deref(),
         available_cores().min(4),
         args.filter.as_deref(),
     );
+    bar.finish_and_clear();
     console.line(s::table(&report).trim_end());
     if let Some(json) = &json {
         json.write(&serde_json::to_vec_pretty(&report)?)?;
