@@ -19,7 +19,8 @@ quick=(--repeats 3 --warmup 0 --threads 1,2)
 "$bin" bench "${quick[@]}" --json "$out/bench.json" > "$out/bench.txt"
 "$bin" bench "${quick[@]}" --workload transfers,erc20 --block-gas 1M,3M --blocks 2 --mega 1,2 \
   --json "$out/sweep.json" > "$out/sweep.txt"
-"$bin" gen transfers --blocks 2 --block-gas 1M --fork Osaka --out "$out/chain" > /dev/null
+# gen's defaults (Amsterdam): export and peers take them.
+"$bin" gen transfers --blocks 2 --block-gas 1M --out "$out/chain" > /dev/null
 "$bin" bench "${quick[@]}" --data "$out/chain" --root incremental --pipeline on,off \
   --json "$out/pipeline.json" > "$out/pipeline.txt"
 "$bin" peers --data "$out/chain" --repeats 3 --warmup 0 --peers gigagas-process \
