@@ -575,10 +575,6 @@ pub(crate) fn commit_and_rebuild<S: StateProvider>(
     Ok((std::mem::take(&mut state.cache), roots))
 }
 
-/// Shards of [`commit_sharded`] per thread of the current pool (several, so that one shard
-/// holding a hot account does not leave the other threads idle).
-const SHARDS_PER_THREAD: usize = 4;
-
 /// The transactions' diffs (in block order, the first at index 1) applied to `cache` and
 /// `builder` (both as pre-execution left them) as a sequential commit applies them, sharded
 /// by address on the current pool: an account's cache entry and list entry depend only on
@@ -591,7 +587,9 @@ fn commit_sharded(
     diffs: impl Iterator<Item = EvmState>,
 ) -> Option<Bal> {
     use rayon::prelude::*;
-    let shards = rayon::current_num_threads().max(1) * SHARDS_PER_THREAD;
+    // One shard per thread: the merge at the end re-inserts every shard but the largest, so
+    // more shards cost more than they balance.
+    let shards = rayon::current_num_threads().max(1);
     let shard_of = |address: &Address| {
         // Addresses are uniform enough: the last two bytes pick the shard.
         (usize::from(address[18]) << 8 | usize::from(address[19])) % shards
@@ -610,11 +608,8 @@ fn commit_sharded(
     let mut starts: Vec<Start> = (0..shards)
         .map(|_| (CacheState::new(), Bal::new()))
         .collect();
-    for (address, entry) in cache.accounts.iter() {
-        starts[shard_of(address)]
-            .0
-            .accounts
-            .insert(*address, entry.clone());
+    for (address, entry) in std::mem::take(&mut cache.accounts) {
+        starts[shard_of(&address)].0.accounts.insert(address, entry);
     }
     if let Some(b) = builder.as_mut() {
         for (address, entry) in std::mem::take(&mut b.accounts) {
@@ -634,12 +629,39 @@ fn commit_sharded(
             (shard_cache, shard_bal)
         })
         .collect();
-    for (shard_cache, shard_bal) in done {
-        cache.accounts.extend(shard_cache.accounts);
-        cache.contracts.extend(shard_cache.contracts);
-        if let Some(b) = builder.as_mut() {
-            b.accounts.extend(shard_bal.accounts);
+    // The largest shard is the base the others are moved into (pre-execution's entries were
+    // moved out into the shards: the merged maps replace the originals; its code is kept).
+    let (mut caches, mut bals): (Vec<CacheState>, Vec<Bal>) = done.into_iter().unzip();
+    let total_accounts: usize = caches.iter().map(|c| c.accounts.len()).sum();
+    let total_bal: usize = bals.iter().map(|b| b.accounts.len()).sum();
+    let largest = |lens: Vec<usize>| {
+        lens.iter()
+            .enumerate()
+            .max_by_key(|(_, n)| **n)
+            .map_or(0, |(i, _)| i)
+    };
+    let base = largest(caches.iter().map(|c| c.accounts.len()).collect());
+    let mut merged = caches.swap_remove(base);
+    merged
+        .accounts
+        .reserve(total_accounts - merged.accounts.len());
+    for shard in caches {
+        merged.accounts.extend(shard.accounts);
+        merged.contracts.extend(shard.contracts);
+    }
+    merged
+        .contracts
+        .extend(std::mem::take(&mut cache.contracts));
+    cache.accounts = merged.accounts;
+    cache.contracts = merged.contracts;
+    if let Some(b) = builder.as_mut() {
+        let base = largest(bals.iter().map(|b| b.accounts.len()).collect());
+        let mut merged = bals.swap_remove(base);
+        merged.accounts.reserve(total_bal - merged.accounts.len());
+        for shard in bals {
+            merged.accounts.extend(shard.accounts);
         }
+        b.accounts = merged.accounts;
     }
     builder
 }
