@@ -851,3 +851,53 @@ fn first_state_difference(
         .find(|a| !expected.contains_key(*a));
     extra.map(|a| format!("account {a} exists in the head state but not in postState"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloy_rlp::Encodable;
+
+    /// bal@v2.0.0 fixtures carry the BAL as a fourth body element (the genesis RLP error
+    /// "unexpected list length"): it decodes, and the three-element form still does.
+    #[test]
+    fn a_four_element_body_decodes_with_its_bal() {
+        let block = Block::<TxEnvelope> {
+            header: Header::default(),
+            body: alloy_consensus::BlockBody {
+                transactions: Vec::new(),
+                ommers: Vec::new(),
+                withdrawals: Some(Default::default()),
+            },
+        };
+        let mut three = Vec::new();
+        block.encode(&mut three);
+        let (decoded, bal) = decode_block(&three).unwrap();
+        assert_eq!(decoded.header, block.header);
+        assert!(bal.is_none());
+
+        let bal: BlockAccessList = vec![alloy_eip7928::AccountChanges {
+            address: Address::repeat_byte(7),
+            ..Default::default()
+        }];
+        let mut payload = Vec::new();
+        block.header.encode(&mut payload);
+        Vec::<TxEnvelope>::new().encode(&mut payload);
+        Vec::<Header>::new().encode(&mut payload);
+        alloy_eips::eip4895::Withdrawals::default().encode(&mut payload);
+        bal.encode(&mut payload);
+        let mut four = Vec::new();
+        alloy_rlp::Header {
+            list: true,
+            payload_length: payload.len(),
+        }
+        .encode(&mut four);
+        four.extend_from_slice(&payload);
+        assert!(Block::<TxEnvelope>::decode(&mut &four[..]).is_err());
+        let (decoded, given) = decode_block(&four).unwrap();
+        assert_eq!(decoded.header, block.header);
+        assert_eq!(given, Some(bal));
+        // Trailing bytes are still refused.
+        four.push(0x80);
+        assert!(decode_block(&four).is_err());
+    }
+}

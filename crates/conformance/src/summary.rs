@@ -108,6 +108,48 @@ pub const WRONG_REASON: &str = "rejected for another reason";
 /// Failure category of an unmapped rejection under `--strict-exceptions`.
 pub const UNMAPPED: &str = "unmapped expected exception";
 
+/// Cause class: the fixture follows gas rules this EVM does not (another devnet's).
+pub const CAUSE_GAS_RULES: &str = "gas rules differ (another devnet's, or a gas bug)";
+/// Cause class: gas agrees but logs/receipts differ: an EIP (e.g. EIP-7708 logs) is
+/// implemented differently or missing.
+pub const CAUSE_EIP: &str =
+    "an EIP implemented differently or missing (same gas, other logs or receipts)";
+/// Cause class: the fixture could not be read (a field or format this runner does not read).
+pub const CAUSE_NOT_READ: &str = "a field or format not read";
+/// Cause class: the EVM refuses or lacks a rule.
+pub const CAUSE_UNSUPPORTED: &str = "a rule the EVM lacks (unsupported, EVM error)";
+/// Cause class: anything else: a real disagreement to investigate.
+pub const CAUSE_DISAGREEMENT: &str = "a real disagreement (state, rules, rejections)";
+
+/// The likely cause of a failure, from its category and message, so that a run on fixtures
+/// of another devnet reads as a table of causes rather than one count. Heuristic and
+/// ordered: gas first (a gas difference changes receipts, bloom and state after it).
+pub fn failure_cause(reason: &str, detail: &str) -> &'static str {
+    let text = format!("{reason} {detail}");
+    if text.contains("gas_used") && !text.contains("rule gas_used") {
+        CAUSE_GAS_RULES
+    } else if text.contains("logs_bloom") || text.contains("receipts_root") {
+        CAUSE_EIP
+    } else if [
+        "rlp decode",
+        "invalid test",
+        "invalid JSON",
+        "unreadable file",
+        "fixture",
+        "unknown fork",
+        "no tests",
+    ]
+    .iter()
+    .any(|c| reason.starts_with(c))
+    {
+        CAUSE_NOT_READ
+    } else if text.contains("unsupported") || text.contains("evm error") {
+        CAUSE_UNSUPPORTED
+    } else {
+        CAUSE_DISAGREEMENT
+    }
+}
+
 /// The summary of a conformance run (`--json` writes exactly this).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Summary {
@@ -127,6 +169,8 @@ pub struct Summary {
     pub by_fork: BTreeMap<String, Counts>,
     /// Failures per category.
     pub failure_reasons: BTreeMap<String, usize>,
+    /// Failures per likely cause ([`failure_cause`]).
+    pub failure_causes: BTreeMap<String, usize>,
     /// Skips per reason.
     pub skip_reasons: BTreeMap<String, usize>,
     /// BAL mutants rejected by the parallel path, per kind, over every passed test (an
@@ -186,6 +230,9 @@ impl Summary {
                 Status::Failed => {
                     s.failed += 1;
                     *s.failure_reasons.entry(o.reason.clone()).or_default() += 1;
+                    *s.failure_causes
+                        .entry(failure_cause(&o.reason, &o.detail).to_owned())
+                        .or_default() += 1;
                     s.failures.push(o);
                 }
                 Status::Skipped => {
