@@ -158,6 +158,19 @@ impl GpuRecoverer {
         let func = module
             .load_function("gg_recover")
             .map_err(|e| GpuError::Compile(format!("kernel gg_recover not found: {e}")))?;
+        // The per-thread stack holds the point tables (about 2 KiB): raise the context's stack
+        // limit when the kernel's local memory exceeds it (the driver usually does this by
+        // itself for a call graph without recursion; this makes it explicit).
+        if let (Ok(local), Ok(limit)) = (
+            func.local_size_bytes(),
+            ctx.get_limit(cudarc::driver::sys::CUlimit::CU_LIMIT_STACK_SIZE),
+        ) {
+            let need = usize::try_from(local).unwrap_or(0) + 1024;
+            if need > limit {
+                ctx.set_limit(cudarc::driver::sys::CUlimit::CU_LIMIT_STACK_SIZE, need)
+                    .map_err(|e| launch_err("raising the stack limit", e))?;
+            }
+        }
         let stream = ctx.default_stream();
         let host_table = table::g_table().map_err(GpuError::Library)?;
         let table = stream
