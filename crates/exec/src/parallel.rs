@@ -523,11 +523,15 @@ fn first_event_difference(
 /// given one. Returns the final accounts, and the state root after each transaction where the
 /// block's receipts need it.
 ///
-/// Both jobs of the commit — the BAL builder reading each diff, the canonical cache taking it
-/// — evolve each account on its own, in block order: they run sharded by address on the
-/// current pool ([`commit_sharded`]). Where the receipts need a root after every transaction
-/// (before Byzantium) the cache must be current at each step, and the diffs are committed in
-/// turn.
+/// The two jobs of the commit are independent once the diffs are known: the BAL builder
+/// reads each diff, the canonical cache takes it. They run at once on the current pool, the
+/// builder a diff ahead of the cache (each diff handed over by value once the builder has
+/// read it: nothing is cloned). Where the receipts need a root after every transaction
+/// (before Byzantium) the cache must be current at each step, and both run in turn.
+///
+/// (Sharding both jobs by address over every thread was tried: on 2 cores its serial merge of
+/// the shards' maps made the commit 1.76x slower than this, A-B-B-A in
+/// docs/results/pipeline-spec-2core.md.)
 pub(crate) fn commit_and_rebuild<S: StateProvider>(
     block: &PreparedBlock<'_>,
     pre_state: &S,
@@ -551,8 +555,32 @@ pub(crate) fn commit_and_rebuild<S: StateProvider>(
             }
         }
         None => {
-            let builder = state.bal_state.bal_builder.take();
-            let builder = commit_sharded(&mut state.cache, builder, diffs);
+            let diffs: Vec<EvmState> = diffs.collect();
+            let mut builder = state.bal_state.bal_builder.take();
+            let (to_cache, from_builder) = std::sync::mpsc::channel::<EvmState>();
+            let cache = &mut state;
+            let (builder, ()) = rayon::join(
+                move || {
+                    for (i, diff) in diffs.into_iter().enumerate() {
+                        if let Some(builder) = builder.as_mut() {
+                            let index = BlockAccessIndex::from_tx_index(i as u64);
+                            for (address, account) in &diff {
+                                builder.update_account(index, *address, account);
+                            }
+                        }
+                        if to_cache.send(diff).is_err() {
+                            break;
+                        }
+                    }
+                    builder
+                },
+                move || {
+                    // The builder is out of the state: this commit only updates the cache.
+                    for diff in from_builder {
+                        cache.commit_iter(&mut diff.into_iter());
+                    }
+                },
+            );
             state.bal_state.bal_builder = builder;
         }
     }
@@ -573,95 +601,4 @@ pub(crate) fn commit_and_rebuild<S: StateProvider>(
         }
     }
     Ok((std::mem::take(&mut state.cache), roots))
-}
-
-/// The transactions' diffs (in block order, the first at index 1) applied to `cache` and
-/// `builder` (both as pre-execution left them) as a sequential commit applies them, sharded
-/// by address on the current pool: an account's cache entry and list entry depend only on
-/// its own earlier state and its own changes, so each shard starts from its accounts' entries
-/// (moved out of `cache` and `builder`), applies their changes in block order and hands them
-/// back. Returns the builder.
-fn commit_sharded(
-    cache: &mut CacheState,
-    mut builder: Option<Bal>,
-    diffs: impl Iterator<Item = EvmState>,
-) -> Option<Bal> {
-    use rayon::prelude::*;
-    // One shard per thread: the merge at the end re-inserts every shard but the largest, so
-    // more shards cost more than they balance.
-    let shards = rayon::current_num_threads().max(1);
-    let shard_of = |address: &Address| {
-        // Addresses are uniform enough: the last two bytes pick the shard.
-        (usize::from(address[18]) << 8 | usize::from(address[19])) % shards
-    };
-    // A serial pass of moves: every changed account to its shard, in block order.
-    let mut parts: Vec<Vec<(BlockAccessIndex, Address, revm::state::Account)>> =
-        (0..shards).map(|_| Vec::new()).collect();
-    for (i, diff) in diffs.enumerate() {
-        let index = BlockAccessIndex::from_tx_index(i as u64);
-        for (address, account) in diff {
-            parts[shard_of(&address)].push((index, address, account));
-        }
-    }
-    // Each shard's accounts as pre-execution left them.
-    type Start = (CacheState, Bal);
-    let mut starts: Vec<Start> = (0..shards)
-        .map(|_| (CacheState::new(), Bal::new()))
-        .collect();
-    for (address, entry) in std::mem::take(&mut cache.accounts) {
-        starts[shard_of(&address)].0.accounts.insert(address, entry);
-    }
-    if let Some(b) = builder.as_mut() {
-        for (address, entry) in std::mem::take(&mut b.accounts) {
-            starts[shard_of(&address)].1.accounts.insert(address, entry);
-        }
-    }
-    let done: Vec<Start> = parts
-        .into_par_iter()
-        .zip(starts)
-        .map(|(part, (mut shard_cache, mut shard_bal))| {
-            let mut changed = Vec::with_capacity(part.len());
-            for (index, address, account) in part {
-                shard_bal.update_account(index, address, &account);
-                changed.push((address, account));
-            }
-            shard_cache.apply_evm_state(changed, |_, _| {});
-            (shard_cache, shard_bal)
-        })
-        .collect();
-    // The largest shard is the base the others are moved into (pre-execution's entries were
-    // moved out into the shards: the merged maps replace the originals; its code is kept).
-    let (mut caches, mut bals): (Vec<CacheState>, Vec<Bal>) = done.into_iter().unzip();
-    let total_accounts: usize = caches.iter().map(|c| c.accounts.len()).sum();
-    let total_bal: usize = bals.iter().map(|b| b.accounts.len()).sum();
-    let largest = |lens: Vec<usize>| {
-        lens.iter()
-            .enumerate()
-            .max_by_key(|(_, n)| **n)
-            .map_or(0, |(i, _)| i)
-    };
-    let base = largest(caches.iter().map(|c| c.accounts.len()).collect());
-    let mut merged = caches.swap_remove(base);
-    merged
-        .accounts
-        .reserve(total_accounts - merged.accounts.len());
-    for shard in caches {
-        merged.accounts.extend(shard.accounts);
-        merged.contracts.extend(shard.contracts);
-    }
-    merged
-        .contracts
-        .extend(std::mem::take(&mut cache.contracts));
-    cache.accounts = merged.accounts;
-    cache.contracts = merged.contracts;
-    if let Some(b) = builder.as_mut() {
-        let base = largest(bals.iter().map(|b| b.accounts.len()).collect());
-        let mut merged = bals.swap_remove(base);
-        merged.accounts.reserve(total_bal - merged.accounts.len());
-        for shard in bals {
-            merged.accounts.extend(shard.accounts);
-        }
-        b.accounts = merged.accounts;
-    }
-    builder
 }
