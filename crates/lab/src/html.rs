@@ -480,6 +480,7 @@ fn throughput_vs_gas(report: &BenchReport) -> Plot {
             .build_cartesian_2d(min_x..max_x, min_y..max_y)?;
         chart
             .configure_mesh()
+            .x_label_formatter(&tick_label)
             .y_label_formatter(&tick_label)
             .x_desc("block gas (M)")
             .y_desc("Mgas/s")
