@@ -112,6 +112,32 @@ fn tick_label(x: &f64) -> String {
     }
 }
 
+/// Where a legend hides the fewest of `points` (over the ranges `x` and `y`): the corner
+/// (a third of each axis) holding the fewest, upper right on a tie.
+fn emptiest_corner(points: &[(f64, f64)], x: (f64, f64), y: (f64, f64)) -> SeriesLabelPosition {
+    let at = |v: f64, (lo, hi): (f64, f64)| if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
+    let corners = [
+        (SeriesLabelPosition::UpperRight, true, true),
+        (SeriesLabelPosition::UpperLeft, false, true),
+        (SeriesLabelPosition::LowerRight, true, false),
+        (SeriesLabelPosition::LowerLeft, false, false),
+    ];
+    let count = |right: bool, upper: bool| {
+        points
+            .iter()
+            .filter(|p| {
+                let (px, py) = (at(p.0, x), at(p.1, y));
+                (if right { px > 0.6 } else { px < 0.4 })
+                    && (if upper { py > 0.6 } else { py < 0.4 })
+            })
+            .count()
+    };
+    corners
+        .into_iter()
+        .min_by_key(|(_, right, upper)| count(*right, *upper))
+        .map_or(SeriesLabelPosition::UpperRight, |c| c.0)
+}
+
 /// A range that shows the data `values` (not from 0): their span with 8% room on both
 /// sides, or ±10% around a single value.
 fn data_range(values: impl IntoIterator<Item = f64>) -> (f64, f64) {
@@ -500,7 +526,10 @@ fn throughput_vs_gas(report: &BenchReport) -> Plot {
                 .label(label)
                 .legend(move |(x, y)| Circle::new((x + 10, y), 4, color.filled()));
         }
-        legend(&mut chart, SeriesLabelPosition::MiddleRight)?;
+        legend(
+            &mut chart,
+            emptiest_corner(&all, (min_x, max_x), (min_y, max_y)),
+        )?;
         Ok(())
     })
 }
