@@ -595,6 +595,37 @@ fn invalid_tx_reason(what: &str) -> Option<Reason> {
 pub fn reason(rejection: &Rejection) -> Option<Reason> {
     match rejection {
         Rejection::Decode(_) => Some(DECODE),
+        Rejection::FieldRange { field, .. } => Some(match *field {
+            "gas price" => reason!(
+                "tx field range: gas price above 128 bits",
+                [
+                    "TransactionException.GASPRICE_OVERFLOW",
+                    "TransactionException.GASLIMIT_PRICE_PRODUCT_OVERFLOW",
+                    "TransactionException.PRIORITY_OVERFLOW",
+                    "TransactionException.RLP_INVALID_VALUE",
+                    "BlockException.RLP_STRUCTURES_ENCODING",
+                ]
+            ),
+            "nonce" => reason!(
+                "tx field range: nonce above 64 bits",
+                [
+                    "TransactionException.NONCE_OVERFLOW",
+                    "TransactionException.NONCE_TOO_BIG",
+                    "TransactionException.NONCE_IS_MAX",
+                    "TransactionException.RLP_INVALID_NONCE",
+                    "BlockException.RLP_STRUCTURES_ENCODING",
+                ]
+            ),
+            _ => reason!(
+                "tx field range: gas limit above 64 bits",
+                [
+                    "TransactionException.GASLIMIT_OVERFLOW",
+                    "TransactionException.GASLIMIT_PRICE_PRODUCT_OVERFLOW",
+                    "TransactionException.RLP_INVALID_GASLIMIT",
+                    "BlockException.RLP_STRUCTURES_ENCODING",
+                ]
+            ),
+        }),
         Rejection::UnknownParent(parent) => Some(if parent.is_zero() {
             reason!(
                 "unknown parent",
