@@ -37,7 +37,7 @@ pub mod host;
 pub mod suite;
 mod table;
 
-pub use device::GpuRecoverer;
+pub use device::{GpuRecoverer, MAX_LAUNCH};
 
 /// The kernel's CUDA C source, compiled at run time by NVRTC (and as plain C by build.rs).
 pub const KERNEL_SOURCE: &str = include_str!("kernel/recover.cu");
