@@ -64,6 +64,11 @@ impl Heartbeat {
     pub fn add(&self, n: u64) {
         self.done.fetch_add(n, Ordering::Relaxed);
     }
+
+    /// Sets the units done so far to `n`.
+    pub fn set(&self, n: u64) {
+        self.done.store(n, Ordering::Relaxed);
+    }
 }
 
 impl Drop for Heartbeat {
