@@ -312,7 +312,7 @@ impl BenchPlan {
             bail!("--cache applies to the on-disk store: give --state disk");
         }
         // The overlay is an axis of the on-disk rows with the stages overlapped only.
-        if !args.overlay.is_empty() && !(options.disk && options.overlap.contains(&true)) {
+        if !args.overlay.is_empty() && (!options.disk || !options.overlap.contains(&true)) {
             bail!("--overlay applies to the on-disk store with the pipeline on: give --state disk (and --pipeline on)");
         }
         // Every pipeline configuration is a run spec, refused here by its fields, before
@@ -413,6 +413,13 @@ pub fn exec(args: BenchArgs) -> Result<()> {
             report.settings.warmup,
             report.machine.cores
         );
+        if let Some(p) = &report.provenance {
+            say!(console, "{}", p.summary());
+        }
+        // What qualifies the tables comes before them, where the eye is.
+        for warning in gigagas_lab::report::noise_warnings(&report) {
+            say!(console, "warning: {warning}");
+        }
         say!(
             console,
             "{}\n",
@@ -457,9 +464,6 @@ pub fn exec(args: BenchArgs) -> Result<()> {
                 console,
                 "note: a '% of bound' above 100% means that configuration beat the critical-path bound computed from the 1-thread per-transaction times — the transactions ran faster than in the 1-thread run (warmer caches, or the 1-thread run was disturbed), not that the bound is wrong in principle\n"
             );
-        }
-        for warning in gigagas_lab::report::noise_warnings(&report) {
-            say!(console, "warning: {warning}");
         }
         reports.push(report);
     }

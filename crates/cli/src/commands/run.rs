@@ -230,7 +230,16 @@ pub fn exec(args: RunArgs) -> Result<()> {
     let cases = prepare_all(&dataset, valid.small_block_gas)?;
     options.check(&cases).map_err(|e| spec_error(&e, &[]))?;
     let disk = disk.map(|d| d as Box<dyn IncrementalState>);
+    let (meter, load_start) = (
+        gigagas_lab::machine_load::LoadMeter::start(),
+        gigagas_lab::report::load_average(),
+    );
     let run = gigagas_engine::run_pipeline_on(&cases, &options, pool.as_ref(), disk, &recovery)?;
+    let machine = serde_json::json!({
+        "load_avg_start": load_start,
+        "load_avg_end": gigagas_lab::report::load_average(),
+        "cpu_during_run": meter.finish(),
+    });
     let sync = match &valid.state {
         ValidState::Disk { sync, .. } => Some(*sync),
         ValidState::Memory => None,
@@ -245,6 +254,8 @@ pub fn exec(args: RunArgs) -> Result<()> {
             "mega": options.mega,
             "sync": sync.map(|s| s.to_string()),
             "recovery": recovery.describe(),
+            "provenance": gigagas_lab::Provenance::capture(),
+            "machine": machine,
             "run": run,
             "phases_ns": phases,
             "e2e_mgas_per_s": run.e2e_mgas_per_s(),
