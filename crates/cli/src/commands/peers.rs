@@ -69,6 +69,11 @@ pub struct PeersArgs {
     /// (with the end of its stderr), 1 to 86400.
     #[arg(long, value_name = "SECONDS", default_value_t = gigagas_peers::run::PEER_TIMEOUT.as_secs())]
     timeout: u64,
+    /// Where gigagas's in-process sender recovery row recovers: cpu (libsecp256k1, all
+    /// cores; the default), gpu (refused, naming what is missing, where no GPU answers) or
+    /// auto (the GPU when one answers; the row says which).
+    #[arg(long, value_name = "BACKEND", default_value = "cpu")]
+    recovery: gigagas_engine::RecoveryBackend,
 }
 
 fn parse_formats(names: &[String]) -> Result<Vec<Format>> {
@@ -173,6 +178,10 @@ pub fn exec(args: PeersArgs) -> Result<()> {
     crate::limits::check_range("--warmup", args.warmup, 0, 100)?;
     let timeout = usize::try_from(args.timeout).unwrap_or(usize::MAX);
     crate::limits::check_range("--timeout", timeout, 1, 86_400)?;
+    // The recovery backend is opened before anything is exported or run.
+    let recoverer = gigagas_engine::Recoverer::open(args.recovery)
+        .map_err(anyhow::Error::msg)
+        .context("--recovery")?;
     let mut kinds = Vec::new();
     for name in &args.peers {
         let k = parse_peer(name)?;
@@ -222,7 +231,7 @@ pub fn exec(args: PeersArgs) -> Result<()> {
     bar.finish_and_clear();
     let recover_samples = time_repeats(args.warmup, args.repeats, || {
         for block in &dataset.blocks {
-            gigagas_exec::recover_senders(block).context("sender recovery")?;
+            recoverer.recover(block).context("sender recovery")?;
         }
         Ok(())
     })?;
@@ -268,9 +277,16 @@ pub fn exec(args: PeersArgs) -> Result<()> {
     let full: Vec<u64> = (0..args.repeats)
         .map(|r| seq_samples.get(r).copied().unwrap_or(0) + recover_samples[r] + root_samples[r])
         .collect();
+    let recovered_on = format!(
+        "recovering every sender from its signature ({})",
+        match recoverer.name() {
+            "gpu" => recoverer.describe(),
+            _ => "rayon, all cores".to_owned(),
+        }
+    );
     rows.push(in_process_row(
         "gigagas sender recovery (in-process)",
-        "recovering every sender from its signature (rayon, all cores)",
+        &recovered_on,
         "execution, state root, process start, parsing",
         recover_samples.clone(),
     ));
