@@ -17,8 +17,10 @@
 #   BATCHES (default 100,1000,10000,45000,100000), REPEATS (default 10) for the bench.
 # Budget: at most 8 minutes (each step has its own timeout); every file is written as its step
 # runs (the bench prints each batch's row as soon as it is measured), so a run killed part way
-# still leaves what it measured. Files (at most 8, as the device tool brings back): machine.txt,
-# steps.log, info.txt, check.txt, check.json, bench.txt, bench.json.
+# still leaves what it measured. Files (at most 8, as the device tool brings back): steps.log
+# (the machine first), info.txt, check.txt, check.json, pipeline.txt, pipeline.json (the node
+# pipeline at 4, 8 and 16 threads with CPU and GPU recovery side by side, issues 39 and 41),
+# bench.txt, bench.json.
 set -uo pipefail
 bin_in="${1:?usage: scripts/device-gpu.sh BINARY[.gz|.zst|.xz] [OUTDIR]}"
 out="${2:-${OUT:?no OUTDIR given and OUT is unset}}"
@@ -56,8 +58,8 @@ export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}${extra}"
   echo "# LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
   echo "# libnvrtc: $(ldconfig -p 2>/dev/null | grep -m2 libnvrtc | tr -s ' \n' ' ')"
   echo "# libcuda: $(ldconfig -p 2>/dev/null | grep -m1 'libcuda.so.1' | tr -s ' \n' ' ')"
-} > "$out/machine.txt" 2>&1
-cat "$out/machine.txt"
+} >> "$out/steps.log" 2>&1
+cat "$out/steps.log"
 
 step() {  # NAME LIMIT_S COMMAND...: stdout to NAME.txt (as it comes), stderr too, rc and time logged
   local name=$1 limit=$2; shift 2
@@ -74,6 +76,20 @@ if step info 90 "$bin" gpu info; then
 else
   log "no usable GPU (see info.txt): no check, CPU rows only"
   gpu_rows=(--cpu-only)
+fi
+# The node pipeline on mainnet-mix 300M blocks (MDBX-free: in memory, incremental root), at 4, 8
+# and 16 threads, senders recovered on the CPU and (auto) on the GPU: end to end, stage shares
+# and % of the pipeline's bound per row; `gigagas simulate pipeline.json` predicts 32 and 64.
+chain=/tmp/gigagas-mm300
+t0=$SECONDS
+if timeout 120 "$bin" gen mainnet-mix --block-gas 300M --blocks "${PIPE_BLOCKS:-3}" \
+    --out "$chain" --force >> "$out/steps.log" 2>&1; then
+  log "gen rc=0 $((SECONDS - t0)) s"
+  step pipeline 170 "$bin" bench --data "$chain" --threads 4,8,16 --scheduler ordered \
+    --root incremental --pipeline on --recovery cpu,auto --repeats 2 --warmup 1 \
+    --json "$out/pipeline.json"
+else
+  log "gen failed after $((SECONDS - t0)) s: no pipeline rows"
 fi
 # The bench after the check: the CPU rows take longest at 1 thread (~156,000 recoveries per
 # repeat); what is left of the 8 minutes bounds it.
