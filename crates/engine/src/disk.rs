@@ -110,6 +110,9 @@ impl From<FlushStats> for Flush {
 /// The trie buffer's bound a node would take: geth's path database buffers 64–256 MiB of
 /// trie-node writes before it flushes them.
 pub const DEFAULT_TRIE_BUFFER: u64 = 256 << 20;
+/// The environment variable [`DiskRoot::with_sync`] takes the trie buffer's bound from, until
+/// the run spec has the field (`trie_buffer_bytes`): bytes, 0 for none.
+pub const TRIE_BUFFER_ENV: &str = "GIGAGAS_TRIE_BUFFER_BYTES";
 /// The smallest trie-buffer bound taken (below it every block would flush).
 pub const MIN_TRIE_BUFFER: u64 = 1 << 20;
 
@@ -198,7 +201,8 @@ impl std::str::FromStr for SyncPolicy {
 
 impl DiskRoot {
     /// The pipeline's state in `store`, every block durable at its commit, the next block
-    /// read through the last one's writes while they commit.
+    /// read through the last one's writes while they commit, trie nodes gathered in a trie
+    /// buffer of [`DEFAULT_TRIE_BUFFER`] bytes ([`Self::with_trie_buffer`]).
     pub fn new(store: Store) -> Self {
         Self {
             store: RwLock::new(Some(store)),
@@ -208,7 +212,7 @@ impl DiskRoot {
             overlay: true,
             pending: Mutex::default(),
             writes: Mutex::default(),
-            trie_buffer: 0,
+            trie_buffer: DEFAULT_TRIE_BUFFER,
             buffers: Mutex::new(vec![Arc::default()]),
             stats: Mutex::default(),
             final_flush: Mutex::default(),
@@ -254,6 +258,12 @@ impl DiskRoot {
         self.stats.lock().map(|s| s.clone()).unwrap_or_default()
     }
 
+    /// [`Self::block_writes`] of one block (`None`: not committed by this state).
+    pub fn block_write(&self, number: u64) -> Option<BlockWrite> {
+        let stats = self.stats.lock().ok()?;
+        stats.iter().rev().find(|w| w.number == number).copied()
+    }
+
     /// The flush of the trie buffer at the end of the run ([`IncrementalState::finish`]),
     /// if it had blocks to flush: inside the run's `final_sync_ns`.
     pub fn final_flush(&self) -> Option<Flush> {
@@ -293,7 +303,18 @@ impl DiskRoot {
                 "--sync {sync} with --cold: cold mode closes the store after every block, which flushes it untimed; only every-block is measured honestly there"
             ));
         }
-        Ok(Self { sync, ..self })
+        let this = Self { sync, ..self };
+        // Until the run spec carries `trie_buffer_bytes`: the bound from the environment
+        // (measurements and the kill tests).
+        match std::env::var(TRIE_BUFFER_ENV) {
+            Ok(v) => {
+                let bytes = v.trim().parse().map_err(|_| {
+                    format!("{TRIE_BUFFER_ENV}={v:?}: not a number of bytes (trie_buffer_bytes)")
+                })?;
+                this.with_trie_buffer(bytes)
+            }
+            Err(_) => Ok(this),
+        }
     }
 
     /// Runs `f` on the store (an error after a failed reopen in cold mode).
@@ -588,6 +609,7 @@ impl IncrementalState for DiskRoot {
                 pending.blocks.pop_front();
             }
         }
+        tracing::debug!(?stat, "block written");
         self.stats.lock().map_err(poisoned)?.push(stat);
         Ok(root)
     }
@@ -604,6 +626,7 @@ impl IncrementalState for DiskRoot {
             // The trie nodes still buffered, as one batch: inside the run's time.
             let stats = self.with_store(|store| self.flush_buffer(store))?;
             if let Some(stats) = stats {
+                tracing::debug!(?stats, "trie buffer flushed at the end");
                 *self.final_flush.lock().map_err(poisoned)? = Some(stats.into());
                 if self.sync == SyncPolicy::EveryBlock {
                     // Durable at its commit.
@@ -614,11 +637,13 @@ impl IncrementalState for DiskRoot {
             }
         }
         if self.sync != SyncPolicy::EveryBlock && writes.unsynced > 0 {
+            let t0 = Instant::now();
             self.with_store(|store| {
                 store
                     .sync()
                     .map_err(|e| format!("store {}: {e}", store.path().display()))
             })?;
+            tracing::debug!(ns = t0.elapsed().as_nanos() as u64, "final sync");
             writes.unsynced = 0;
             flushed = true;
         }

@@ -390,6 +390,7 @@ impl<B: Backend> Store<B> {
         progress: &(dyn Fn(u64) + Sync),
         split_slots: u64,
     ) -> Result<Verified, Error> {
+        self.check_trie_whole()?;
         let head = self.require_head()?;
         // Every table, as `verify` checks them: the block hashes and meta records first.
         let block_hashes = self.verify_block_hashes(&head)?;

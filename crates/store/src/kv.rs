@@ -57,6 +57,10 @@ impl Table {
 /// One entry: key and value.
 pub type Entry = (Vec<u8>, Vec<u8>);
 
+/// Keys in increasing order with their new values (`None`: removed), for
+/// [`KvWrite::write_sorted`].
+pub type SortedWrites<'a> = &'a mut dyn Iterator<Item = (&'a [u8], Option<&'a [u8]>)>;
+
 /// What [`KvRead::scan`] calls per entry: `Ok(false)` stops.
 pub type Visit<'a> = &'a mut dyn FnMut(&[u8], &[u8]) -> Result<bool, Error>;
 
@@ -95,6 +99,17 @@ pub trait KvWrite: KvRead + Send {
     fn delete(&self, table: Table, key: &[u8]) -> Result<(), Error>;
     /// Removes every key starting with `prefix`.
     fn delete_prefix(&self, table: Table, prefix: &[u8]) -> Result<(), Error>;
+    /// Sets (`Some`) or removes (`None`) each key of `entries`, given in increasing key order
+    /// (one batch: a backend may write it through one cursor). Default: one call each.
+    fn write_sorted(&self, table: Table, entries: SortedWrites<'_>) -> Result<(), Error> {
+        for (key, value) in entries {
+            match value {
+                Some(v) => self.put(table, key, v)?,
+                None => self.delete(table, key)?,
+            }
+        }
+        Ok(())
+    }
     /// Makes everything durable at once.
     fn commit(self) -> Result<(), Error>;
 }

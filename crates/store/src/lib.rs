@@ -363,6 +363,10 @@ pub type WriteTxn = mdbx::MdbxWrite;
 pub struct Store<B: Backend = mdbx::Mdbx> {
     backend: B,
     path: PathBuf,
+    /// The store's trie lock (`trie.lock`), held from this process's first block whose trie
+    /// nodes go to a trie buffer until the store is dropped: another process that opens the
+    /// store meanwhile must not rebuild the tries the buffer holds.
+    trie_lock: std::sync::OnceLock<std::fs::File>,
 }
 
 fn at(path: &Path, e: Error) -> Error {
@@ -415,6 +419,7 @@ impl<B: Backend> Store<B> {
         Ok(Self {
             backend,
             path: path.to_owned(),
+            trie_lock: std::sync::OnceLock::new(),
         })
     }
 
@@ -428,6 +433,19 @@ impl<B: Backend> Store<B> {
     /// (a crash leaves the store at its last synced block: MDBX keeps the previous steady
     /// commit): how a node batches its persistence (`run --sync`).
     pub fn open_with(path: &Path, durable: bool) -> Result<Self, Error> {
+        let store = Self::open_unrecovered(path, durable)?;
+        // Tries left behind by a run stopped between two flushes of its trie buffer are
+        // rebuilt before anything reads them (unless a live process holds them: then it
+        // writes them).
+        store.recover_trie(&|what| eprintln!("{what}"))?;
+        Ok(store)
+    }
+
+    /// [`Store::open_with`] without rebuilding tries that lag the flat state: for a process
+    /// that reads only the head or the flat state beside a running one (whose trie buffer
+    /// holds the rest). Its trie reads and verification are refused or fail while the tries
+    /// lag.
+    pub fn open_unrecovered(path: &Path, durable: bool) -> Result<Self, Error> {
         let meta = std::fs::metadata(path).map_err(|source| Error::Io {
             path: path.to_owned(),
             source,
@@ -459,6 +477,7 @@ impl<B: Backend> Store<B> {
         let store = Self {
             backend,
             path: path.to_owned(),
+            trie_lock: std::sync::OnceLock::new(),
         };
         let format = store.read_kv()?.get(Table::Meta, b"format")?;
         if format.as_deref() != Some(FORMAT) {
@@ -471,9 +490,6 @@ impl<B: Backend> Store<B> {
                 ),
             });
         }
-        // Tries left behind by a run stopped between two flushes of its trie buffer are
-        // rebuilt before anything reads them.
-        store.recover_trie(&|what| eprintln!("{what}"))?;
         Ok(store)
     }
 
@@ -1061,6 +1077,7 @@ impl<B: Backend> Store<B> {
     /// Recomputes the state root and every branch node from scratch from the account and
     /// storage tables and compares them with the head record and the stored nodes.
     pub fn verify(&self) -> Result<Verified, Error> {
+        self.check_trie_whole()?;
         let head = self.require_head()?;
         let block_hashes = self.verify_block_hashes(&head)?;
         let (stored, codes) = self.to_memory()?;

@@ -253,6 +253,38 @@ impl KvWrite for MdbxWrite {
         Ok(())
     }
 
+    /// Through one cursor: MDBX looks for each next key from the cursor's page first, so
+    /// keys in order mostly skip the descent from the root.
+    fn write_sorted(
+        &self,
+        table: Table,
+        entries: crate::kv::SortedWrites<'_>,
+    ) -> Result<(), Error> {
+        let mut cursor = self
+            .txn
+            .cursor(self.dbs[table.index()])
+            .map_err(|e| mdbx_err("cursor", Some(table), e))?;
+        for (key, value) in entries {
+            match value {
+                Some(v) => cursor
+                    .put(key, v, WriteFlags::empty())
+                    .map_err(|e| mdbx_err("put", Some(table), e))?,
+                None => {
+                    if cursor
+                        .set::<()>(key)
+                        .map_err(|e| read_err("seek", table, e))?
+                        .is_some()
+                    {
+                        cursor
+                            .del()
+                            .map_err(|e| mdbx_err("delete", Some(table), e))?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn commit(self) -> Result<(), Error> {
         commit(self.txn).map_err(|e| mdbx_err("commit", None, e))
     }

@@ -188,20 +188,17 @@ impl KvDiff {
         out
     }
 
-    /// Keys written (with their values, `None`: deleted) and prefixes wiped in `table`, in
-    /// key order.
-    pub fn table(
-        &self,
-        table: Table,
-    ) -> (
-        impl Iterator<Item = (&[u8], Option<&[u8]>)>,
-        impl Iterator<Item = &[u8]>,
-    ) {
-        let t = &self.tables[table.index()];
-        (
-            t.entries.iter().map(|(k, v)| (k.as_slice(), v.as_deref())),
-            t.wiped.iter().map(Vec::as_slice),
-        )
+    /// Keys written in `table` with their values (`None`: deleted), in key order.
+    pub fn entries(&self, table: Table) -> impl Iterator<Item = (&[u8], Option<&[u8]>)> {
+        self.tables[table.index()]
+            .entries
+            .iter()
+            .map(|(k, v)| (k.as_slice(), v.as_deref()))
+    }
+
+    /// Prefixes wiped in `table`, in key order.
+    pub fn wiped(&self, table: Table) -> impl Iterator<Item = &[u8]> {
+        self.tables[table.index()].wiped.iter().map(Vec::as_slice)
     }
 
     /// Deletes every key starting with `prefix`, this diff's own earlier writes included.
@@ -235,12 +232,12 @@ impl KvDiff {
             }
         }
         for table in tables {
-            for (key, value) in &self.tables[table.index()].entries {
-                match value {
-                    Some(v) => txn.put(*table, key, v)?,
-                    None => txn.delete(*table, key)?,
-                }
+            let entries = &self.tables[table.index()].entries;
+            if entries.is_empty() {
+                continue;
             }
+            let mut sorted = entries.iter().map(|(k, v)| (k.as_slice(), v.as_deref()));
+            txn.write_sorted(*table, &mut sorted)?;
         }
         Ok(())
     }

@@ -58,6 +58,44 @@ pub struct FlushStats {
     pub ns: u64,
 }
 
+/// The file a process holding a trie buffer locks (`flock`, released when the process ends,
+/// however it ends).
+pub const TRIE_LOCK: &str = "trie.lock";
+
+/// Takes the exclusive lock on `dir`'s [`TRIE_LOCK`] without waiting: `Ok(None)` when another
+/// process holds it.
+#[cfg(unix)]
+fn lock_trie(dir: &std::path::Path) -> Result<Option<std::fs::File>, Error> {
+    use std::os::fd::AsRawFd;
+    let path = dir.join(TRIE_LOCK);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|source| Error::Io {
+            path: path.clone(),
+            source,
+        })?;
+    // SAFETY: a valid open descriptor; flock has no memory effects.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc == 0 {
+        return Ok(Some(file));
+    }
+    let e = std::io::Error::last_os_error();
+    if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        Ok(None)
+    } else {
+        Err(Error::Io { path, source: e })
+    }
+}
+
+/// No process locks off Unix: a store is used by one process at a time there.
+#[cfg(not(unix))]
+fn lock_trie(_: &std::path::Path) -> Result<Option<std::fs::File>, Error> {
+    Ok(None)
+}
+
 fn dirty_key(owner: &[u8]) -> Vec<u8> {
     [TRIE_DIRTY, owner].concat()
 }
@@ -110,15 +148,17 @@ impl<B: Backend> Store<B> {
     /// tables are at (the parent, if they were at the head) and the storage tries the block
     /// changed, so that a crash before the flush is recovered ([`Self::recover_trie`]).
     pub fn commit_block_flat(&self, pending: &PendingBlock) -> Result<Head, Error> {
+        self.hold_trie_lock()?;
         let txn = self.backend.write().map_err(|e| crate::at(&self.path, e))?;
         self.begin_commit(&txn, pending)?;
         if txn.get(Table::Meta, TRIE_HEAD)?.is_none() {
             txn.put(Table::Meta, TRIE_HEAD, &codec::encode_head(&pending.parent))?;
         }
-        let (entries, wiped) = pending.diff.table(Table::StorageTrie);
-        let owners: BTreeSet<&[u8]> = entries
+        let owners: BTreeSet<&[u8]> = pending
+            .diff
+            .entries(Table::StorageTrie)
             .map(|(k, _)| k)
-            .chain(wiped)
+            .chain(pending.diff.wiped(Table::StorageTrie))
             .filter_map(|k| k.get(..32))
             .collect();
         let number = pending.head.number.to_be_bytes();
@@ -170,12 +210,11 @@ impl<B: Backend> Store<B> {
         let mut entries = 0u64;
         let mut bytes = 0u64;
         for table in TrieBuffer::TABLES {
-            let (written, wiped) = buffer.diff().table(table);
-            for (k, v) in written {
+            for (k, v) in buffer.diff().entries(table) {
                 entries += 1;
                 bytes += (k.len() + v.map_or(0, <[u8]>::len)) as u64;
             }
-            entries += wiped.count() as u64;
+            entries += buffer.diff().wiped(table).count() as u64;
         }
         self.clear_dirty(&txn, through.number)?;
         if through == head {
@@ -196,6 +235,40 @@ impl<B: Backend> Store<B> {
             page_bytes: self.backend.page_bytes(),
             ns: t0.elapsed().as_nanos() as u64,
         })
+    }
+
+    /// Takes the store's trie lock for as long as this store is open (once). Another process
+    /// holding it is an error: two processes cannot both buffer the store's trie nodes.
+    fn hold_trie_lock(&self) -> Result<(), Error> {
+        if self.trie_lock.get().is_some() {
+            return Ok(());
+        }
+        match lock_trie(&self.path)? {
+            Some(file) => {
+                let _ = self.trie_lock.set(file);
+                Ok(())
+            }
+            None if cfg!(unix) => Err(Error::Backend(format!(
+                "{}: another process holds the store's trie nodes in its trie buffer ({TRIE_LOCK} is locked)",
+                self.path.display()
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// An error when the store's tries lag its flat state and another process is writing
+    /// them (it holds them in its trie buffer): what verifying it now would find is that
+    /// run's unfinished work, not damage.
+    pub(crate) fn check_trie_whole(&self) -> Result<(), Error> {
+        if let Some((trie, head)) = self.trie_lag()? {
+            return Err(Error::Backend(format!(
+                "{}: its trie nodes are at block {} and its state at block {}: a running process holds the rest in its trie buffer ({TRIE_LOCK} is locked); verify it once that run has ended",
+                self.path.display(),
+                trie.number,
+                head.number
+            )));
+        }
+        Ok(())
     }
 
     /// Deletes the records of storage tries last changed at or before block `through`.
@@ -245,6 +318,15 @@ impl<B: Backend> Store<B> {
     pub fn recover_trie(&self, progress: &dyn Fn(&str)) -> Result<bool, Error> {
         let Some((trie, head)) = self.trie_lag()? else {
             return Ok(false);
+        };
+        // A live process holding the lock is still writing them: not ours to rebuild.
+        let lock = match self.trie_lock.get() {
+            Some(_) => None,
+            None => match lock_trie(&self.path)? {
+                Some(file) => Some(file),
+                None if cfg!(unix) => return Ok(false),
+                None => None,
+            },
         };
         let t0 = Instant::now();
         let kv = self.read_kv()?;
@@ -363,6 +445,7 @@ impl<B: Backend> Store<B> {
         }
         self.clear_dirty(&txn, head.number)?;
         txn.commit().map_err(at)?;
+        drop(lock);
         progress(&format!(
             "{}: tries rebuilt at block {} (state root {}, {accounts} accounts) in {:.1} s",
             self.path.display(),

@@ -93,7 +93,16 @@ fn run_on_store(data: &Path, db: &Path) -> (bool, String, String) {
 
 /// [`run_args`] on 2 threads, output discarded, to be started (and killed).
 fn run_disk(data: &Path, db: &Path) -> Command {
+    run_disk_buffered(data, db, None)
+}
+
+/// [`run_disk`] with the trie buffer's bound set (`GIGAGAS_TRIE_BUFFER_BYTES`; `None`: the
+/// default).
+fn run_disk_buffered(data: &Path, db: &Path, trie_buffer: Option<u64>) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_gigagas"));
+    if let Some(bytes) = trie_buffer {
+        cmd.env("GIGAGAS_TRIE_BUFFER_BYTES", bytes.to_string());
+    }
     cmd.args(run_args(data, db))
         .args(["--threads", "2"])
         .stdout(Stdio::null())
@@ -353,9 +362,29 @@ fn a_store_spares_hashing_its_own_genesis_again() {
 
 /// SIGKILL at several points of a disk run; after each, the store holds a whole block that
 /// verifies from scratch, and the head never goes back; resuming reaches the head of an
-/// uninterrupted run.
+/// uninterrupted run. With the default trie buffer (256 MiB: these blocks never fill it, so
+/// every kill after the first block leaves trie nodes unflushed, rebuilt by `db verify`'s
+/// open).
 #[test]
 fn kill_and_resume() {
+    kill_and_resume_with(None);
+}
+
+/// [`kill_and_resume`] with a 1 MiB trie buffer, flushed every few blocks: kills land
+/// during blocks with nodes buffered, and during or between flushes.
+#[test]
+fn kill_and_resume_with_flushes() {
+    kill_and_resume_with(Some(1 << 20));
+}
+
+/// Without a trie buffer: every block's nodes written with it.
+#[test]
+fn kill_and_resume_unbuffered() {
+    kill_and_resume_with(Some(0));
+}
+
+fn kill_and_resume_with(trie_buffer: Option<u64>) {
+    let run_disk = |data: &Path, db: &Path| run_disk_buffered(data, db, trie_buffer);
     let dir = tempfile::tempdir().unwrap();
     let data = chain(dir.path(), 24);
     let reference = dir.path().join("reference");
@@ -375,6 +404,7 @@ fn kill_and_resume() {
     };
     let mut heads = Vec::new();
     let mut killed = 0;
+    let mut lagged = 0usize;
     // First a kill at a random moment of the start (store creation, loading, preparing),
     // then kills as soon as the store (read from this process while the run writes it)
     // reaches a random block.
@@ -402,9 +432,11 @@ fn kill_and_resume() {
             if child.try_wait().unwrap().is_some() || Instant::now() > deadline {
                 break;
             }
-            let head = gigagas_store::Store::<gigagas_store::mdbx::Mdbx>::open(&db)
-                .ok()
-                .and_then(|store| store.head().ok().flatten());
+            // Beside the run: its head only (the tries may be in its trie buffer).
+            let head =
+                gigagas_store::Store::<gigagas_store::mdbx::Mdbx>::open_unrecovered(&db, true)
+                    .ok()
+                    .and_then(|store| store.head().ok().flatten());
             if head.is_some_and(|h| h.number >= target) {
                 break;
             }
@@ -415,6 +447,11 @@ fn kill_and_resume() {
             killed += 1;
         }
         child.wait().unwrap();
+        // Whether the kill left trie nodes unflushed (`db verify` rebuilds them on open).
+        let lag = gigagas_store::Store::<gigagas_store::mdbx::Mdbx>::open_unrecovered(&db, true)
+            .ok()
+            .and_then(|store| store.trie_lag().ok().flatten());
+        lagged += usize::from(lag.is_some());
         let (number, _) = verified_head(&db);
         if let Some(&previous) = heads.last() {
             assert!(number >= previous, "head went back: {previous} → {number}");
@@ -426,7 +463,12 @@ fn kill_and_resume() {
         "resume failed"
     );
     assert_eq!(verified_head(&db), (last, final_root));
-    eprintln!("killed {killed} runs; heads after each kill: {heads:?}");
+    eprintln!(
+        "trie buffer {trie_buffer:?}: killed {killed} runs, {lagged} with trie nodes unflushed; heads after each kill: {heads:?}"
+    );
+    if trie_buffer == Some(0) {
+        assert_eq!(lagged, 0);
+    }
     // Runs were killed in the middle: some head strictly between the start and the end.
     assert!(killed > 0);
     assert!(heads.iter().any(|h| *h > 0 && *h < last), "{heads:?}");
