@@ -353,3 +353,58 @@ fn an_archive_bomb_is_refused_in_bounded_memory() {
         o.stderr.trim()
     );
 }
+
+/// A 1 KB edit of a small generated chain's `chain.json` (a `storage_fill` of 100M slots its
+/// blocks never touch) is refused at once by `run` and `db init`, with the numbers, instead of
+/// minutes of hashing (issue 42).
+#[test]
+fn a_storage_fill_out_of_proportion_is_refused_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let chain = tmp.path().join("chain");
+    gen_chain(&chain, "Prague");
+    let meta_path = chain.join("chain.json");
+    let mut meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&meta_path).unwrap()).unwrap();
+    meta["storage_fill"] = serde_json::json!([{
+        "address": "0x00000000000000000000000000000000d0000000",
+        "accounts": 1,
+        "slots": 100_000_000u64,
+        "period": 4,
+        "nonce": 1
+    }]);
+    std::fs::write(&meta_path, serde_json::to_vec_pretty(&meta).unwrap()).unwrap();
+    let mut run_cmd = gigagas();
+    run_cmd
+        .args(["run", "--mode", "sequential", "--data"])
+        .arg(&chain);
+    let mut init = gigagas();
+    init.args(["db", "init", "--data"])
+        .arg(&chain)
+        .arg("--out")
+        .arg(tmp.path().join("db"));
+    for cmd in [run_cmd, init] {
+        let o = run(cmd, Out::Piped);
+        o.failed_clearly(&["storage_fill declares 100000000 slots"]);
+        assert!(
+            o.stderr.contains("touch the fill's accounts 0 time"),
+            "{o:?}"
+        );
+        assert!(o.secs < 60.0, "took {:.1} s: {o:?}", o.secs);
+    }
+}
+
+/// `conformance` with stdout closed (`>&-`: writes to it would be dropped silently) refuses
+/// at once with a named error and a non-zero status instead of printing its report nowhere
+/// and exiting 0 (issue 42, "lost output with exit 0").
+#[test]
+fn conformance_with_stdout_closed_is_an_error() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/tests/fixtures");
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg("exec \"$0\" conformance \"$1\" >&-")
+        .arg(env!("CARGO_BIN_EXE_gigagas"))
+        .arg(&fixtures)
+        .env("NO_COLOR", "1");
+    let o = run(cmd, Out::Piped);
+    o.failed_clearly(&["stdout is closed"]);
+}
