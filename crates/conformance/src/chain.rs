@@ -568,8 +568,8 @@ fn bal_difference(given: &BlockAccessList, built: &BlockAccessList) -> String {
 fn decode_block(bytes: &[u8]) -> Result<(Block<TxEnvelope>, Option<BlockAccessList>), String> {
     let mut slice = bytes;
     match Block::<TxEnvelope>::decode(&mut slice) {
-        Ok(block) if slice.is_empty() => return Ok((block, None)),
-        Ok(_) => return Err(format!("{} trailing bytes", slice.len())),
+        Ok(block) if slice.is_empty() => Ok((block, None)),
+        Ok(_) => Err(format!("{} trailing bytes", slice.len())),
         Err(first) => {
             // Only the four-element body is tried again; any other defect keeps the
             // decoder's own message.
