@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The trie buffer (trie-node persistence decoupled from the block, docs/store.md) on the
 # seed's block at a size, hot account, warm, `run`'s defaults otherwise (pipelined, overlay,
-# every-3), against the same chain in memory. A-B-B-A rounds (A: GIGAGAS_TRIE_BUFFER_BYTES=0,
+# every-3), against the same chain in memory. A-B-B-A rounds (A: --trie-buffer 0,
 # every block's nodes written with it; B: the default buffer), every second round reversed;
 # each disk run starts from a fresh copy of the genesis store read into the page cache and is
 # followed by `db verify` (= from scratch, or the script says so); one in-memory run per
@@ -23,7 +23,7 @@ disk() {  # NAME BYTES
   local name=$1 bytes=$2
   rm -rf tmpdb; cp -a $genesis tmpdb; sync; cat tmpdb/mdbx.dat > /dev/null
   echo "$name load $(cut -d' ' -f1-3 /proc/loadavg)" >> tb-runs.log
-  if ! GIGAGAS_TRIE_BUFFER_BYTES=$bytes /usr/bin/time -v "$BIN" run --data $chain --state disk --db tmpdb \
+  if ! /usr/bin/time -v "$BIN" run --data $chain --state disk --db tmpdb --trie-buffer "$bytes" \
       --root incremental --threads "$threads" --json tb-$name.json > tb-$name.out 2> tb-$name.err; then
     echo "$name: run failed"; tail -3 tb-$name.err; exit 1
   fi

@@ -91,6 +91,8 @@ pub struct BenchOptions {
     /// Where the whole-pipeline runs recover senders (each backend a configuration of its
     /// own; empty: the CPU).
     pub recovery_backends: Vec<gigagas_engine::RecoveryBackend>,
+    /// The on-disk store's trie buffer, bytes (`None`: the engine's default; 0: none).
+    pub trie_buffer: Option<u64>,
 }
 
 impl Default for BenchOptions {
@@ -116,6 +118,7 @@ impl Default for BenchOptions {
             overlay: Vec::new(),
             sync: None,
             recovery_backends: Vec::new(),
+            trie_buffer: None,
         }
     }
 }

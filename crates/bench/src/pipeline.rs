@@ -57,6 +57,7 @@ impl PipelineConfig {
                 sync: options.sync,
                 overlay: (options.disk && self.overlap).then_some(self.overlay),
                 cold: self.cold,
+                trie_buffer: options.trie_buffer.filter(|_| options.disk),
             },
             warm_spin: None,
             small_block_gas: Some(0),

@@ -278,6 +278,7 @@ pub(crate) fn spec_flag(field: &'static str, overrides: &[(&str, &str)]) -> Stri
         "state.sync" => "--sync",
         "state.overlay" => "--overlay",
         "state.cold" => "--cold",
+        "state.trie_buffer" => "--trie-buffer",
         "warm_spin" => "--warm-spin",
         "small_block_gas" => "--small-block-gas",
         "recovery" => "--recovery",

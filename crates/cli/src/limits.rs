@@ -113,6 +113,33 @@ pub fn parse_gas_threshold(s: &str) -> Result<u64, String> {
     }
 }
 
+/// A size in bytes as `--trie-buffer` takes it: a number of bytes with an optional binary
+/// suffix (`K`, `M`, `G`, or `KiB`, `MiB`, `GiB`), or `off` / `0` for none.
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    if t == "off" {
+        return Ok(0);
+    }
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(digits);
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("{s:?}: a number of bytes (256M, 1GiB, 0 or off)"))?;
+    let shift = match unit {
+        "" | "B" => 0,
+        "K" | "KiB" => 10,
+        "M" | "MiB" => 20,
+        "G" | "GiB" => 30,
+        _ => {
+            return Err(format!(
+                "{s:?}: unknown unit {unit:?} (K, M, G, KiB, MiB or GiB)"
+            ))
+        }
+    };
+    n.checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("{s:?}: too large"))
+}
+
 /// A worker pool's warm spin (`--warm-spin`): `off` or `0` for none, else a whole number
 /// with a unit (`us`, `ms` or `s`) up to [`gigagas_exec::MAX_WARM_SPIN`].
 pub fn parse_warm_spin(s: &str) -> Result<std::time::Duration, String> {

@@ -1,7 +1,10 @@
 //! The on-disk state store (`gigagas-store`) as the pipeline's state: the incremental root's
 //! node store, and the state every block executes against.
 
+use crate::os::memory_bytes;
+pub use crate::os::{drop_file_cache, io_read_bytes};
 use crate::root::{DiskSnapshot, IncrementalState, PendingRoot};
+pub use crate::sync::SyncPolicy;
 use alloy_primitives::B256;
 use gigagas_data::BlockInput;
 use gigagas_store::{
@@ -110,9 +113,6 @@ impl From<FlushStats> for Flush {
 /// The trie buffer's bound a node would take: geth's path database buffers 64–256 MiB of
 /// trie-node writes before it flushes them.
 pub const DEFAULT_TRIE_BUFFER: u64 = 256 << 20;
-/// The environment variable [`DiskRoot::with_sync`] takes the trie buffer's bound from, until
-/// the run spec has the field (`trie_buffer_bytes`): bytes, 0 for none.
-pub const TRIE_BUFFER_ENV: &str = "GIGAGAS_TRIE_BUFFER_BYTES";
 /// The smallest trie-buffer bound taken (below it every block would flush).
 pub const MIN_TRIE_BUFFER: u64 = 1 << 20;
 
@@ -128,75 +128,6 @@ struct Writes {
 
 fn poisoned<T>(_: T) -> String {
     "the disk state's lock was poisoned: a thread panicked while it held it".to_owned()
-}
-
-/// When the pipeline makes the store's writes durable (`run --sync`). A block is written
-/// (committed: visible to the next block's reads) right after it verified in every policy;
-/// what differs is when the commits reach the disk: a crash loses the blocks since the last
-/// sync, and the store stays whole at that block (MDBX keeps its last steady commit).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SyncPolicy {
-    /// Every commit is durable when it returns (MDBX's `Durable` mode).
-    #[default]
-    EveryBlock,
-    /// Commits are flushed after every `n`-th block and at the end of the run.
-    Every(u64),
-    /// Commits are flushed once, at the end of the run (timed: inside its wall time).
-    End,
-}
-
-impl SyncPolicy {
-    /// Most blocks between syncs `every-N` takes.
-    pub const MAX_EVERY: u64 = 1_000_000;
-
-    /// What a node does: reth (v2.5, `crates/engine/primitives/src/config.rs`: persistence
-    /// threshold 7, memory block buffer target 5) saves 3 blocks at a time in one durable MDBX
-    /// commit once 8 are unpersisted; geth's path scheme flushes 64–256 MiB batches and no
-    /// longer fsyncs its key-value writes. `run`'s default (`--cold` aside).
-    pub const NODE: Self = Self::Every(3);
-
-    /// Whether the store is opened with durable commits (only `every-block`).
-    pub fn durable_commits(self) -> bool {
-        self == Self::EveryBlock
-    }
-}
-
-impl std::fmt::Display for SyncPolicy {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::EveryBlock => f.write_str("every-block"),
-            Self::Every(n) => write!(f, "every-{n}"),
-            Self::End => f.write_str("end"),
-        }
-    }
-}
-
-impl std::str::FromStr for SyncPolicy {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || {
-            format!(
-                "unknown sync policy {s:?} (expected every-block, every-N with N from 2 to {}, or end)",
-                Self::MAX_EVERY
-            )
-        };
-        match s {
-            "every-block" | "every-1" => Ok(Self::EveryBlock),
-            "end" => Ok(Self::End),
-            _ => {
-                let n: u64 = s
-                    .strip_prefix("every-")
-                    .and_then(|n| n.parse().ok())
-                    .ok_or_else(bad)?;
-                if (2..=Self::MAX_EVERY).contains(&n) {
-                    Ok(Self::Every(n))
-                } else {
-                    Err(bad())
-                }
-            }
-        }
-    }
 }
 
 impl DiskRoot {
@@ -220,7 +151,7 @@ impl DiskRoot {
     }
 
     /// The same state with its trie-node writes gathered in a buffer of at most `bytes`
-    /// (the run spec's `trie_buffer_bytes`; 0: written with their block, as before), flushed
+    /// (the run spec's `state.trie_buffer`; 0: written with their block, as before), flushed
     /// as one sorted batch when it reaches the bound and at the end of the run. The flat
     /// state (accounts, slots, codes, block hashes, head) is still written per block; a
     /// crash between flushes leaves the store at a whole block, its tries rebuilt from the
@@ -230,13 +161,13 @@ impl DiskRoot {
     pub fn with_trie_buffer(self, bytes: u64) -> Result<Self, String> {
         if bytes != 0 && bytes < MIN_TRIE_BUFFER {
             return Err(format!(
-                "trie_buffer_bytes = {bytes}: too small, the least is {MIN_TRIE_BUFFER} (1 MiB; 0 writes trie nodes with every block)"
+                "state.trie_buffer = {bytes}: too small, the least is {MIN_TRIE_BUFFER} (1 MiB; 0 writes trie nodes with every block)"
             ));
         }
         if let Some(total) = memory_bytes() {
             if bytes > total / 2 {
                 return Err(format!(
-                    "trie_buffer_bytes = {bytes}: more than half of this machine's memory ({total} bytes); the buffer must fit beside the state's page cache"
+                    "state.trie_buffer = {bytes}: more than half of this machine's memory ({total} bytes); the buffer must fit beside the state's page cache"
                 ));
             }
         }
@@ -286,7 +217,7 @@ impl DiskRoot {
         match writes.flushing.take() {
             Some((block, f)) => f.wait().map_err(|e| {
                 format!(
-                    "making the store's writes up to block {block} durable (--sync {}): {e}",
+                    "making the store's writes up to block {block} durable (sync {}): {e}",
                     self.sync
                 )
             }),
@@ -300,21 +231,10 @@ impl DiskRoot {
     pub fn with_sync(self, sync: SyncPolicy) -> Result<Self, String> {
         if self.cold && sync != SyncPolicy::EveryBlock {
             return Err(format!(
-                "--sync {sync} with --cold: cold mode closes the store after every block, which flushes it untimed; only every-block is measured honestly there"
+                "sync {sync} with cold reads: cold mode closes the store after every block, which flushes it untimed; only every-block is measured honestly there"
             ));
         }
-        let this = Self { sync, ..self };
-        // Until the run spec carries `trie_buffer_bytes`: the bound from the environment
-        // (measurements and the kill tests).
-        match std::env::var(TRIE_BUFFER_ENV) {
-            Ok(v) => {
-                let bytes = v.trim().parse().map_err(|_| {
-                    format!("{TRIE_BUFFER_ENV}={v:?}: not a number of bytes (trie_buffer_bytes)")
-                })?;
-                this.with_trie_buffer(bytes)
-            }
-            Err(_) => Ok(this),
-        }
+        Ok(Self { sync, ..self })
     }
 
     /// Runs `f` on the store (an error after a failed reopen in cold mode).
@@ -335,7 +255,7 @@ impl DiskRoot {
     pub fn make_cold(self) -> Result<Self, String> {
         if self.sync != SyncPolicy::EveryBlock {
             return Err(format!(
-                "cold mode with --sync {}: cold mode closes the store after every block, which flushes it untimed; only every-block is measured honestly there",
+                "cold reads with sync {}: cold mode closes the store after every block, which flushes it untimed; only every-block is measured honestly there",
                 self.sync
             ));
         }
@@ -421,67 +341,6 @@ impl DiskRoot {
             .retain(|b| !Arc::ptr_eq(b, &frozen));
         Ok(Some(stats))
     }
-}
-
-/// Drops the OS page cache of every regular file in `dir` (`posix_fadvise(DONTNEED)` after an
-/// `fsync`; pages still mapped by a process stay cached, so close the store first). Linux
-/// only.
-pub fn drop_file_cache(dir: &std::path::Path) -> Result<(), String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    for entry in entries {
-        let path = entry.map_err(|e| format!("{}: {e}", dir.display()))?.path();
-        if !path.is_file() {
-            continue;
-        }
-        let file = std::fs::File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        file.sync_all()
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        fadvise_dontneed(&file)
-            .map_err(|e| format!("dropping the page cache of {}: {e}", path.display()))?;
-    }
-    Ok(())
-}
-
-#[cfg(target_os = "linux")]
-fn fadvise_dontneed(file: &std::fs::File) -> Result<(), std::io::Error> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: a valid open descriptor; offset 0 and length 0 mean the whole file.
-    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::from_raw_os_error(rc))
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn fadvise_dontneed(_: &std::fs::File) -> Result<(), std::io::Error> {
-    Err(std::io::Error::other(
-        "--cold drops the page cache with posix_fadvise, which gigagas does only on Linux",
-    ))
-}
-
-/// This machine's memory, bytes (`MemTotal` of `/proc/meminfo`); `None` where unreadable.
-fn memory_bytes() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kib: u64 = info
-        .lines()
-        .find_map(|l| l.strip_prefix("MemTotal:"))?
-        .trim()
-        .strip_suffix("kB")?
-        .trim()
-        .parse()
-        .ok()?;
-    kib.checked_mul(1024)
-}
-
-/// Bytes this process has caused to be read from storage so far (`read_bytes` of
-/// `/proc/self/io`: page-cache misses, memory-mapped reads included); `None` where unreadable.
-pub fn io_read_bytes() -> Option<u64> {
-    let io = std::fs::read_to_string("/proc/self/io").ok()?;
-    io.lines()
-        .find_map(|l| l.strip_prefix("read_bytes:"))
-        .and_then(|v| v.trim().parse().ok())
 }
 
 impl IncrementalState for DiskRoot {
@@ -683,157 +542,4 @@ impl IncrementalState for DiskRoot {
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
-    use super::*;
-    use crate::{prepare, run_pipeline_with, BlockCase, Mode, PipelineOptions, RootMode};
-    use gigagas_exec::{Scheduler, WorkerPool};
-
-    fn chain() -> gigagas_data::Dataset {
-        let options = gigagas_gen::GenOptions {
-            workload: gigagas_gen::Workload::MainnetMix,
-            blocks: 5,
-            block_gas: 3_000_000,
-            seed: 40,
-            spec: revm::primitives::hardfork::SpecId::AMSTERDAM,
-            tx_gas_cap: Some(gigagas_gen::builder::EIP7825_TX_GAS_CAP),
-            senders: 12,
-            verify_threads: 2,
-            precompiles: Vec::new(),
-            slots: None,
-            spread: false,
-            existing_slots: false,
-        };
-        let dir = tempfile::tempdir().unwrap();
-        gigagas_gen::generate(&options, &|_| {})
-            .unwrap()
-            .write(dir.path())
-            .unwrap();
-        gigagas_data::load(&gigagas_data::DataSource::open(dir.path()).unwrap()).unwrap()
-    }
-
-    /// The chain through the pipeline with trie buffers of every size (none, flushed after
-    /// every block, flushed only at the end): the header's roots, a store that verifies from
-    /// scratch and holds the same nodes, per-block write statistics, and flushes where the
-    /// bound says.
-    #[test]
-    fn a_trie_buffer_gives_the_same_store_flushing_where_its_bound_says() {
-        let data = chain();
-        let cases: Vec<BlockCase<'_>> = data.blocks.iter().map(|b| prepare(b).unwrap()).collect();
-        let mut stores = Vec::new();
-        for bound in [0u64, 1, DEFAULT_TRIE_BUFFER] {
-            let dir = tempfile::tempdir().unwrap();
-            let path = dir.path().join("db");
-            let first = &data.blocks[0];
-            let store: Store = Store::create(&path).unwrap();
-            store
-                .load(
-                    &first.pre_state,
-                    first.number() - 1,
-                    first.header.parent_hash,
-                )
-                .unwrap();
-            drop(store);
-            let disk = DiskRoot::new(Store::open_with(&path, false).unwrap())
-                .with_sync(SyncPolicy::NODE)
-                .unwrap();
-            // A bound of 1 byte (below what `with_trie_buffer` takes): a flush every block.
-            let disk = Arc::new(DiskRoot {
-                trie_buffer: bound,
-                ..disk
-            });
-            let options = PipelineOptions {
-                root: RootMode::Incremental,
-                threads: 2,
-                ..PipelineOptions::new(Mode::Parallel {
-                    threads: 2,
-                    scheduler: Scheduler::Ordered,
-                })
-            };
-            let pool = WorkerPool::new(2);
-            let run = run_pipeline_with(
-                &cases,
-                &options,
-                Some(&pool),
-                Some(Box::new(Shared(disk.clone()))),
-            )
-            .unwrap_or_else(|e| panic!("bound {bound}: {e}"));
-            for (b, input) in run.blocks.iter().zip(&data.blocks) {
-                assert_eq!(b.state_root, Some(input.header.state_root), "bound {bound}");
-            }
-            let writes = disk.block_writes();
-            assert_eq!(writes.len(), data.blocks.len());
-            let flushes = writes.iter().filter(|w| w.flush.is_some()).count();
-            match bound {
-                0 => assert!(flushes == 0 && disk.final_flush().is_none()),
-                1 => {
-                    assert_eq!(flushes, data.blocks.len(), "{writes:?}");
-                    let f = writes[0].flush.unwrap();
-                    assert!(f.entries > 0 && f.bytes > 0 && f.blocks == 1, "{f:?}");
-                    assert!(f.pages.unwrap() > 0);
-                    assert!(disk.final_flush().is_none());
-                }
-                _ => {
-                    assert_eq!(flushes, 0);
-                    assert_eq!(
-                        writes.last().unwrap().buffer_blocks,
-                        data.blocks.len() as u64
-                    );
-                    let f = disk.final_flush().unwrap();
-                    assert_eq!(f.blocks, data.blocks.len() as u64);
-                    assert_eq!(f.through, data.blocks.last().unwrap().number());
-                }
-            }
-            drop(disk);
-            let store: Store = Store::open(&path).unwrap();
-            assert_eq!(store.trie_lag().unwrap(), None);
-            let verified = store.verify().unwrap();
-            assert!(verified.ok(), "bound {bound}: {verified:?}");
-            let (memory, _) = store.to_memory().unwrap();
-            stores.push(memory);
-        }
-        assert!(stores.windows(2).all(|w| w[0] == w[1]));
-    }
-
-    #[test]
-    fn a_trie_buffer_too_small_or_too_large_is_refused_by_name() {
-        let dir = tempfile::tempdir().unwrap();
-        let store: Store = Store::create(&dir.path().join("db")).unwrap();
-        let disk = DiskRoot::new(store);
-        let e = disk.with_trie_buffer(4096).unwrap_err();
-        assert!(
-            e.contains("trie_buffer_bytes = 4096") && e.contains("1048576"),
-            "{e}"
-        );
-        let dir = tempfile::tempdir().unwrap();
-        let store: Store = Store::create(&dir.path().join("db")).unwrap();
-        let e = DiskRoot::new(store).with_trie_buffer(1 << 60).unwrap_err();
-        assert!(e.contains("trie_buffer_bytes = 1152921504606846976"), "{e}");
-        assert!(e.contains("half of this machine's memory"), "{e}");
-    }
-
-    /// A `DiskRoot` the test keeps a handle on while the pipeline owns the state.
-    struct Shared(Arc<DiskRoot>);
-
-    impl IncrementalState for Shared {
-        fn compute(
-            &self,
-            input: &BlockInput,
-            changes: &gigagas_trie::ChangeSet,
-        ) -> Result<PendingRoot, String> {
-            self.0.compute(input, changes)
-        }
-        fn commit(&self, input: &BlockInput, pending: PendingRoot) -> Result<B256, String> {
-            self.0.commit(input, pending)
-        }
-        fn overlays(&self) -> bool {
-            self.0.overlays()
-        }
-        fn snapshot(&self, readers: usize) -> Result<Option<DiskSnapshot>, String> {
-            self.0.snapshot(readers)
-        }
-        fn finish(&self) -> Result<bool, String> {
-            self.0.finish()
-        }
-    }
-}
+mod tests;

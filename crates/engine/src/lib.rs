@@ -14,10 +14,12 @@ pub mod block;
 pub mod disk;
 pub mod mega;
 pub mod open;
+pub mod os;
 pub mod pipeline;
 pub mod recovery;
 pub mod root;
 pub mod spec;
+mod sync;
 pub mod variant;
 
 pub use block::{
@@ -25,7 +27,7 @@ pub use block::{
     run_block_with, verify_run, BlockCase, BlockRun, BothPaths, Checks, Mode, ModeRun, Recovery,
     RootCheck,
 };
-pub use disk::{DiskRoot, SyncPolicy};
+pub use disk::{DiskRoot, SyncPolicy, DEFAULT_TRIE_BUFFER, MIN_TRIE_BUFFER};
 pub use mega::{mega_plan, mega_pre_state, run_mega, MegaUnit};
 pub use open::{resume_store, Resume};
 pub use pipeline::{

@@ -39,6 +39,7 @@ pub fn resume_store(state: &ValidState, dataset: &mut Dataset) -> Result<Resume,
         sync,
         overlay,
         cold,
+        trie_buffer,
     } = state
     else {
         return Err("the run's state is in memory: there is no store to open".into());
@@ -95,7 +96,7 @@ pub fn resume_store(state: &ValidState, dataset: &mut Dataset) -> Result<Resume,
     let disk = if *cold {
         disk.make_cold()?
     } else {
-        disk.with_overlay(*overlay)
+        disk.with_overlay(*overlay).with_trie_buffer(*trie_buffer)?
     };
     Ok(Resume::Run {
         state: Box::new(disk),

@@ -60,6 +60,10 @@ pub struct StateSpec {
     pub overlay: Option<bool>,
     /// Cold reads: the store's page cache dropped before every block (disk, pipeline off).
     pub cold: bool,
+    /// The trie buffer's bound, bytes: trie-node writes gathered across blocks and flushed
+    /// as one sorted batch when it is reached and at the end (disk only; 0: written with
+    /// every block; default [`crate::DEFAULT_TRIE_BUFFER`]; off with cold reads).
+    pub trie_buffer: Option<u64>,
 }
 
 /// Every setting of one run, as given (`None`: not given).
@@ -105,6 +109,8 @@ pub enum ValidState {
         overlay: bool,
         /// Cold reads.
         cold: bool,
+        /// The trie buffer's bound, bytes (0: none).
+        trie_buffer: u64,
     },
 }
 
@@ -302,6 +308,7 @@ impl RunSpec {
                 ("state.sync", s.sync.is_some()),
                 ("state.overlay", s.overlay.is_some()),
                 ("state.cold", s.cold),
+                ("state.trie_buffer", s.trie_buffer.is_some()),
             ];
             if let Some((field, _)) = disk_only.iter().find(|(_, given)| *given) {
                 return Err(SpecError::conflict(
@@ -347,11 +354,24 @@ impl RunSpec {
                 ),
             ));
         }
+        let trie_buffer = match (s.trie_buffer, s.cold) {
+            (Some(b), true) if b > 0 => {
+                return Err(SpecError::conflict(
+                    "state.trie_buffer",
+                    "state.cold",
+                    "cold mode closes the store after every block, which writes its trie nodes with it: no buffer",
+                ))
+            }
+            (_, true) => 0,
+            (Some(b), false) => check_trie_buffer(b)?,
+            (None, false) => crate::DEFAULT_TRIE_BUFFER,
+        };
         Ok(ValidState::Disk {
             dir,
             sync,
             overlay: s.overlay.unwrap_or(true) && !s.cold,
             cold: s.cold,
+            trie_buffer,
         })
     }
 }
@@ -399,6 +419,29 @@ impl PipelineOptions {
         let inputs = cases.iter().map(|c| c.prepared.input);
         check_incremental_data(inputs)
     }
+}
+
+/// A trie buffer's bound: 0 (none), or from [`crate::MIN_TRIE_BUFFER`] to half this machine's
+/// memory.
+fn check_trie_buffer(bytes: u64) -> Result<u64, SpecError> {
+    if bytes != 0 && bytes < crate::MIN_TRIE_BUFFER {
+        return Err(SpecError::field(
+            "state.trie_buffer",
+            format!(
+                "{bytes} bytes: the least is {} (1 MiB; 0 writes trie nodes with every block)",
+                crate::MIN_TRIE_BUFFER
+            ),
+        ));
+    }
+    if let Some(total) = crate::os::memory_bytes() {
+        if bytes > total / 2 {
+            return Err(SpecError::field(
+                "state.trie_buffer",
+                format!("{bytes} bytes: more than half of this machine's memory ({total} bytes)"),
+            ));
+        }
+    }
+    Ok(bytes)
 }
 
 /// An incremental root needs complete states that ship their block access lists (generated

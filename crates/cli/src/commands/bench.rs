@@ -132,6 +132,10 @@ pub struct BenchArgs {
     /// `on (overlay)` in the pipeline column.
     #[arg(long, value_delimiter = ',', value_name = "on|off", value_parser = parse_on_off)]
     overlay: Vec<bool>,
+    /// With --state disk: the store's trie buffer (as `run --trie-buffer`: bytes, or with
+    /// K/M/G; 0 or off for none; default 256M).
+    #[arg(long, value_name = "SIZE", value_parser = limits::parse_bytes)]
+    trie_buffer: Option<u64>,
     /// Where the pipeline runs recover senders, comma-separated: cpu (libsecp256k1 on the
     /// thread budget), gpu (refused, naming what is missing, where no GPU answers) and/or
     /// auto (the GPU when one answers, else the CPU); each a row of its own. Asks for the
@@ -296,6 +300,7 @@ impl BenchPlan {
             overlay: unique(&args.overlay),
             sync: args.sync,
             recovery_backends: unique(&args.recovery),
+            trie_buffer: args.trie_buffer,
         };
         if options.disk && options.roots.is_empty() {
             bail!("--state disk measures the pipeline: give --root incremental");

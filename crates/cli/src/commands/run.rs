@@ -81,6 +81,15 @@ pub struct RunArgs {
     /// starts only once N is in the store (to measure what the overlay gains).
     #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
     overlay: Option<bool>,
+    /// With --state disk: the trie buffer's bound (bytes, or with K/M/G; 0 or off for
+    /// none). Each block's accounts, slots, codes and head are written with the block under
+    /// --sync; its trie-node writes are gathered across blocks in memory (later writes to a
+    /// node replace earlier ones) and flushed as one sorted batch when the buffer reaches
+    /// this bound and at the end. After a crash the store opens at its last whole block and
+    /// rebuilds the unflushed tries from the flat state. Default 256M; at least 1M, at most
+    /// half this machine's memory; none with --cold.
+    #[arg(long, value_name = "SIZE", value_parser = limits::parse_bytes)]
+    trie_buffer: Option<u64>,
     /// With --state disk and --pipeline off: read every unit's state cold. Before the first
     /// block and after each commit the store is closed, the OS page cache of its files
     /// dropped (posix_fadvise, no privileges needed; Linux only) and the store reopened,
@@ -135,6 +144,7 @@ fn spec(args: &RunArgs) -> Result<RunSpec> {
             sync: args.sync,
             overlay: args.overlay,
             cold: args.cold,
+            trie_buffer: args.trie_buffer,
         },
         warm_spin: Some(args.pool.warm_spin),
         small_block_gas: Some(args.pool.small_block_gas),

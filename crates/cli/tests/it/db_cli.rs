@@ -91,20 +91,15 @@ fn run_on_store(data: &Path, db: &Path) -> (bool, String, String) {
     gigagas(&run_args(data, db))
 }
 
-/// [`run_args`] on 2 threads, output discarded, to be started (and killed).
-fn run_disk(data: &Path, db: &Path) -> Command {
-    run_disk_buffered(data, db, None)
-}
-
-/// [`run_disk`] with the trie buffer's bound set (`GIGAGAS_TRIE_BUFFER_BYTES`; `None`: the
-/// default).
+/// [`run_args`] on 2 threads with the trie buffer's bound set (`--trie-buffer`; `None`: the
+/// default), output discarded, to be started (and killed).
 fn run_disk_buffered(data: &Path, db: &Path, trie_buffer: Option<u64>) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_gigagas"));
+    cmd.args(run_args(data, db));
     if let Some(bytes) = trie_buffer {
-        cmd.env("GIGAGAS_TRIE_BUFFER_BYTES", bytes.to_string());
+        cmd.args(["--trie-buffer", &bytes.to_string()]);
     }
-    cmd.args(run_args(data, db))
-        .args(["--threads", "2"])
+    cmd.args(["--threads", "2"])
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     cmd

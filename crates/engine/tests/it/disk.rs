@@ -127,7 +127,11 @@ fn a_variant_without_its_mode_is_refused() {
         scheduler: Scheduler::Ordered,
     };
     for (mode, bal, says) in [
-        (parallel, BalVariant::None, "bal none runs a block without a list"),
+        (
+            parallel,
+            BalVariant::None,
+            "bal none runs a block without a list",
+        ),
         (Mode::SequentialNoBal, BalVariant::Writes, "no list"),
     ] {
         let options = PipelineOptions {

@@ -150,7 +150,8 @@ fn disk_defaults_follow_the_node() {
             dir: "db".into(),
             sync: SyncPolicy::NODE,
             overlay: true,
-            cold: false
+            cold: false,
+            trie_buffer: gigagas_engine::DEFAULT_TRIE_BUFFER,
         }
     );
     let cold = RunSpec {
