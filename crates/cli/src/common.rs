@@ -323,3 +323,38 @@ pub(crate) fn gas_label(gas: u64) -> String {
         g => g.to_string(),
     }
 }
+
+/// Whether the process was started with stdout open. Started with file descriptor 1 closed
+/// (`>&-`), the Rust runtime puts `/dev/null` there, opened read-write, and the report would
+/// vanish with status 0 (hostile trial 3, "lost output with exit 0"); a shell's `> /dev/null`
+/// opens it write-only, and is the user's choice. Linux only; elsewhere assumed open.
+pub(crate) fn stdout_is_open() -> bool {
+    if !cfg!(target_os = "linux") {
+        return true;
+    }
+    let Ok(target) = std::fs::read_link("/proc/self/fd/1") else {
+        return false;
+    };
+    if target != std::path::Path::new("/dev/null") {
+        return true;
+    }
+    let flags = std::fs::read_to_string("/proc/self/fdinfo/1")
+        .ok()
+        .and_then(|info| {
+            let line = info.lines().find(|l| l.starts_with("flags:"))?;
+            u32::from_str_radix(line.split_whitespace().nth(1)?, 8).ok()
+        });
+    // O_ACCMODE 3, O_RDWR 2: the runtime's replacement for a closed descriptor.
+    flags.is_none_or(|f| f & 3 != 2)
+}
+
+/// Refuses to start a command whose report goes to stdout when stdout was closed: the report
+/// would be lost with status 0.
+pub(crate) fn require_stdout(command: &str, json: Option<&Output>) -> Result<()> {
+    if !stdout_is_open() && json.is_none_or(Output::is_stdout) {
+        anyhow::bail!(
+            "stdout is closed: the {command} report would be lost; open stdout or give --json FILE"
+        );
+    }
+    Ok(())
+}

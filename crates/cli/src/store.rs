@@ -124,14 +124,29 @@ pub(crate) fn init_genesis(flag: &str, out: &Path, data: &Path) -> Result<Option
         let t0 = Instant::now();
         let store: Store = Store::create(dir)?;
         let bar = slot_bar(slots, "genesis");
+        // A bar draws only on a terminal; elsewhere (CI, a log file) a line every few
+        // seconds says the work goes on.
+        let beat = (!std::io::IsTerminal::is_terminal(&std::io::stderr())).then(|| {
+            gigagas_data::progress::Heartbeat::start(
+                format!("{flag} {}: streaming the genesis", out.display()),
+                slots,
+                "slots",
+            )
+        });
         let head = store.load_genesis(
             &meta.alloc,
             &meta.storage_fill,
             0,
             meta.genesis_hash,
             &gigagas_store::GenesisOptions::default(),
-            &|done| bar.set_position(done),
+            &|done| {
+                bar.set_position(done);
+                if let Some(beat) = &beat {
+                    beat.set(done);
+                }
+            },
         );
+        drop(beat);
         bar.finish_and_clear();
         let head = head?;
         let header_root = match meta.stored_genesis_header().map_err(anyhow::Error::msg)? {

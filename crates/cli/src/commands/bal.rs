@@ -54,6 +54,7 @@ fn stats(args: StatsArgs) -> Result<()> {
         .as_ref()
         .map(|path| Output::new("--json", path, &Input::all("--data", &args.data)))
         .transpose()?;
+    crate::common::require_stdout("bal stats", json.as_ref())?;
     let sources: Vec<Option<&PathBuf>> = if args.data.is_empty() {
         vec![None]
     } else {

@@ -1,7 +1,7 @@
 //! `gigagas conformance`: Ethereum blockchain tests through both execution paths.
 
-use crate::common::say;
 use crate::common::{progress, Console};
+use crate::common::{say, stdout_is_open};
 use crate::limits;
 use crate::output::{Input, Output};
 use crate::store;
@@ -53,30 +53,6 @@ pub struct ConformanceArgs {
     /// whether the reason is the expected one (default: counted and listed as unmapped).
     #[arg(long)]
     strict_exceptions: bool,
-}
-
-/// Whether the process was started with stdout open. Started with file descriptor 1 closed
-/// (`>&-`), the Rust runtime puts `/dev/null` there, opened read-write, and the report would
-/// vanish with status 0 (hostile trial 3, "lost output with exit 0"); a shell's `> /dev/null`
-/// opens it write-only, and is the user's choice. Linux only; elsewhere assumed open.
-fn stdout_is_open() -> bool {
-    if !cfg!(target_os = "linux") {
-        return true;
-    }
-    let Ok(target) = std::fs::read_link("/proc/self/fd/1") else {
-        return false;
-    };
-    if target != std::path::Path::new("/dev/null") {
-        return true;
-    }
-    let flags = std::fs::read_to_string("/proc/self/fdinfo/1")
-        .ok()
-        .and_then(|info| {
-            let line = info.lines().find(|l| l.starts_with("flags:"))?;
-            u32::from_str_radix(line.split_whitespace().nth(1)?, 8).ok()
-        });
-    // O_ACCMODE 3, O_RDWR 2: the runtime's replacement for a closed descriptor.
-    flags.is_none_or(|f| f & 3 != 2)
 }
 
 pub fn exec(args: ConformanceArgs) -> Result<()> {

@@ -166,6 +166,7 @@ pub fn exec(args: RunArgs) -> Result<()> {
         )?),
         None => None,
     };
+    crate::common::require_stdout("run", json.as_ref())?;
     let recovery = Recoverer::open(valid.recovery)
         .map_err(anyhow::Error::msg)
         .context("--recovery")?;
