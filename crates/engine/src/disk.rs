@@ -3,7 +3,7 @@
 
 use crate::os::memory_bytes;
 pub use crate::os::{drop_file_cache, io_read_bytes};
-use crate::root::{DiskSnapshot, IncrementalState, PendingRoot};
+use crate::root::{BlockWrite, DiskSnapshot, Flush, IncrementalState, PendingRoot};
 pub use crate::sync::SyncPolicy;
 use alloy_primitives::B256;
 use gigagas_data::BlockInput;
@@ -52,47 +52,6 @@ pub struct DiskRoot {
 struct Pending {
     blocks: VecDeque<(u64, Arc<KvDiff>)>,
     committed: Option<u64>,
-}
-
-/// What one block's commit ([`IncrementalState::commit`]) waited for and wrote.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct BlockWrite {
-    /// The block.
-    pub number: u64,
-    /// Its write transaction (flat state only, with the trie buffer), ns.
-    pub write_ns: u64,
-    /// The persistence wait: time the commit spent waiting for durable writes before the
-    /// next block could commit — the previous `--sync every-N` flush, and this block's
-    /// trie-buffer flush if it filled the buffer — ns.
-    pub persist_wait_ns: u64,
-    /// The trie buffer after this block: blocks held and memory, estimated (0 without a
-    /// buffer).
-    pub buffer_blocks: u64,
-    /// Bytes the trie buffer held after this block (estimated).
-    pub buffer_bytes: u64,
-    /// The trie-buffer flush this block's commit made (it filled the buffer).
-    pub flush: Option<Flush>,
-}
-
-/// One flush of the trie buffer: its nodes written to the store as one sorted batch.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Flush {
-    /// The block the store's tries are at after it.
-    pub through: u64,
-    /// Blocks whose trie nodes it wrote.
-    pub blocks: u64,
-    /// Nodes written or deleted (and tries wiped).
-    pub entries: u64,
-    /// Key and value bytes written.
-    pub bytes: u64,
-    /// Memory the buffer held (estimated).
-    pub buffer_bytes: u64,
-    /// Database pages its transaction wrote (`None`: not counted by the engine).
-    pub pages: Option<u64>,
-    /// Bytes per page.
-    pub page_bytes: u64,
-    /// How long it took, ns.
-    pub ns: u64,
 }
 
 impl From<FlushStats> for Flush {
@@ -344,6 +303,14 @@ impl DiskRoot {
 }
 
 impl IncrementalState for DiskRoot {
+    fn block_write(&self, number: u64) -> Option<BlockWrite> {
+        DiskRoot::block_write(self, number)
+    }
+
+    fn final_flush(&self) -> Option<Flush> {
+        DiskRoot::final_flush(self)
+    }
+
     fn compute(
         &self,
         input: &BlockInput,

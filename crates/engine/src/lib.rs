@@ -37,7 +37,8 @@ pub use pipeline::{
 pub use recovery::{Recoverer, RecoveryBackend};
 pub use root::{
     change_set, change_set_of_execution, full_root, incremental_state, post_state_root,
-    touched_post_state, DiskSnapshot, IncrementalState, MemoryRoot, PendingRoot, RootMode,
+    touched_post_state, BlockWrite, DiskSnapshot, Flush, IncrementalState, MemoryRoot, PendingRoot,
+    RootMode,
 };
 pub use spec::{
     Execution, RunSpec, SpecError, StateKind, StateSpec, ValidRun, ValidState, MAX_MEGA,

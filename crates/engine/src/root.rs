@@ -126,6 +126,58 @@ pub trait IncrementalState: Send + Sync {
     fn finish(&self) -> Result<bool, String> {
         Ok(false)
     }
+
+    /// What block `number`'s commit waited for and wrote (a disk store's; `None` in memory).
+    fn block_write(&self, number: u64) -> Option<BlockWrite> {
+        let _ = number;
+        None
+    }
+
+    /// The trie buffer's flush at the end of the run ([`Self::finish`]), if it made one.
+    fn final_flush(&self) -> Option<Flush> {
+        None
+    }
+}
+
+/// What one block's commit ([`IncrementalState::commit`]) waited for and wrote.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct BlockWrite {
+    /// The block.
+    pub number: u64,
+    /// Its write transaction (flat state only, with the trie buffer), ns.
+    pub write_ns: u64,
+    /// The persistence wait: time the commit spent waiting for durable writes before the
+    /// next block could commit — the previous `--sync every-N` flush, and this block's
+    /// trie-buffer flush if it filled the buffer — ns.
+    pub persist_wait_ns: u64,
+    /// The trie buffer after this block: blocks held and memory, estimated (0 without a
+    /// buffer).
+    pub buffer_blocks: u64,
+    /// Bytes the trie buffer held after this block (estimated).
+    pub buffer_bytes: u64,
+    /// The trie-buffer flush this block's commit made (it filled the buffer).
+    pub flush: Option<Flush>,
+}
+
+/// One flush of the trie buffer: its nodes written to the store as one sorted batch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Flush {
+    /// The block the store's tries are at after it.
+    pub through: u64,
+    /// Blocks whose trie nodes it wrote.
+    pub blocks: u64,
+    /// Nodes written or deleted (and tries wiped).
+    pub entries: u64,
+    /// Key and value bytes written.
+    pub bytes: u64,
+    /// Memory the buffer held (estimated).
+    pub buffer_bytes: u64,
+    /// Database pages its transaction wrote (`None`: not counted by the engine).
+    pub pages: Option<u64>,
+    /// Bytes per page.
+    pub page_bytes: u64,
+    /// How long it took, ns.
+    pub ns: u64,
 }
 
 /// A block's root computed by [`IncrementalState::compute`], not yet written.

@@ -321,6 +321,25 @@ fn print_run(
             Some(n) => format!("{read}  {n} reads on demand"),
             None => read,
         };
+        // A disk store's commit: what the next block waited for, and the trie-buffer flush.
+        let read = match &b.write {
+            Some(w) => {
+                let flush = w.flush.map_or(String::new(), |f| {
+                    format!(
+                        ", trie flush {} nodes of {} blocks{} in {:.1} ms",
+                        f.entries,
+                        f.blocks,
+                        f.pages.map_or(String::new(), |p| format!(" ({p} pages)")),
+                        ms(f.ns)
+                    )
+                });
+                format!(
+                    "{read}  persist wait {:.1} ms{flush}",
+                    ms(w.persist_wait_ns)
+                )
+            }
+            None => read,
+        };
         say!(
             console,
             "block {:>9} {:<10} {:>5} txs {:>7.2} Mgas  {} ms{read}{root}  verified ({})",
@@ -355,6 +374,16 @@ fn print_run(
             console,
             "left out of the wall time: {:.1} ms between blocks (dropping the store's page cache)",
             ms(run.untimed_ns)
+        );
+    }
+    if let Some(f) = run.final_flush {
+        say!(
+            console,
+            "trie buffer flushed at the end: {} nodes of {} blocks{} in {:.1} ms (inside the wall time)",
+            f.entries,
+            f.blocks,
+            f.pages.map_or(String::new(), |p| format!(" ({p} pages)")),
+            ms(f.ns)
         );
     }
     if let Some(sync) = sync {

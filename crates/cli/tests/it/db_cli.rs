@@ -189,7 +189,11 @@ fn cold_runs() {
     assert_eq!(out.matches("= header").count(), 3, "{out}");
     // Each block line: bytes read from the device, then the reads that went to the store.
     assert_eq!(out.matches(" MiB  ").count(), 3, "{out}");
-    assert_eq!(out.matches(" reads on demand  root").count(), 3, "{out}");
+    assert_eq!(
+        out.matches(" reads on demand  persist wait ").count(),
+        3,
+        "{out}"
+    );
     assert!(out.contains("left out of the wall time"), "{out}");
     assert_eq!(verified_head(&db).0, 3);
     let fresh = dir.path().join("db2");

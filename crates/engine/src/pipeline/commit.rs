@@ -101,5 +101,6 @@ pub(super) fn commit_block(
         root_checked,
         read_bytes: None,
         demand_reads: done.demand_reads,
+        write: ctx.trie.and_then(|t| t.block_write(input.number())),
     })
 }

@@ -257,6 +257,7 @@ pub fn run_pipeline_on(
         untimed_ns,
         final_sync_ns,
         cpu_ns,
+        final_flush: ctx.trie.and_then(|t| t.final_flush()),
     })
 }
 

@@ -55,6 +55,11 @@ pub struct BlockTimeline {
     /// threads' critical path. A mega-block's count is on its first block. `None` when the
     /// state is in memory.
     pub demand_reads: Option<u64>,
+    /// What the block's commit to a disk store waited for and wrote: its write time, the
+    /// persistence wait (durable writes the next block waited for) and the trie-buffer
+    /// flush it made, if any. `None` in memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write: Option<crate::root::BlockWrite>,
 }
 
 /// A verified pipeline run.
@@ -89,6 +94,9 @@ pub struct PipelineRun {
     pub final_sync_ns: u64,
     /// Process CPU time (user + system) during the run, ns; `None` where unreadable.
     pub cpu_ns: Option<u64>,
+    /// The trie buffer's flush at the end of the run (inside `final_sync_ns`), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub final_flush: Option<crate::root::Flush>,
 }
 
 impl PipelineRun {
