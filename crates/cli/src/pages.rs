@@ -33,7 +33,7 @@ pub(crate) fn bal_stats_page(bytes: &[u8]) -> Option<Result<String>> {
     if value.get("schema").and_then(|s| s.as_str()) != Some(gigagas_balstats::SCHEMA) {
         return None;
     }
-    let file: File = match serde_json::from_value(value) {
+    let file: File = match serde_json::from_value(value.clone()) {
         Ok(f) => f,
         Err(e) => return Some(Err(e.into())),
     };
@@ -112,6 +112,7 @@ pub(crate) fn bal_stats_page(bytes: &[u8]) -> Option<Result<String>> {
         file.datasets.len(),
         file.gigagas_version
     );
+    let summary = with_provenance(summary, value.get("provenance"));
     Some(Ok(gigagas_lab::html::render_bal_sizes(
         &summary, &series, &header, &rows,
     )))
@@ -170,7 +171,20 @@ pub(crate) fn peers_page(bytes: &[u8]) -> Option<Result<String>> {
                     report.cores,
                     report.gigagas_version,
                 );
+                let summary = with_provenance(summary, report.provenance.as_ref());
                 gigagas_lab::html::render_peers(&summary, &report.ratio_definition, &bars)
             }),
     )
+}
+
+/// `summary` followed by the build and host that measured (the result's `provenance`), when
+/// the file carries one; the page escapes the text.
+fn with_provenance(summary: String, provenance: Option<&serde_json::Value>) -> String {
+    match provenance
+        .cloned()
+        .and_then(|p| serde_json::from_value::<gigagas_lab::Provenance>(p).ok())
+    {
+        Some(p) => format!("{summary} Measured by {}.", p.summary().replace('\n', "; ")),
+        None => summary,
+    }
 }
