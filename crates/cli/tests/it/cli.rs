@@ -90,7 +90,8 @@ fn recovery_backends_are_chosen_refused_and_reported() {
         "senders recovered on the cpu"
     };
     assert!(stderr.contains(expected), "{stderr}");
-    let json = dir.path().join("recovery.json");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("recovery.json");
     let (ok, _, stderr) = gigagas(&[
         "bench",
         "--data",
