@@ -119,7 +119,7 @@ fn print_pipeline(report: &gigagas_lab::BenchReport, threads: &[usize]) {
             ]);
         }
         out!(
-            "pipeline {} (simulated from its two smallest thread counts; stages as a flow shop under one thread budget, contention not modelled: a ceiling above the measured counts)\n{table}",
+            "pipeline {} (simulated from its two smallest thread counts, scaled to the larger one's wall; stages as a flow shop under one thread budget, contention not modelled: a ceiling above the measured counts)\n{table}",
             gigagas_guard::text::printable(&key)
         );
     }
