@@ -54,21 +54,6 @@ struct Pending {
     committed: Option<u64>,
 }
 
-impl From<FlushStats> for Flush {
-    fn from(s: FlushStats) -> Self {
-        Self {
-            through: s.through,
-            blocks: s.blocks,
-            entries: s.entries,
-            bytes: s.bytes,
-            buffer_bytes: s.buffer_bytes,
-            pages: s.pages,
-            page_bytes: s.page_bytes,
-            ns: s.ns,
-        }
-    }
-}
-
 /// The trie buffer's bound a node would take: geth's path database buffers 64–256 MiB of
 /// trie-node writes before it flushes them.
 pub const DEFAULT_TRIE_BUFFER: u64 = 256 << 20;
@@ -409,7 +394,7 @@ impl IncrementalState for DiskRoot {
                 };
                 if bytes >= self.trie_buffer {
                     let t2 = Instant::now();
-                    stat.flush = self.flush_buffer(store)?.map(Flush::from);
+                    stat.flush = self.flush_buffer(store)?;
                     persist_wait_ns += t2.elapsed().as_nanos() as u64;
                 } else {
                     (stat.buffer_blocks, stat.buffer_bytes) = (blocks, bytes);
@@ -453,7 +438,7 @@ impl IncrementalState for DiskRoot {
             let stats = self.with_store(|store| self.flush_buffer(store))?;
             if let Some(stats) = stats {
                 tracing::debug!(?stats, "trie buffer flushed at the end");
-                *self.final_flush.lock().map_err(poisoned)? = Some(stats.into());
+                *self.final_flush.lock().map_err(poisoned)? = Some(stats);
                 if self.sync == SyncPolicy::EveryBlock {
                     // Durable at its commit.
                     flushed = true;

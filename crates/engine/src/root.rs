@@ -159,26 +159,9 @@ pub struct BlockWrite {
     pub flush: Option<Flush>,
 }
 
-/// One flush of the trie buffer: its nodes written to the store as one sorted batch.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Flush {
-    /// The block the store's tries are at after it.
-    pub through: u64,
-    /// Blocks whose trie nodes it wrote.
-    pub blocks: u64,
-    /// Nodes written or deleted (and tries wiped).
-    pub entries: u64,
-    /// Key and value bytes written.
-    pub bytes: u64,
-    /// Memory the buffer held (estimated).
-    pub buffer_bytes: u64,
-    /// Database pages its transaction wrote (`None`: not counted by the engine).
-    pub pages: Option<u64>,
-    /// Bytes per page.
-    pub page_bytes: u64,
-    /// How long it took, ns.
-    pub ns: u64,
-}
+/// One flush of the trie buffer: its nodes written to the store as one sorted batch (the
+/// store's own account of it).
+pub type Flush = gigagas_store::FlushStats;
 
 /// A block's root computed by [`IncrementalState::compute`], not yet written.
 #[derive(Debug)]

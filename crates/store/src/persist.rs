@@ -37,7 +37,7 @@ pub const FLAT_TABLES: [Table; 5] = [
 ];
 
 /// What one flush of a trie buffer wrote.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct FlushStats {
     /// The block the trie tables are at after the flush.
     pub through: u64,
