@@ -320,6 +320,16 @@ impl BenchPlan {
         if !args.overlay.is_empty() && (!options.disk || !options.overlap.contains(&true)) {
             bail!("--overlay applies to the on-disk store with the pipeline on: give --state disk (and --pipeline on)");
         }
+        // A GPU asked for must answer before anything is loaded (each pass opens its
+        // backends again; `auto` never refuses).
+        if args
+            .recovery
+            .contains(&gigagas_engine::RecoveryBackend::Gpu)
+        {
+            gigagas_engine::Recoverer::open(gigagas_engine::RecoveryBackend::Gpu)
+                .map_err(anyhow::Error::msg)
+                .context("--recovery")?;
+        }
         // Every pipeline configuration is a run spec, refused here by its fields, before
         // any data is loaded.
         gigagas_bench::pipeline::validate(&options).map_err(|e| spec_error(&e, BENCH_FLAGS))?;

@@ -73,6 +73,12 @@ fn recovery_backends_are_chosen_refused_and_reported() {
             !stderr.contains("loaded "),
             "refused after loading: {stderr}"
         );
+        let (ok, _, stderr) = gigagas(&["bench", "--data", data, "--recovery", "cpu,gpu"]);
+        assert!(!ok && stderr.contains("--recovery"), "{stderr}");
+        assert!(
+            !stderr.contains("loaded "),
+            "refused after loading: {stderr}"
+        );
     }
     // Every run-spec refusal comes before the data loads: a store without its directory.
     let (ok, _, stderr) = gigagas(&["run", "--data", data, "--state", "disk"]);
