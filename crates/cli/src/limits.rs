@@ -42,6 +42,29 @@ pub fn check_range(flag: &str, value: usize, min: usize, max: usize) -> Result<u
     Ok(value)
 }
 
+/// The environment is input too: `RAYON_NUM_THREADS` sizes rayon's global pool (loading,
+/// hashing, verification; each run's own pools follow `--threads`). A value that is not a
+/// whole number or lies above [`MAX_THREADS`] is refused naming the variable (100,000 kept a
+/// 0.1 s run from finishing in 200 s; 3,000 halved nothing but silently cut throughput
+/// 200-fold).
+pub fn check_environment() -> Result<()> {
+    const VAR: &str = "RAYON_NUM_THREADS";
+    let Some(value) = std::env::var_os(VAR) else {
+        return Ok(());
+    };
+    let text = value.to_string_lossy();
+    let Ok(n) = text.trim().parse::<usize>() else {
+        bail!(
+            "{VAR}={:?}: not a whole number of threads (unset it, or give 1 to {MAX_THREADS}; 0 means one per core)",
+            gigagas_guard::text::printable(&text)
+        );
+    };
+    if n > MAX_THREADS {
+        bail!("{VAR}={n}: above the limit of {MAX_THREADS} threads (it sizes the global pool of loading, hashing and verification; the run's own pools follow --threads)");
+    }
+    Ok(())
+}
+
 /// Worker threads: 1..=[`MAX_THREADS`].
 pub fn threads(flag: &str, value: usize) -> Result<usize> {
     check_range(flag, value, 1, MAX_THREADS)

@@ -162,7 +162,9 @@ fn error_chain(err: &anyhow::Error) -> String {
 }
 
 fn real_main() -> Result<()> {
-    match Cli::parse().command {
+    let cli = Cli::parse();
+    limits::check_environment()?;
+    match cli.command {
         Command::Run(args) => run::exec(args),
         Command::Bench(args) => bench::exec(args),
         Command::Simulate(args) => simulate::exec(args),

@@ -24,6 +24,7 @@
 pub mod codec;
 mod genesis;
 pub mod kv;
+mod lock;
 pub mod mdbx;
 pub mod overlay;
 mod persist;
@@ -38,6 +39,7 @@ pub use genesis::{
 };
 use gigagas_trie::{ChangeSet, MemoryStore, Parallelism, StoreError};
 use kv::{Backend, KvRead, KvWrite, Table};
+pub use lock::{WriterLock, WRITER_LOCK};
 pub use overlay::{KvDiff, Layered, SharedTrieBuffer, TrieBuffer};
 pub use persist::{FlushStats, FLAT_TABLES};
 pub use state::{CodeCache, DiskState};
@@ -69,6 +71,14 @@ pub enum Error {
         path: PathBuf,
         /// Why not.
         why: String,
+    },
+    /// Another process holds the store for writing (its writer lock).
+    #[error("{}: {holder} holds this store for writing ({WRITER_LOCK} is locked): wait for it to end, or work on a copy of the store", path.display())]
+    Busy {
+        /// The store's directory.
+        path: PathBuf,
+        /// Who holds it ("process 1234").
+        holder: String,
     },
     /// The database engine failed.
     #[error("{0}")]
@@ -367,6 +377,10 @@ pub struct Store<B: Backend = mdbx::Mdbx> {
     /// nodes go to a trie buffer until the store is dropped: another process that opens the
     /// store meanwhile must not rebuild the tries the buffer holds.
     trie_lock: std::sync::OnceLock<std::fs::File>,
+    /// The store's writer lock, held while this store is open when it was opened to write
+    /// ([`Store::create`], [`Store::open`], [`Store::open_with`]); `None` for a reader beside
+    /// a writer ([`Store::open_unrecovered`]).
+    writer: Option<WriterLock>,
 }
 
 fn at(path: &Path, e: Error) -> Error {
@@ -403,6 +417,7 @@ impl<B: Backend> Store<B> {
             path: path.to_owned(),
             source,
         };
+        lock::check_files(path)?;
         if let Ok(mut entries) = std::fs::read_dir(path) {
             if entries.next().is_some() {
                 return Err(Error::NotAStore {
@@ -412,6 +427,7 @@ impl<B: Backend> Store<B> {
             }
         }
         std::fs::create_dir_all(path).map_err(io)?;
+        let writer = WriterLock::take(path)?;
         let backend = B::open(path, true, true).map_err(|e| at(path, e))?;
         let txn = backend.write().map_err(|e| at(path, e))?;
         txn.put(Table::Meta, b"format", FORMAT)?;
@@ -420,11 +436,12 @@ impl<B: Backend> Store<B> {
             backend,
             path: path.to_owned(),
             trie_lock: std::sync::OnceLock::new(),
+            writer: Some(writer),
         })
     }
 
-    /// Opens the store in `path`, checking that it is one; every commit is durable when it
-    /// returns.
+    /// Opens the store in `path` to write it, checking that it is one; every commit is durable
+    /// when it returns. Another process writing the store is refused ([`Error::Busy`]).
     pub fn open(path: &Path) -> Result<Self, Error> {
         Self::open_with(path, true)
     }
@@ -433,7 +450,7 @@ impl<B: Backend> Store<B> {
     /// (a crash leaves the store at its last synced block: MDBX keeps the previous steady
     /// commit): how a node batches its persistence (`run --sync`).
     pub fn open_with(path: &Path, durable: bool) -> Result<Self, Error> {
-        let store = Self::open_unrecovered(path, durable)?;
+        let store = Self::open_inner(path, durable, true)?;
         // Tries left behind by a run stopped between two flushes of its trie buffer are
         // rebuilt before anything reads them (unless a live process holds them: then it
         // writes them).
@@ -445,7 +462,15 @@ impl<B: Backend> Store<B> {
     /// that reads only the head or the flat state beside a running one (whose trie buffer
     /// holds the rest). Its trie reads and verification are refused or fail while the tries
     /// lag.
+    /// It takes no writer lock: a reader beside the process that writes the store.
     pub fn open_unrecovered(path: &Path, durable: bool) -> Result<Self, Error> {
+        Self::open_inner(path, durable, false)
+    }
+
+    /// Opens the store in `path`; `write`: takes its writer lock first. Nothing in the
+    /// directory is opened before its files are checked (no symbolic link, regular files).
+    fn open_inner(path: &Path, durable: bool, write: bool) -> Result<Self, Error> {
+        lock::check_files(path)?;
         let meta = std::fs::metadata(path).map_err(|source| Error::Io {
             path: path.to_owned(),
             source,
@@ -473,11 +498,13 @@ impl<B: Backend> Store<B> {
             }
             Err(source) => return Err(Error::Io { path: dat, source }),
         }
+        let writer = write.then(|| WriterLock::take(path)).transpose()?;
         let backend = B::open(path, false, durable).map_err(|e| at(path, e))?;
         let store = Self {
             backend,
             path: path.to_owned(),
             trie_lock: std::sync::OnceLock::new(),
+            writer,
         };
         let format = store.read_kv()?.get(Table::Meta, b"format")?;
         if format.as_deref() != Some(FORMAT) {
@@ -512,6 +539,11 @@ impl<B: Backend> Store<B> {
             Ok(thread) => PendingSyncState::Running(thread),
             Err(_) => PendingSyncState::Done(self.sync().map_err(Box::new)),
         }))
+    }
+
+    /// Whether this process holds the store's writer lock (it opened the store to write it).
+    pub fn is_writer(&self) -> bool {
+        self.writer.is_some()
     }
 
     /// The store's directory.

@@ -39,7 +39,7 @@ const DIRTY_PAGE_RESERVE: u64 = 65_536;
 pub fn describe(e: &MdbxError) -> String {
     match e {
         MdbxError::MapFull => format!(
-            "the store is full: it reached its size limit of {} GiB (MDBX map full)",
+            "the store is full: it reached the size of its memory map ({} GiB, or half the address-space limit `ulimit -v` sets; MDBX map full)",
             MAX_MAP_BYTES >> 30
         ),
         MdbxError::UnableExtendMapSize | MdbxError::TooLarge => {
@@ -358,6 +358,142 @@ impl Mdbx {
     }
 }
 
+/// The memory map's size limit for the store in `path`: [`MAX_MAP_BYTES`] of address space,
+/// or half of what the process's address-space limit (`ulimit -v`, `RLIMIT_AS`) allows when
+/// that is less (the rest is the process's own: heap, thread stacks, code). A limit that leaves
+/// the map less than the data file plus one growth step is refused with the numbers.
+fn map_bytes(path: &Path) -> Result<usize, Error> {
+    let mut limit = libc::rlimit {
+        rlim_cur: libc::RLIM_INFINITY,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    // SAFETY: getrlimit writes one rlimit into the struct it is given.
+    let rc = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) };
+    if rc != 0 || limit.rlim_cur == libc::RLIM_INFINITY {
+        return Ok(MAX_MAP_BYTES);
+    }
+    let step = GROWTH_STEP as u64;
+    let allowed = (limit.rlim_cur / 2) / step * step;
+    let file = std::fs::metadata(path.join("mdbx.dat")).map_or(0, |m| m.len());
+    let needed = file.div_ceil(step) * step + step;
+    if allowed < needed {
+        return Err(Error::Backend(format!(
+            "{}: the store's memory map needs at least {:.2} GiB of address space (its data file is {:.2} GiB, plus one {} MiB growth step), and the address-space limit (ulimit -v) of {:.2} GiB leaves it {:.2} GiB (half the limit; the rest is the process's own): raise the limit to at least {:.2} GiB",
+            path.display(),
+            needed as f64 / GIB,
+            file as f64 / GIB,
+            step >> 20,
+            limit.rlim_cur as f64 / GIB,
+            allowed as f64 / GIB,
+            (2 * needed) as f64 / GIB,
+        )));
+    }
+    Ok((allowed as usize).min(MAX_MAP_BYTES))
+}
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// The error of an environment that did not open, in words: the reservation of `map_bytes` of
+/// address space named when the system refused it.
+fn open_err(e: MdbxError, map_bytes: usize) -> Error {
+    match e {
+        MdbxError::Other(11) | MdbxError::Busy => Error::Backend(
+            "mdbx open: the store is already open in this process, or locked by another".into(),
+        ),
+        MdbxError::Other(code) if code == libc::ENOMEM => Error::Backend(format!(
+            "mdbx open: reserving {:.0} GiB of address space for the store's memory map failed ({}); an address-space limit (ulimit -v) or overcommit policy refuses it",
+            map_bytes as f64 / GIB,
+            os_error(code)
+        )),
+        e => mdbx_err("open", None, e),
+    }
+}
+
+/// MDBX's data-file stamp: the 56-bit magic and the data format version, as every meta page
+/// carries it (`MDBX_MAGIC << 8 | MDBX_DATA_VERSION`, libmdbx 0.13).
+const MDBX_STAMP: u64 = (0x0059_659D_BDEF_4C11 << 8) | 3;
+/// Where a meta page's fields lie (libmdbx 0.13's `page_t` header of 20 bytes, then
+/// `meta_t`): the stamp, the committing transaction id, the first unallocated page
+/// (`geometry.first_unallocated`) and the page size.
+const META_STAMP: usize = 20;
+const META_TXNID: usize = 28;
+const META_USED_PAGES: usize = 56;
+const META_PAGE_SIZE: usize = 64;
+const META_BYTES: usize = 72;
+
+/// Checks `path`'s `mdbx.dat` before any writable open: MDBX's three meta pages must carry
+/// its stamp and the file must hold every page the newest of them uses. A writable MDBX open
+/// re-initialises a file too short to hold its metas as a new, empty database and resizes
+/// one shorter than its pages, so a truncated or foreign file is refused here, unchanged.
+/// (MDBX's read-only open would check it too, but it maps the size the file's metas
+/// recorded, which an address-space limit may refuse; this reads 216 bytes.)
+fn preflight(path: &Path) -> Result<(), Error> {
+    use std::os::unix::fs::FileExt;
+    let not_a_store = |why: String| Error::NotAStore {
+        path: path.to_owned(),
+        why,
+    };
+    let dat = path.join("mdbx.dat");
+    let io = |source| Error::Io {
+        path: dat.clone(),
+        source,
+    };
+    let file = std::fs::File::open(&dat).map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    let meta_at = |offset: u64| -> Result<Option<[u8; META_BYTES]>, Error> {
+        let mut page = [0u8; META_BYTES];
+        if offset + META_BYTES as u64 > len {
+            return Ok(None);
+        }
+        file.read_exact_at(&mut page, offset).map_err(io)?;
+        let stamp = u64::from_le_bytes(
+            page[META_STAMP..META_STAMP + 8]
+                .try_into()
+                .unwrap_or_default(),
+        );
+        Ok((stamp == MDBX_STAMP).then_some(page))
+    };
+    let u32_at = |page: &[u8; META_BYTES], at: usize| {
+        u32::from_le_bytes([page[at], page[at + 1], page[at + 2], page[at + 3]])
+    };
+    let Some(first) = meta_at(0)? else {
+        return Err(not_a_store(format!(
+            "mdbx.dat ({len} bytes) does not begin with an MDBX meta page (truncated, or not an MDBX file)"
+        )));
+    };
+    let page_bytes = u64::from(u32_at(&first, META_PAGE_SIZE));
+    if !page_bytes.is_power_of_two() || !(256..=65_536).contains(&page_bytes) {
+        return Err(not_a_store(format!(
+            "mdbx.dat's first meta page names a page size of {page_bytes} bytes (MDBX's are powers of two from 256 to 65,536)"
+        )));
+    }
+    let mut newest: Option<(u64, u64)> = None;
+    for i in 0..3u64 {
+        let Some(meta) = meta_at(i * page_bytes)? else {
+            return Err(not_a_store(format!(
+                "mdbx.dat ({len} bytes) lacks MDBX's meta page {i} (of 3, {page_bytes} bytes a page): truncated, or not an MDBX file"
+            )));
+        };
+        let txnid = u64::from_le_bytes(
+            meta[META_TXNID..META_TXNID + 8]
+                .try_into()
+                .unwrap_or_default(),
+        );
+        let used = u64::from(u32_at(&meta, META_USED_PAGES));
+        if newest.is_none_or(|(t, _)| txnid > t) {
+            newest = Some((txnid, used));
+        }
+    }
+    let used = newest.map_or(3, |(_, used)| used);
+    if len < used * page_bytes {
+        return Err(not_a_store(format!(
+            "mdbx.dat is {len} bytes, but its newest meta page uses {used} pages of {page_bytes} bytes ({} bytes): the file was truncated",
+            used * page_bytes
+        )));
+    }
+    Ok(())
+}
+
 /// Read transactions open at once in one environment. A pipelined run at `T` threads holds
 /// up to `5T + 37`: the snapshot a block executes against (`2T + 2` plus 16 prefetch
 /// readers), the next block's, queued while it executes (the overlay), and the root's
@@ -370,6 +506,10 @@ impl Backend for Mdbx {
     type Write = MdbxWrite;
 
     fn open(path: &Path, create: bool, durable: bool) -> Result<Self, Error> {
+        let map_bytes = map_bytes(path)?;
+        if !create {
+            preflight(path)?;
+        }
         let env = Environment::builder()
             .set_max_dbs(Table::ALL.len() + 1)
             .set_dp_reserve_limit(DIRTY_PAGE_RESERVE)
@@ -382,18 +522,12 @@ impl Backend for Mdbx {
                 ..EnvironmentFlags::default()
             })
             .set_geometry(Geometry {
-                size: Some(0..MAX_MAP_BYTES),
+                size: Some(0..map_bytes),
                 growth_step: Some(GROWTH_STEP),
                 ..Default::default()
             })
             .open(path)
-            .map_err(|e| match e {
-                MdbxError::Other(11) | MdbxError::Busy => Error::Backend(
-                    "mdbx open: the store is already open in this process, or locked by another"
-                        .into(),
-                ),
-                e => mdbx_err("open", None, e),
-            })?;
+            .map_err(|e| open_err(e, map_bytes))?;
         let txn = env
             .begin_rw_sync()
             .map_err(|e| mdbx_err("begin write", None, e))?;

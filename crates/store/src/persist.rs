@@ -64,36 +64,8 @@ pub const TRIE_LOCK: &str = "trie.lock";
 
 /// Takes the exclusive lock on `dir`'s [`TRIE_LOCK`] without waiting: `Ok(None)` when another
 /// process holds it.
-#[cfg(unix)]
 fn lock_trie(dir: &std::path::Path) -> Result<Option<std::fs::File>, Error> {
-    use std::os::fd::AsRawFd;
-    let path = dir.join(TRIE_LOCK);
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|source| Error::Io {
-            path: path.clone(),
-            source,
-        })?;
-    // SAFETY: a valid open descriptor; flock has no memory effects.
-    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-    if rc == 0 {
-        return Ok(Some(file));
-    }
-    let e = std::io::Error::last_os_error();
-    if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
-        Ok(None)
-    } else {
-        Err(Error::Io { path, source: e })
-    }
-}
-
-/// No process locks off Unix: a store is used by one process at a time there.
-#[cfg(not(unix))]
-fn lock_trie(_: &std::path::Path) -> Result<Option<std::fs::File>, Error> {
-    Ok(None)
+    crate::lock::lock_file(dir, TRIE_LOCK)
 }
 
 fn dirty_key(owner: &[u8]) -> Vec<u8> {

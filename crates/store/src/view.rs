@@ -144,9 +144,25 @@ impl<T: KvRead> View<T> {
             .transpose()
     }
 
-    /// The code stored under `code_hash`.
+    /// The code stored under `code_hash`, checked against it: a stored code that does not
+    /// hash to its key is a corrupt store, named as such (never handed to the EVM, where a
+    /// flipped byte would surface as a wrong BAL or root).
     pub fn code(&self, code_hash: &B256) -> Result<Option<Vec<u8>>, Error> {
-        self.kv.get(Table::Code, code_hash.as_slice())
+        let Some(code) = self.kv.get(Table::Code, code_hash.as_slice())? else {
+            return Ok(None);
+        };
+        if keccak256(&code) != *code_hash {
+            return Err(Error::Corrupt {
+                table: Table::Code.name(),
+                key: codec::hex(code_hash.as_slice()),
+                what: format!(
+                    "the stored code ({} bytes) hashes to {}, not to its key",
+                    code.len(),
+                    keccak256(&code)
+                ),
+            });
+        }
+        Ok(Some(code))
     }
 }
 

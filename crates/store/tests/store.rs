@@ -712,6 +712,37 @@ fn corruption_is_named() {
     assert!(e.contains("non-empty"), "{e}");
 }
 
+/// A stored code that does not hash to its key (a flipped byte) is a corrupt store naming the
+/// hash when execution reads it, never a program handed to the EVM.
+#[test]
+fn a_flipped_byte_in_stored_code_is_named_on_read() {
+    let mut model = Model::default();
+    model.accounts.insert(key(1, 1), info(1));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    drop(stores(&model, &path));
+    let code = vec![0x60, 0x01, 0x60, 0x02, 0x01, 0x00];
+    let hash = keccak256(&code);
+    let mut flipped = code.clone();
+    flipped[1] ^= 0x40;
+    {
+        let raw = Mdbx::open(&path, false, true).unwrap();
+        let txn = raw.write().unwrap();
+        txn.put(Table::Code, hash.as_slice(), &code).unwrap();
+        txn.put(Table::Code, keccak256(b"other").as_slice(), &flipped)
+            .unwrap();
+        txn.commit().unwrap();
+    }
+    let store: Store = Store::open(&path).unwrap();
+    let view = store.snapshot(1).unwrap();
+    assert_eq!(view.code(&hash).unwrap(), Some(code));
+    let e = view.code(&keccak256(b"other")).unwrap_err().to_string();
+    assert!(
+        e.contains("corrupt store") && e.contains("table code") && e.contains("not to its key"),
+        "{e}"
+    );
+}
+
 /// A store records the chain it belongs to and refuses another: by the recorded identity,
 /// or (a store without the record) by its block 0 and by every block hash both name.
 #[test]
@@ -876,6 +907,140 @@ fn open_names_what_is_wrong_with_the_data_file() {
     std::fs::write(junk.join("mdbx.dat"), vec![7u8; 64 << 10]).unwrap();
     let e = Store::<Mdbx>::open(&junk).unwrap_err().to_string();
     assert!(!e.contains("unknown error code"), "{e}");
+}
+
+/// A store never follows a symbolic link it did not create: a symlinked data or lock file (or
+/// store directory) is refused by name before MDBX opens anything, and the file it points to
+/// is left byte for byte as it was, for the read-only open of `db verify` as for a writer.
+#[test]
+#[cfg(unix)]
+fn a_symlinked_store_file_is_refused_and_its_target_untouched() {
+    let mut model = Model::default();
+    for i in 0..10 {
+        model.accounts.insert(key(1, i), info(u64::from(i)));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    drop(stores(&model, &path));
+    let victim = dir.path().join("victim.txt");
+    let content = b"the user's own file\n".repeat(100);
+    for name in [
+        "mdbx.dat",
+        "mdbx.lck",
+        "trie.lock",
+        gigagas_store::WRITER_LOCK,
+    ] {
+        let copy = dir.path().join(format!("db-{name}"));
+        copy_dir(&path, &copy);
+        std::fs::write(&victim, &content).unwrap();
+        let file = copy.join(name);
+        let _ = std::fs::remove_file(&file);
+        if name == "mdbx.dat" {
+            // The real data file moved beside it, as a user's "clever" relocation would.
+            std::fs::copy(path.join("mdbx.dat"), &victim).unwrap();
+        }
+        let before = std::fs::read(&victim).unwrap();
+        std::os::unix::fs::symlink(&victim, &file).unwrap();
+        for e in [
+            Store::<Mdbx>::open(&copy).unwrap_err().to_string(),
+            Store::<Mdbx>::open_unrecovered(&copy, true)
+                .unwrap_err()
+                .to_string(),
+        ] {
+            assert!(
+                e.contains(&format!("{name} is a symbolic link")) && e.contains("victim.txt"),
+                "{name}: {e}"
+            );
+        }
+        assert_eq!(
+            std::fs::read(&victim).unwrap(),
+            before,
+            "{name}: the target changed"
+        );
+    }
+    let link = dir.path().join("db-link");
+    std::os::unix::fs::symlink(&path, &link).unwrap();
+    let e = Store::<Mdbx>::open(&link).unwrap_err().to_string();
+    assert!(e.contains("directory is a symbolic link"), "{e}");
+    let e = Store::<Mdbx>::create(&link).unwrap_err().to_string();
+    assert!(e.contains("directory is a symbolic link"), "{e}");
+}
+
+/// A copy of a store directory's regular files.
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}
+
+/// One writer at a time: a second open to write (in another process, or here on another
+/// descriptor) is refused naming the process that holds the store, while a reader beside it
+/// opens; once the writer is gone the store opens again.
+#[test]
+#[cfg(unix)]
+fn a_second_writer_is_refused_naming_the_holder() {
+    let mut model = Model::default();
+    model.accounts.insert(key(1, 1), info(1));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    drop(stores(&model, &path));
+    let writer: Store = Store::open(&path).unwrap();
+    assert!(writer.is_writer());
+    // MDBX allows one environment per file in a process, so the second writer's refusal must
+    // come from the writer lock, before MDBX is asked.
+    let e = Store::<Mdbx>::open(&path).unwrap_err().to_string();
+    assert!(
+        e.contains(&format!(
+            "process {} holds this store for writing",
+            std::process::id()
+        )),
+        "{e}"
+    );
+    let e = Store::<Mdbx>::open_with(&path, false)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("holds this store for writing"), "{e}");
+    drop(writer);
+    let reader: Store = Store::open_unrecovered(&path, true).unwrap();
+    assert!(!reader.is_writer());
+    drop(reader);
+    let again: Store = Store::open(&path).unwrap();
+    assert!(again.is_writer());
+}
+
+/// A truncated or foreign data file is refused before anything writes it: the read-only
+/// check of MDBX's meta pages comes first, so the file keeps its bytes and its length (a
+/// writable open used to re-initialise a short file as a new, empty database, then call it
+/// "not a gigagas store").
+#[test]
+fn a_truncated_store_is_refused_unchanged() {
+    let mut model = Model::default();
+    for i in 0..50 {
+        model.accounts.insert(key(1, i), info(u64::from(i)));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    drop(stores(&model, &path));
+    let whole = std::fs::read(path.join("mdbx.dat")).unwrap();
+    for len in [0usize, 100, 4096, 8192, 12288, 16384] {
+        let copy = dir.path().join(format!("db-{len}"));
+        copy_dir(&path, &copy);
+        let dat = copy.join("mdbx.dat");
+        std::fs::write(&dat, &whole[..len.min(whole.len())]).unwrap();
+        let before = std::fs::read(&dat).unwrap();
+        let e = Store::<Mdbx>::open(&copy).unwrap_err().to_string();
+        assert!(
+            e.contains("not a gigagas store") || e.contains("corrupt"),
+            "{len}: {e}"
+        );
+        assert_eq!(
+            std::fs::read(&dat).unwrap(),
+            before,
+            "{len} bytes: the file was changed"
+        );
+    }
 }
 
 /// The environment variable that makes the full-disk test's child process fill the store

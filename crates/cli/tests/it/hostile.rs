@@ -408,3 +408,113 @@ fn conformance_with_stdout_closed_is_an_error() {
     let o = run(cmd, Out::Piped);
     o.failed_clearly(&["stdout is closed"]);
 }
+
+/// The environment is input too: a `RAYON_NUM_THREADS` above the thread limit or not a
+/// number is refused at once naming the variable (100,000 used to keep a 0.1 s run busy for
+/// minutes), while a sane one runs.
+#[test]
+fn a_hostile_rayon_num_threads_is_refused_by_name() {
+    for (value, needle) in [
+        (
+            "100000",
+            "RAYON_NUM_THREADS=100000: above the limit of 1024",
+        ),
+        ("lots", "RAYON_NUM_THREADS=\"lots\": not a whole number"),
+    ] {
+        let mut cmd = gigagas();
+        cmd.env("RAYON_NUM_THREADS", value)
+            .args(["run", "--mode", "sequential"]);
+        let o = run(cmd, Out::Piped);
+        o.failed_clearly(&[needle]);
+        assert!(o.secs < 10.0, "took {:.1} s: {o:?}", o.secs);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let chain = tmp.path().join("chain");
+    gen_chain(&chain, "Prague");
+    let mut cmd = gigagas();
+    cmd.env("RAYON_NUM_THREADS", "2")
+        .args(["run", "--mode", "sequential", "--data"])
+        .arg(&chain);
+    let o = run(cmd, Out::Piped);
+    assert_eq!(o.code, Some(0), "{o:?}");
+}
+
+/// A store directory whose data file is a symbolic link to the user's own file is refused by
+/// every store command, read-only `db verify` included, and the file is left as it was (it
+/// used to be truncated or overwritten).
+#[test]
+fn a_symlinked_store_file_never_writes_through() {
+    let tmp = tempfile::tempdir().unwrap();
+    let chain = tmp.path().join("chain");
+    gen_chain(&chain, "Prague");
+    let db = tmp.path().join("db");
+    let mut init = gigagas();
+    init.args(["db", "init", "--data"])
+        .arg(&chain)
+        .arg("--out")
+        .arg(&db);
+    assert_eq!(run(init, Out::Piped).code, Some(0));
+    let victim = tmp.path().join("notes.txt");
+    for name in ["mdbx.dat", "mdbx.lck"] {
+        std::fs::write(&victim, b"my notes\n".repeat(1000)).unwrap();
+        let kept = db.join(format!("{name}.kept"));
+        std::fs::rename(db.join(name), &kept).unwrap();
+        std::os::unix::fs::symlink(&victim, db.join(name)).unwrap();
+        let mut verify = gigagas();
+        verify.args(["db", "verify"]).arg(&db);
+        let mut resume = gigagas();
+        resume
+            .args(["run", "--state", "disk", "--data"])
+            .arg(&chain)
+            .arg("--db")
+            .arg(&db);
+        for cmd in [verify, resume] {
+            let o = run(cmd, Out::Piped);
+            o.failed_clearly(&[&format!("{name} is a symbolic link")]);
+        }
+        assert_eq!(std::fs::read(&victim).unwrap(), b"my notes\n".repeat(1000));
+        std::fs::remove_file(db.join(name)).unwrap();
+        std::fs::rename(&kept, db.join(name)).unwrap();
+    }
+}
+
+/// Two writers: `run --state disk` and `db verify` on a store another process holds for
+/// writing (here this test, through the library) are refused naming that process (a second
+/// run used to die on its first block with "nonce 0 too low"); once it is released both work.
+#[test]
+fn a_second_writer_is_refused_naming_the_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    let chain = tmp.path().join("chain");
+    gen_chain(&chain, "Prague");
+    let db = tmp.path().join("db");
+    let mut init = gigagas();
+    init.args(["db", "init", "--data"])
+        .arg(&chain)
+        .arg("--out")
+        .arg(&db);
+    assert_eq!(run(init, Out::Piped).code, Some(0));
+    let cmds = || {
+        let mut resume = gigagas();
+        resume
+            .args(["run", "--state", "disk", "--data"])
+            .arg(&chain)
+            .arg("--db")
+            .arg(&db);
+        let mut verify = gigagas();
+        verify.args(["db", "verify"]).arg(&db);
+        [resume, verify]
+    };
+    let held: gigagas_store::Store = gigagas_store::Store::open(&db).unwrap();
+    let holder = format!(
+        "process {} holds this store for writing",
+        std::process::id()
+    );
+    for cmd in cmds() {
+        run(cmd, Out::Piped).failed_clearly(&[&holder]);
+    }
+    drop(held);
+    for cmd in cmds() {
+        let o = run(cmd, Out::Piped);
+        assert_eq!(o.code, Some(0), "{o:?}");
+    }
+}
