@@ -46,6 +46,11 @@ pub fn contention_floor(
             what: "contention floor: no blocks".into(),
         });
     }
+    if sharing == FloorSharing::Nothing {
+        if let Some(available) = gigagas_data::chain::available_memory() {
+            check_memory(blocks, streams, available)?;
+        }
+    }
     let rounds = rounds.max(1);
     // The schedule every stream follows: (thread count, timed?) per step; the first round is
     // the warm-up. Round r starts at thread count r (mod count).
@@ -243,4 +248,70 @@ pub fn contention_floor(
 fn percentile_f64(ratios: &[f64], p: f64) -> f64 {
     let scaled: Vec<u64> = ratios.iter().map(|r| (r * 1e6).round() as u64).collect();
     percentile(&scaled, p).map_or(f64::NAN, |v| v as f64 / 1e6)
+}
+
+/// Refuses, before any stream starts, a floor whose `streams` private copies of the data set
+/// would not fit in `available` bytes: one copy is made and prepared, and its size taken as
+/// the larger of its measured resident growth and a count of what it holds (slots, code bytes and
+/// transactions), times the streams (a 200k-slot chain at 64 streams took > 6 GiB
+/// before). The error names the numbers and the way out (shared inputs, fewer threads).
+pub fn check_memory(
+    blocks: &[BlockInput],
+    streams: usize,
+    available: u64,
+) -> Result<(), ExecError> {
+    let before = resident_bytes();
+    let copy: Vec<BlockInput> = blocks.iter().map(BlockInput::deep_clone).collect();
+    let prepared = copy.iter().map(prepare).collect::<Result<Vec<_>, _>>()?;
+    let measured = before
+        .zip(resident_bytes())
+        .map_or(0, |(before, after)| after.saturating_sub(before));
+    drop(prepared);
+    drop(copy);
+    let counted: u64 = blocks
+        .iter()
+        .map(|b| {
+            let state: u64 = b
+                .pre_state
+                .accounts()
+                .map(|(_, a)| {
+                    128 + a.storage.len() as u64 * gigagas_data::chain::LOADED_BYTES_PER_SLOT
+                        + a.info.code.as_ref().map_or(0, |c| c.len() as u64)
+                })
+                .sum();
+            // A transaction decoded, with its signature and sender: ~0.5 KiB.
+            let txs = b.transactions.len() as u64 * 512;
+            state + txs
+        })
+        .sum();
+    let one = measured.max(counted);
+    let need = one.saturating_mul(streams as u64);
+    if need > available {
+        let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
+        return Err(ExecError::Unsupported {
+            block: blocks.first().map_or(0, BlockInput::number),
+            what: format!(
+                "contention floor: {streams} streams each hold a private copy of the data set ({:.3} GiB for one: the larger of its measured resident growth and what it holds), {:.2} GiB in all, more than the {:.2} GiB available (MemAvailable); measure fewer thread counts or share the inputs (one prepared copy read by every stream)",
+                gib(one),
+                gib(need),
+                gib(available)
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// This process's resident memory, bytes (`VmRSS` of `/proc/self/status`); `None` where
+/// unreadable.
+fn resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))?
+        .trim()
+        .strip_suffix("kB")?
+        .trim()
+        .parse()
+        .ok()?;
+    kib.checked_mul(1024)
 }

@@ -101,3 +101,22 @@ fn shared_inputs_variant_reports_its_sharing() {
         .all(|f| f.sharing == FloorSharing::Inputs && f.rounds == 1));
     assert_eq!(floor[0].tx_work_ratio, 1.0);
 }
+
+/// Streams whose private copies would not fit in memory are refused before any stream
+/// starts, naming the streams, the size of one copy, the total and what is available; the
+/// same blocks fit when the memory does.
+#[test]
+fn a_floor_that_would_not_fit_in_memory_is_refused_with_the_numbers() {
+    let data = common::embedded();
+    let blocks = &data.blocks[..2];
+    let err = gigagas_bench::floor::check_memory(blocks, 64, 1 << 20)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("64 streams each hold a private copy")
+            && err.contains("GiB in all")
+            && err.contains("0.00 GiB available"),
+        "{err}"
+    );
+    gigagas_bench::floor::check_memory(blocks, 64, u64::MAX).unwrap();
+}
