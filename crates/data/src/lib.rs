@@ -25,7 +25,7 @@ pub use prestate::{PreAccount, PreState, PreStateError, SlotFill, FILL_PASS_SLOT
 pub use shared::shared_data_dir;
 pub use source::{
     embedded_sample_sha256, is_embedded_sample, limit_from_env, read_bounded, read_limited,
-    ArchiveLimits, DataSource, ARCHIVE_MANIFEST, EMBEDDED_SAMPLE, MAX_ARCHIVE_BYTES,
+    ArchiveLimits, DataSource, UnpackedDir, ARCHIVE_MANIFEST, EMBEDDED_SAMPLE, MAX_ARCHIVE_BYTES,
     MAX_ARCHIVE_BYTES_ENV, MAX_ARCHIVE_MEMBERS, MAX_FILE_BYTES, MAX_FILE_BYTES_ENV,
     MAX_MANIFEST_BYTES,
 };
@@ -44,8 +44,41 @@ pub fn load_with(
     source: &DataSource,
     known: Option<chain::KnownGenesis>,
 ) -> Result<Dataset, DataError> {
-    if source.read_optional(chain::CHAIN_META)?.is_some() {
+    let is_chain = source.read_optional(chain::CHAIN_META)?.is_some();
+    check_layout(source, is_chain)?;
+    if is_chain {
         return chain::load(source, known);
     }
     mainnet::load(source)
+}
+
+/// Every part of a data set read: an archive member that its layout does not read is refused
+/// by name.
+fn check_layout(source: &DataSource, is_chain: bool) -> Result<(), DataError> {
+    let Some(names) = source.member_names() else {
+        return Ok(());
+    };
+    for key in names {
+        let known = key == ARCHIVE_MANIFEST
+            || if is_chain {
+                key == chain::CHAIN_META || key == chain::CHAIN_BLOCKS
+            } else {
+                mainnet::reads(key)
+            };
+        if !known {
+            return Err(DataError::Invalid {
+                path: source.display_path(key),
+                what: format!(
+                    "archive member that the {} loader does not read; refused rather than \
+                     ignored",
+                    if is_chain {
+                        "generated-chain"
+                    } else {
+                        "mainnet-layout"
+                    }
+                ),
+            });
+        }
+    }
+    Ok(())
 }

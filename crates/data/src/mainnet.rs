@@ -110,6 +110,18 @@ fn chain_rules(source: &DataSource) -> Result<(u64, Option<SpecId>), DataError> 
     }
 }
 
+/// Whether the loader reads the file `rel` (relative, `/`-separated) of a data set in this
+/// layout.
+pub(crate) fn reads(rel: &str) -> bool {
+    match rel {
+        "bytecodes.json" | "block_hashes.json" | "fetch.json" => true,
+        _ => rel
+            .strip_prefix("blocks/")
+            .and_then(|r| r.split_once('/'))
+            .is_some_and(|(_, file)| file == "block.json" || file == "pre_state.json"),
+    }
+}
+
 /// Loads the whole data set; blocks are parsed in parallel.
 pub(crate) fn load(source: &DataSource) -> Result<Dataset, DataError> {
     let numbers = source.block_numbers()?;

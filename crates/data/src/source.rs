@@ -120,13 +120,67 @@ pub fn read_limited(path: &Path, default: u64, env: &str) -> std::io::Result<Vec
 pub enum DataSource {
     /// A directory in the mainnet layout.
     Dir(PathBuf),
-    /// An unpacked archive held in memory (the embedded sample or a `.tar.zst` file).
+    /// An unpacked archive held in memory (the embedded sample, a trusted archive).
     Archive {
         /// Name shown in messages.
         name: PathBuf,
         /// Relative path → file contents.
         files: BTreeMap<String, Vec<u8>>,
     },
+    /// An untrusted `.tar.zst` archive unpacked into a private temporary directory, each
+    /// member hashed while it was written: nothing of it is held in memory, its files are
+    /// read one at a time as a loader asks for them.
+    Unpacked {
+        /// Name shown in messages.
+        name: PathBuf,
+        /// The directory the members were written to (removed when dropped).
+        dir: UnpackedDir,
+        /// Relative path → size of every member.
+        members: BTreeMap<String, u64>,
+    },
+}
+
+/// A private temporary directory (mode 0700 on Unix, under [`std::env::temp_dir`], i.e.
+/// `TMPDIR`) holding an unpacked archive; removed with its contents when dropped.
+#[derive(Debug)]
+pub struct UnpackedDir(PathBuf);
+
+impl UnpackedDir {
+    fn create() -> Result<Self, DataError> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let base = std::env::temp_dir();
+        loop {
+            let path = base.join(format!(
+                "gigagas-archive-{}-{}",
+                std::process::id(),
+                NEXT.fetch_add(1, Ordering::Relaxed)
+            ));
+            let mut builder = std::fs::DirBuilder::new();
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::DirBuilderExt;
+                builder.mode(0o700);
+            }
+            match builder.create(&path) {
+                Ok(()) => return Ok(Self(path)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(source) => return Err(DataError::Io { path, source }),
+            }
+        }
+    }
+
+    /// Where the members are.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for UnpackedDir {
+    fn drop(&mut self) {
+        // Best effort: a directory that cannot be removed is left for the system's cleaner.
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 impl DataSource {
@@ -211,13 +265,14 @@ impl DataSource {
     }
 
     /// Unpacks an untrusted zstd-compressed tar archive that must carry an
-    /// [`ARCHIVE_MANIFEST`], streaming its members: nothing unlisted, altered or over the
-    /// `limits` is ever held in memory.
+    /// [`ARCHIVE_MANIFEST`] into a private temporary directory ([`UnpackedDir`]), streaming
+    /// its members: none is held in memory (whatever their number and size within the
+    /// `limits`), nothing unlisted or altered is kept.
     ///
     /// - Manifest first (as `gigagas pack` writes it): one pass; an unlisted member is refused
-    ///   by name before its content is read, a listed one is hashed while it is read.
-    /// - Manifest elsewhere: a first pass hashes every member without holding it and checks
-    ///   the manifest; a second pass holds the (now verified) members.
+    ///   by name before its content is read, a listed one is hashed while it is written.
+    /// - Manifest elsewhere: a first pass hashes every member without keeping it and checks
+    ///   the manifest; a second pass writes the (now verified) members, hashing them again.
     ///
     /// Every member is a regular file or a directory under a relative path without `..`;
     /// anything else (an absolute path, `..`, a link, a device) is refused by name.
@@ -226,12 +281,12 @@ impl DataSource {
         compressed: &[u8],
         limits: &ArchiveLimits,
     ) -> Result<Self, DataError> {
-        use sha2::{Digest, Sha256};
+        let dir = UnpackedDir::create()?;
         let mut manifest: Option<Manifest> = None;
-        let mut files = BTreeMap::new();
         let mut first = true;
         let mut manifest_first = false;
         let mut hashes: BTreeMap<String, [u8; 32]> = BTreeMap::new();
+        let mut members: BTreeMap<String, u64> = BTreeMap::new();
         stream_members(&name, compressed, limits, &mut |key, size, entry| {
             let is_first = std::mem::replace(&mut first, false);
             if key == ARCHIVE_MANIFEST {
@@ -246,42 +301,34 @@ impl DataSource {
                 let text = read_member(&name, key, entry, limits)?;
                 manifest = Some(Manifest::parse(&name, &text)?);
                 manifest_first = is_first;
-                files.insert(key.to_owned(), text);
+                if manifest_first {
+                    write_file(&name, &dir, key, &text)?;
+                    members.insert(key.to_owned(), size);
+                }
                 return Ok(());
             }
             match (&manifest, manifest_first) {
                 (Some(m), true) => {
                     let expected = m.0.get(key).ok_or_else(|| unlisted(&name, key))?;
-                    let bytes = read_member(&name, key, entry, limits)?;
-                    manifest_check(&name, key, expected, Sha256::digest(&bytes).into())?;
-                    files.insert(key.to_owned(), bytes);
+                    let actual = copy_member(&name, key, size, entry, Some(&dir))?;
+                    manifest_check(&name, key, expected, actual)?;
+                    members.insert(key.to_owned(), size);
                 }
                 _ => {
-                    // Manifest not seen yet: hash without holding.
-                    let mut hasher = Sha256::new();
-                    let copied =
-                        std::io::copy(&mut entry.take(size), &mut hasher).map_err(|source| {
-                            DataError::Archive {
-                                path: name.join(key),
-                                source,
-                            }
-                        })?;
-                    if copied != size {
-                        return Err(truncated(&name, key, size, copied));
-                    }
-                    hashes.insert(key.to_owned(), hasher.finalize().into());
+                    // Manifest not seen yet: hash without keeping.
+                    hashes.insert(key.to_owned(), copy_member(&name, key, size, entry, None)?);
                 }
             }
             Ok(())
         })?;
         let manifest = manifest.ok_or_else(|| no_manifest(&name))?;
         if manifest_first {
-            if let Some(rel) = manifest.0.keys().find(|k| !files.contains_key(*k)) {
+            if let Some(rel) = manifest.0.keys().find(|k| !members.contains_key(*k)) {
                 return Err(listed_but_missing(&name, rel));
             }
-            return Ok(Self::Archive { name, files });
+            return Ok(Self::Unpacked { name, dir, members });
         }
-        // Manifest after some members: check what the first pass hashed, then hold.
+        // Manifest after some members: check what the first pass hashed, then keep.
         if let Some(rel) = hashes.keys().find(|k| !manifest.0.contains_key(*k)) {
             return Err(unlisted(&name, rel));
         }
@@ -291,11 +338,12 @@ impl DataSource {
                 .ok_or_else(|| listed_but_missing(&name, rel))?;
             manifest_check(&name, rel, expected, *actual)?;
         }
-        let mut files = BTreeMap::new();
-        stream_members(&name, compressed, limits, &mut |key, _, entry| {
-            let bytes = read_member(&name, key, entry, limits)?;
-            if key != ARCHIVE_MANIFEST {
-                let actual: [u8; 32] = Sha256::digest(&bytes).into();
+        stream_members(&name, compressed, limits, &mut |key, size, entry| {
+            if key == ARCHIVE_MANIFEST {
+                let text = read_member(&name, key, entry, limits)?;
+                write_file(&name, &dir, key, &text)?;
+            } else {
+                let actual = copy_member(&name, key, size, entry, Some(&dir))?;
                 if hashes.get(key) != Some(&actual) {
                     return Err(DataError::Invalid {
                         path: name.join(key),
@@ -303,17 +351,36 @@ impl DataSource {
                     });
                 }
             }
-            files.insert(key.to_owned(), bytes);
+            members.insert(key.to_owned(), size);
             Ok(())
         })?;
-        Ok(Self::Archive { name, files })
+        Ok(Self::Unpacked { name, dir, members })
+    }
+
+    /// Bytes of the data set held in memory: the members of an in-memory archive; 0 for a
+    /// directory or an unpacked archive (read from disk one file at a time).
+    pub fn held_bytes(&self) -> u64 {
+        match self {
+            Self::Archive { files, .. } => files.values().map(|v| v.len() as u64).sum(),
+            Self::Dir(_) | Self::Unpacked { .. } => 0,
+        }
+    }
+
+    /// Paths of every file of an archive (relative, `/`-separated), ascending; `None` for a
+    /// directory.
+    pub fn member_names(&self) -> Option<Vec<&str>> {
+        match self {
+            Self::Dir(_) => None,
+            Self::Archive { files, .. } => Some(files.keys().map(String::as_str).collect()),
+            Self::Unpacked { members, .. } => Some(members.keys().map(String::as_str).collect()),
+        }
     }
 
     /// Path of `rel` for messages.
     pub fn display_path(&self, rel: &str) -> PathBuf {
         match self {
             Self::Dir(root) => root.join(rel),
-            Self::Archive { name, .. } => name.join(rel),
+            Self::Archive { name, .. } | Self::Unpacked { name, .. } => name.join(rel),
         }
     }
 
@@ -329,6 +396,18 @@ impl DataSource {
                 }),
             },
             Self::Archive { files, .. } => Ok(files.get(rel).cloned()),
+            Self::Unpacked { name, dir, members } => {
+                if !members.contains_key(rel) {
+                    return Ok(None);
+                }
+                // Written by this process into its private directory, within the limits.
+                std::fs::read(dir.path().join(rel))
+                    .map(Some)
+                    .map_err(|source| DataError::Io {
+                        path: name.join(rel),
+                        source,
+                    })
+            }
         }
     }
 
@@ -355,8 +434,10 @@ impl DataSource {
                     .filter(|name| !name.starts_with('.'))
                     .collect()
             }
-            Self::Archive { files, .. } => files
-                .keys()
+            Self::Archive { .. } | Self::Unpacked { .. } => self
+                .member_names()
+                .unwrap_or_default()
+                .into_iter()
                 .filter_map(|k| k.strip_prefix("blocks/"))
                 .filter_map(|k| k.split_once('/').map(|(n, _)| n.to_owned()))
                 .collect(),
@@ -705,4 +786,82 @@ fn read_member(
         ));
     }
     Ok(buf)
+}
+
+/// Copies the `size` bytes of one member (already checked against the limits), hashing them,
+/// into `dir` under `key` when given (else only hashes): never holds more than a buffer.
+fn copy_member(
+    name: &Path,
+    key: &str,
+    size: u64,
+    entry: &mut dyn Read,
+    dir: Option<&UnpackedDir>,
+) -> Result<[u8; 32], DataError> {
+    use sha2::{Digest, Sha256};
+    use std::io::Write;
+    struct Tee<W> {
+        hasher: Sha256,
+        out: Option<W>,
+    }
+    impl<W: Write> Write for Tee<W> {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let n = match &mut self.out {
+                Some(out) => out.write(buf)?,
+                None => buf.len(),
+            };
+            self.hasher.update(&buf[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            self.out.as_mut().map_or(Ok(()), Write::flush)
+        }
+    }
+    let out = match dir {
+        Some(dir) => Some(std::io::BufWriter::new(create_file(name, dir, key)?)),
+        None => None,
+    };
+    let mut tee = Tee {
+        hasher: Sha256::new(),
+        out,
+    };
+    let copied =
+        std::io::copy(&mut entry.take(size), &mut tee).map_err(|source| DataError::Archive {
+            path: name.join(key),
+            source,
+        })?;
+    if copied != size {
+        return Err(truncated(name, key, size, copied));
+    }
+    if let Some(out) = tee.out.take() {
+        out.into_inner().map_err(|e| DataError::Io {
+            path: name.join(key),
+            source: e.into_error(),
+        })?;
+    }
+    Ok(tee.hasher.finalize().into())
+}
+
+/// Creates the file for member `key` in `dir` (and its parent directories); a path that
+/// already exists (a member both a file and a directory) is an error naming it.
+fn create_file(name: &Path, dir: &UnpackedDir, key: &str) -> Result<std::fs::File, DataError> {
+    let path = dir.path().join(key);
+    let io = |source| DataError::Io {
+        path: name.join(key),
+        source,
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(io)?;
+    }
+    std::fs::File::create_new(&path).map_err(io)
+}
+
+/// Writes a small member already read (the manifest) into `dir`.
+fn write_file(name: &Path, dir: &UnpackedDir, key: &str, bytes: &[u8]) -> Result<(), DataError> {
+    use std::io::Write;
+    create_file(name, dir, key)?
+        .write_all(bytes)
+        .map_err(|source| DataError::Io {
+            path: name.join(key),
+            source,
+        })
 }

@@ -354,3 +354,49 @@ fn a_genesis_that_is_a_device_or_too_large_is_refused_unread() {
         "{e}"
     );
 }
+
+/// Class: listed is not bounded. Members the manifest lists with their right hashes are
+/// unpacked to a private directory while hashed, never held in memory (whatever their size
+/// within the limits); a listed member no loader reads is then refused by name.
+#[test]
+fn listed_members_are_unpacked_to_disk_not_held_and_unread_ones_are_refused() {
+    let (_d, path) = tmp();
+    let size = 30u64 << 20;
+    let zeros_hash = {
+        let mut h = Sha256::new();
+        std::io::copy(&mut std::io::repeat(0).take(size), &mut h).unwrap();
+        alloy_primitives::hex::encode(h.finalize())
+    };
+    let mut manifest = manifest_of(&real_files());
+    for i in 0..3 {
+        manifest.extend(format!("{zeros_hash}  junk/{i}\n").into_bytes());
+    }
+    let mut members = real_members(manifest);
+    for i in 0..3 {
+        members.push(Member::Zeros(format!("junk/{i}"), size));
+    }
+    archive(&path, &members);
+    let source = open_with(&path, &small_limits()).unwrap();
+    assert_eq!(source.held_bytes(), 0, "nothing of the archive is held");
+    let DataSource::Unpacked { dir, .. } = &source else {
+        panic!("an untrusted archive is unpacked to disk: {source:?}")
+    };
+    let unpacked = dir.path().to_owned();
+    assert_eq!(
+        std::fs::metadata(unpacked.join("junk/2")).unwrap().len(),
+        size
+    );
+    let e = gigagas_data::load(&source).unwrap_err().to_string();
+    assert!(
+        e.contains("junk/0") && e.contains("does not read") && e.contains("refused"),
+        "{e}"
+    );
+    drop(source);
+    assert!(!unpacked.exists(), "the unpacked directory is removed");
+
+    // The same data without the junk loads from the unpacked files.
+    archive(&path, &real_members(manifest_of(&real_files())));
+    let source = open_with(&path, &small_limits()).unwrap();
+    assert_eq!(source.held_bytes(), 0);
+    assert_eq!(gigagas_data::load(&source).unwrap().blocks.len(), 2);
+}

@@ -174,8 +174,20 @@ fn packed_archives_carry_content_hashes_that_are_checked() {
     assert_eq!(loaded.blocks.len(), 3);
 
     // One member altered and re-packed without updating the manifest: refused by content hash.
-    let DataSource::Archive { mut files, .. } = DataSource::open(&archive).unwrap() else {
-        unreachable!()
+    // (An opened archive is unpacked to disk, not held: its members are read back here.)
+    let mut files: std::collections::BTreeMap<String, Vec<u8>> = {
+        let tar = zstd::decode_all(&std::fs::read(&archive).unwrap()[..]).unwrap();
+        let mut reader = tar::Archive::new(&tar[..]);
+        reader
+            .entries()
+            .unwrap()
+            .map(|e| {
+                let mut e = e.unwrap();
+                let mut bytes = Vec::new();
+                std::io::Read::read_to_end(&mut e, &mut bytes).unwrap();
+                (e.path().unwrap().to_string_lossy().into_owned(), bytes)
+            })
+            .collect()
     };
     let rel = format!("blocks/{}/pre_state.json", numbers[0]);
     let bytes = files.get_mut(&rel).unwrap();
