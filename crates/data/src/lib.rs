@@ -52,9 +52,29 @@ pub fn load_with(
     mainnet::load(source)
 }
 
-/// Every part of a data set read: an archive member that its layout does not read is refused
-/// by name.
+/// One layout per data set, every part of it read: a generated chain (`chain.json`) beside
+/// mainnet-layout blocks (`blocks/`) is refused naming both (one of them would be ignored),
+/// and an archive member that neither layout reads is refused by name.
 fn check_layout(source: &DataSource, is_chain: bool) -> Result<(), DataError> {
+    let has_blocks_dir = match source {
+        DataSource::Dir(root) => std::fs::symlink_metadata(root.join("blocks")).is_ok(),
+        _ => source
+            .member_names()
+            .unwrap_or_default()
+            .iter()
+            .any(|k| k.starts_with("blocks/")),
+    };
+    if is_chain && has_blocks_dir {
+        return Err(DataError::Invalid {
+            path: source.display_path(""),
+            what: format!(
+                "holds both a generated chain ({}, {}) and mainnet-layout blocks \
+                 (blocks/<n>/block.json); one would be ignored: keep each in its own directory",
+                chain::CHAIN_META,
+                chain::CHAIN_BLOCKS
+            ),
+        });
+    }
     let Some(names) = source.member_names() else {
         return Ok(());
     };

@@ -153,12 +153,21 @@ fn load_block_hashes(source: &DataSource) -> Result<HashMap<u64, B256>, DataErro
     let raw: HashMap<String, B256> = parse_json(source, REL, &bytes, "block hashes")?;
     raw.into_iter()
         .map(|(k, v)| {
-            k.parse::<u64>()
-                .map(|n| (n, v))
-                .map_err(|_| DataError::Invalid {
-                    path: source.display_path(REL),
-                    what: format!("key {k:?} is not a block number"),
-                })
+            let invalid = |what| DataError::Invalid {
+                path: source.display_path(REL),
+                what,
+            };
+            let n = k
+                .parse::<u64>()
+                .map_err(|_| invalid(format!("key {k:?} is not a block number")))?;
+            // A zero hash is never a block's (it would be BLOCKHASH's answer in execution).
+            if v.is_zero() {
+                return Err(invalid(format!(
+                    "block {n}: hash {v} is all zeros, which no block has (a zeroed or missing \
+                     entry); remove the entry or fetch the data set again"
+                )));
+            }
+            Ok((n, v))
         })
         .collect()
 }

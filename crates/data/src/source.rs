@@ -670,7 +670,11 @@ fn stream_members(
         path: name.to_owned(),
         source,
     };
-    let decoder = zstd::stream::read::Decoder::new(compressed).map_err(archive_err)?;
+    check_zstd_window(name, compressed)?;
+    // One frame: what follows it is refused below, never silently skipped or decoded.
+    let decoder = zstd::stream::read::Decoder::with_buffer(compressed)
+        .map_err(archive_err)?
+        .single_frame();
     let mut archive = tar::Archive::new(decoder);
     let mut seen = std::collections::BTreeSet::new();
     let (mut total, mut count) = (0u64, 0u64);
@@ -747,7 +751,108 @@ fn stream_members(
         }
         visit(&key, size, &mut entry)?;
     }
+    // After the tar's end marker: only zero padding, then nothing after the zstd frame.
+    let mut decoder = archive.into_inner();
+    let mut padding = 0u64;
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = decoder.read(&mut buf).map_err(archive_err)?;
+        if n == 0 {
+            break;
+        }
+        if let Some(at) = buf[..n].iter().position(|&b| b != 0) {
+            return Err(DataError::Invalid {
+                path: name.to_owned(),
+                what: format!(
+                    "data after the end of the tar archive (a non-zero byte {} bytes past its \
+                     end marker); refused rather than ignored",
+                    padding + at as u64
+                ),
+            });
+        }
+        padding += n as u64;
+        if padding > MAX_TAR_PADDING {
+            return Err(DataError::Invalid {
+                path: name.to_owned(),
+                what: format!(
+                    "more than {MAX_TAR_PADDING} bytes of padding after the end of the tar \
+                     archive; refused rather than ignored"
+                ),
+            });
+        }
+    }
+    let rest = decoder.finish();
+    if !rest.is_empty() {
+        return Err(DataError::Invalid {
+            path: name.to_owned(),
+            what: format!(
+                "{} bytes after the end of the archive's zstd frame ({}); refused rather than \
+                 ignored (an archive is one zstd frame, as `gigagas pack` writes it)",
+                rest.len(),
+                if rest.starts_with(&ZSTD_MAGIC) {
+                    "a second zstd frame"
+                } else {
+                    "trailing bytes"
+                }
+            ),
+        });
+    }
     Ok(())
+}
+
+/// Most zero bytes accepted after a tar archive's end marker (tar pads to its record size,
+/// 10 KiB by default; 1 MiB covers a blocking factor of 2048).
+const MAX_TAR_PADDING: u64 = 1 << 20;
+
+/// The magic number that starts a zstd frame (little-endian 0xFD2FB528).
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
+
+/// Largest zstd window the decoder accepts: 2^27 bytes (zstd's default limit for decoding;
+/// `gigagas pack` compresses with that window).
+const MAX_ZSTD_WINDOW_LOG: u32 = 27;
+
+/// The window size a zstd frame header declares (RFC 8878, 3.1.1.1), `None` when `bytes`
+/// does not start with a complete zstd frame header (the decoder then names the defect).
+fn zstd_window_size(bytes: &[u8]) -> Option<u64> {
+    if bytes.get(..4)? != ZSTD_MAGIC {
+        return None;
+    }
+    let descriptor = *bytes.get(4)?;
+    let single_segment = descriptor & 0x20 != 0;
+    if !single_segment {
+        let w = *bytes.get(5)?;
+        let log = 10 + u32::from(w >> 3);
+        let base = 1u64 << log;
+        return Some(base + (base / 8) * u64::from(w & 7));
+    }
+    // Single segment: the window is the frame content size.
+    let dict_bytes = [0usize, 1, 2, 4][usize::from(descriptor & 3)];
+    let at = 5 + dict_bytes;
+    match descriptor >> 6 {
+        0 => bytes.get(at).map(|&b| u64::from(b)),
+        1 => Some(u64::from(u16::from_le_bytes(bytes.get(at..at + 2)?.try_into().ok()?)) + 256),
+        2 => Some(u64::from(u32::from_le_bytes(
+            bytes.get(at..at + 4)?.try_into().ok()?,
+        ))),
+        _ => Some(u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?)),
+    }
+}
+
+/// Refuses a frame whose window is above what the decoder accepts, naming both sizes (the
+/// decoder's own message, "Frame requires too much memory", would read as a corrupt file).
+fn check_zstd_window(name: &Path, compressed: &[u8]) -> Result<(), DataError> {
+    let limit = 1u64 << MAX_ZSTD_WINDOW_LOG;
+    match zstd_window_size(compressed) {
+        Some(window) if window > limit => Err(DataError::Invalid {
+            path: name.to_owned(),
+            what: format!(
+                "the zstd frame needs a window of {window} bytes, above this decoder's limit of \
+                 {limit} bytes (2^{MAX_ZSTD_WINDOW_LOG}); re-compress it with a window of at most \
+                 2^{MAX_ZSTD_WINDOW_LOG} (`zstd --long={MAX_ZSTD_WINDOW_LOG}`, or `gigagas pack`)"
+            ),
+        }),
+        _ => Ok(()),
+    }
 }
 
 fn entry_kind(kind: tar::EntryType) -> &'static str {

@@ -400,3 +400,127 @@ fn listed_members_are_unpacked_to_disk_not_held_and_unread_ones_are_refused() {
     assert_eq!(source.held_bytes(), 0);
     assert_eq!(gigagas_data::load(&source).unwrap().blocks.len(), 2);
 }
+
+/// Class: parts of an archive ignored without a word. Bytes or a second zstd frame after
+/// the first, data after the tar's end marker: each refused naming what it is.
+#[test]
+fn anything_after_the_archive_is_refused_not_ignored() {
+    let (_d, path) = tmp();
+    archive(&path, &real_members(manifest_of(&real_files())));
+    let good = std::fs::read(&path).unwrap();
+    assert!(open_with(&path, &small_limits()).is_ok());
+
+    let mut two_frames = good.clone();
+    two_frames.extend(zstd::encode_all(&b"hidden"[..], 1).unwrap());
+    std::fs::write(&path, &two_frames).unwrap();
+    let e = open_with(&path, &small_limits()).unwrap_err();
+    assert!(
+        e.contains("second zstd frame") && e.contains("bytes after the end"),
+        "{e}"
+    );
+
+    let mut trailing = good;
+    trailing.extend(b"trailing junk");
+    std::fs::write(&path, &trailing).unwrap();
+    let e = open_with(&path, &small_limits()).unwrap_err();
+    assert!(
+        e.contains("13 bytes after the end") && e.contains("trailing bytes"),
+        "{e}"
+    );
+
+    // Inside the frame, after the tar's two zero blocks: a hidden member.
+    let mut tar = raw_member(ARCHIVE_MANIFEST, b"");
+    tar.extend(vec![0u8; 1024]);
+    tar.extend(raw_member("hidden", b"x"));
+    std::fs::write(&path, zstd::encode_all(&tar[..], 1).unwrap()).unwrap();
+    let e = open_with(&path, &small_limits()).unwrap_err();
+    assert!(e.contains("after the end of the tar archive"), "{e}");
+
+    // Zero padding (tar's record size) is fine.
+    let mut tar = raw_member(ARCHIVE_MANIFEST, b"");
+    tar.extend(vec![0u8; 10240 - 512]);
+    std::fs::write(&path, zstd::encode_all(&tar[..], 1).unwrap()).unwrap();
+    assert!(open_with(&path, &small_limits()).is_ok());
+}
+
+/// A zstd window above the decoder's limit is named as such, not as a corrupt archive.
+#[test]
+fn a_zstd_window_over_the_decoders_limit_is_named() {
+    let (_d, path) = tmp();
+    let mut tar = raw_member(ARCHIVE_MANIFEST, b"");
+    tar.extend(vec![0u8; 1024]);
+    let mut encoder = zstd::stream::Encoder::new(Vec::new(), 1).unwrap();
+    encoder.window_log(30).unwrap();
+    encoder.long_distance_matching(true).unwrap();
+    encoder.write_all(&tar).unwrap();
+    std::fs::write(&path, encoder.finish().unwrap()).unwrap();
+    let e = open_with(&path, &small_limits()).unwrap_err();
+    assert!(
+        e.contains("window of 1073741824 bytes")
+            && e.contains("limit of 134217728 bytes")
+            && !e.contains("corrupt"),
+        "{e}"
+    );
+}
+
+/// A generated chain beside mainnet-layout blocks: one would be ignored, so both are named.
+#[test]
+fn a_chain_beside_mainnet_blocks_is_refused_naming_both_layouts() {
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/chain");
+    let mut files = real_files();
+    for f in ["chain.json", "blocks.rlp"] {
+        files.push((f.to_owned(), std::fs::read(fixture.join(f)).unwrap()));
+    }
+    let (_d, path) = tmp();
+    let mut members = vec![Member::File(ARCHIVE_MANIFEST.into(), manifest_of(&files))];
+    members.extend(
+        files
+            .iter()
+            .map(|(k, v)| Member::File(k.clone(), v.clone())),
+    );
+    archive(&path, &members);
+    let source = open_with(&path, &small_limits()).unwrap();
+    let e = gigagas_data::load(&source).unwrap_err().to_string();
+    assert!(
+        e.contains("chain.json") && e.contains("blocks/<n>/block.json") && e.contains("both"),
+        "{e}"
+    );
+    // The same in a directory.
+    let dir = tempfile::tempdir().unwrap();
+    for (rel, bytes) in &files {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+    }
+    let e = gigagas_data::load(&DataSource::open(dir.path()).unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("chain.json") && e.contains("both"), "{e}");
+}
+
+/// A zeroed entry of `block_hashes.json` (no block hashes to zero) is refused naming it.
+#[test]
+fn a_zeroed_block_hash_is_refused() {
+    let mut files = real_files();
+    let (_, hashes) = files
+        .iter_mut()
+        .find(|(k, _)| k == "block_hashes.json")
+        .expect("the sample has block_hashes.json");
+    let mut map: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(hashes).unwrap();
+    let key = map.keys().next().unwrap().clone();
+    map.insert(key.clone(), format!("0x{}", "0".repeat(64)).into());
+    *hashes = serde_json::to_vec(&map).unwrap();
+    let e = gigagas_data::load(&DataSource::Archive {
+        name: "zeroed".into(),
+        files: files.into_iter().collect(),
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("block_hashes.json")
+            && e.contains(&format!("block {key}"))
+            && e.contains("all zeros"),
+        "{e}"
+    );
+}
