@@ -183,6 +183,36 @@ impl Drop for UnpackedDir {
     }
 }
 
+/// What is at `path` in words, for a path that is neither a regular file nor a directory:
+/// `a FIFO`, `a character device`, …; `None` when nothing is there.
+fn kind_of(path: &Path) -> Option<&'static str> {
+    let meta = std::fs::metadata(path).ok()?;
+    let t = meta.file_type();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return Some("a FIFO");
+        }
+        if t.is_char_device() {
+            return Some("a character device");
+        }
+        if t.is_block_device() {
+            return Some("a block device");
+        }
+        if t.is_socket() {
+            return Some("a socket");
+        }
+    }
+    if t.is_dir() {
+        return Some("a directory");
+    }
+    if t.is_file() {
+        return Some("a regular file");
+    }
+    Some("neither a file nor a directory")
+}
+
 impl DataSource {
     /// Opens a directory, or a `.tar.zst` archive when `path` is a file. An archive must carry
     /// an [`ARCHIVE_MANIFEST`]; every member is checked against it while it is streamed (see
@@ -204,13 +234,20 @@ impl DataSource {
                 &ArchiveLimits::from_env()?,
             );
         }
-        if !path.is_dir() {
-            return Err(DataError::Io {
+        match kind_of(path) {
+            Some("a directory") => Ok(Self::Dir(path.to_owned())),
+            None => Err(DataError::Io {
                 path: path.to_owned(),
-                source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such directory"),
-            });
+                source: std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "no such file or directory (a data set is a directory or a .tar.zst archive)",
+                ),
+            }),
+            Some(kind) => Err(DataError::Invalid {
+                path: path.to_owned(),
+                what: format!("is {kind}, not a directory or a .tar.zst archive file; not read"),
+            }),
         }
-        Ok(Self::Dir(path.to_owned()))
     }
 
     /// The data set compiled into the binary.

@@ -71,6 +71,13 @@ pub enum ReadError {
         /// The limit in force.
         limit: u64,
     },
+    /// Not a regular file (a FIFO, device, socket or directory): refused unopened, as
+    /// reading one could block or never end.
+    #[error("{kind}, not a regular file; not read (a FIFO or device could block or never end)")]
+    NotAFile {
+        /// What it is, in words (`a FIFO`, `a character device`, …).
+        kind: &'static str,
+    },
     /// The file could not be read.
     #[error("cannot read the file")]
     Io(#[from] std::io::Error),
@@ -114,25 +121,66 @@ pub fn read_reports_file(path: &std::path::Path) -> Result<Vec<BenchReport>, Rea
     read_reports(&read_result_bytes(path)?)
 }
 
-/// The bytes of a result file of at most [`max_result_bytes`] (a larger file, or a device
-/// that never ends, is refused without being read whole).
+/// The bytes of a result file of at most [`max_result_bytes`]. Only a regular file is read
+/// (a FIFO, device or directory is refused unopened, whatever the limit), and never more than
+/// its size at opening + 1 bytes, nor more than the limit + 1: a file that grows while read
+/// is refused, not followed.
 pub fn read_result_bytes(path: &std::path::Path) -> Result<Vec<u8>, ReadError> {
     use std::io::Read;
     let limit = max_result_bytes();
-    let file = std::fs::File::open(path)?;
-    let size = file.metadata()?.len();
+    // Refuse before opening: opening a FIFO for reading blocks until a writer appears.
+    not_a_file(&std::fs::metadata(path)?)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        // Should the path be swapped for a FIFO after the check, opening still does not block.
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(0o4000); // O_NONBLOCK
+    }
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    not_a_file(&meta)?;
+    let size = meta.len();
     if size > limit {
         return Err(ReadError::TooLarge { bytes: size, limit });
     }
-    let mut bytes = Vec::new();
-    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > limit {
-        return Err(ReadError::TooLarge {
-            bytes: bytes.len() as u64,
-            limit,
-        });
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.take(size.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > size {
+        return Err(ReadError::Io(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("grew past its size of {size} bytes while read; not read"),
+        )));
     }
     Ok(bytes)
+}
+
+/// Refuses anything but a regular file, naming what it is.
+fn not_a_file(meta: &std::fs::Metadata) -> Result<(), ReadError> {
+    let t = meta.file_type();
+    if t.is_file() {
+        return Ok(());
+    }
+    let mut kind = if t.is_dir() {
+        "a directory"
+    } else {
+        "neither a file nor a directory"
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            kind = "a FIFO";
+        } else if t.is_char_device() {
+            kind = "a character device";
+        } else if t.is_block_device() {
+            kind = "a block device";
+        } else if t.is_socket() {
+            kind = "a socket";
+        }
+    }
+    Err(ReadError::NotAFile { kind })
 }
 
 fn limit(
@@ -1308,10 +1356,44 @@ mod budget_tests {
             read_reports_file(&path),
             Err(ReadError::TooLarge { .. })
         ));
-        // A device that never ends is read only to the limit.
+        // A device that never ends is refused unread, whatever the limit.
         if cfg!(target_os = "linux") {
             let err = read_reports_file(std::path::Path::new("/dev/zero")).unwrap_err();
-            assert!(err.to_string().contains(MAX_RESULT_BYTES_ENV), "{err}");
+            assert!(
+                err.to_string()
+                    .contains("a character device, not a regular file"),
+                "{err}"
+            );
         }
+    }
+
+    /// A FIFO is refused unopened (opening it would wait for a writer), and so is a
+    /// directory: neither is read, whatever the size limit.
+    #[test]
+    fn fifos_devices_and_directories_are_refused_unopened() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = read_result_bytes(dir.path()).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ReadError::NotAFile {
+                    kind: "a directory"
+                }
+            ),
+            "{err}"
+        );
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            let err = read_result_bytes(&fifo).unwrap_err();
+            assert!(
+                err.to_string().contains("a FIFO, not a regular file"),
+                "{err}"
+            );
+        }
+        // A regular file within the limit is read whole.
+        let file = dir.path().join("r.json");
+        std::fs::write(&file, b"{}").unwrap();
+        assert_eq!(read_result_bytes(&file).unwrap(), b"{}");
     }
 }

@@ -524,3 +524,23 @@ fn a_zeroed_block_hash_is_refused() {
         "{e}"
     );
 }
+
+/// A FIFO where a data set is expected is named as a FIFO (opening it would block), and a
+/// missing path as missing.
+#[test]
+fn a_fifo_given_as_a_data_set_is_named_as_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if made.is_ok_and(|s| s.success()) {
+        let e = DataSource::open(&fifo).unwrap_err().to_string();
+        assert!(e.contains("is a FIFO, not a directory"), "{e}");
+    }
+    let e = DataSource::open(&dir.path().join("absent"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("absent") && e.contains("no such file or directory"),
+        "{e}"
+    );
+}
