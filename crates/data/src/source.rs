@@ -240,7 +240,7 @@ impl DataSource {
                 path: path.to_owned(),
                 source: std::io::Error::new(
                     std::io::ErrorKind::NotFound,
-                    "no such file or directory (a data set is a directory or a .tar.zst archive)",
+                    "no such directory or archive file (a data set is a directory or a .tar.zst file)",
                 ),
             }),
             Some(kind) => Err(DataError::Invalid {

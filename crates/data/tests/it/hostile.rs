@@ -540,7 +540,7 @@ fn a_fifo_given_as_a_data_set_is_named_as_one() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("absent") && e.contains("no such file or directory"),
+        e.contains("absent") && e.contains("no such directory or archive file"),
         "{e}"
     );
 }
