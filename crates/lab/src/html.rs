@@ -1734,7 +1734,11 @@ mod tests {
             serde_json::from_str(include_str!("../tests/fixtures/tiny-report.json")).unwrap();
         v["runs"][2]["mgas_per_s"] = serde_json::json!(crate::report::MAX_NUMBER);
         v["runs"][2]["threads"] = serde_json::json!(crate::report::MAX_THREADS);
-        v["runs"][1]["median_ns"] = serde_json::json!(1u64 << 53);
+        // A consistent run (its repeats, median and percentiles agree) at 2^53 ns.
+        for field in ["median_ns", "p90_ns", "p99_ns"] {
+            v["runs"][1][field] = serde_json::json!(1u64 << 53);
+        }
+        v["runs"][1]["repeat_ns"] = serde_json::json!(vec![1u64 << 53; 3]);
         let reports = crate::read_reports(&serde_json::to_vec(&v).unwrap()).unwrap();
         let page = render(&reports[0], &[]);
         assert!(page.ends_with("</body></html>\n"));

@@ -60,6 +60,16 @@ pub enum ReadError {
         /// The file's value.
         value: f64,
     },
+    /// Values of one file that contradict each other or what `gigagas bench` writes (a
+    /// count of 0 threads, a median outside its repeats, a per-block list of the wrong
+    /// length, an unknown mode): refused naming the field and both numbers.
+    #[error("{field}: {what}")]
+    Contradiction {
+        /// Where in the file.
+        field: String,
+        /// What contradicts what, with the numbers.
+        what: String,
+    },
     /// The file is larger than a result may be.
     #[error(
         "{bytes} bytes or more: above the limit of {limit} bytes for a result file (set \
@@ -417,8 +427,203 @@ pub fn read_reports(bytes: &[u8]) -> Result<Vec<BenchReport>, ReadError> {
             String::new()
         };
         check_budgets(report, &at)?;
+        check_consistency(report, &at)?;
+    }
+    if sweep {
+        let mut seen = std::collections::BTreeMap::new();
+        for (i, report) in reports.iter().enumerate() {
+            if let Some(first) = seen.insert(report.data.as_str(), i) {
+                return Err(contradiction(
+                    format!("reports[{i}].data"),
+                    format!(
+                        "the data set {:?} again (also reports[{first}]): a sweep measures each \
+                         data set once, and a second entry would be silently ignored",
+                        gigagas_guard::text::printable(&report.data)
+                    ),
+                ));
+            }
+        }
     }
     Ok(reports)
+}
+
+fn contradiction(field: String, what: String) -> ReadError {
+    ReadError::Contradiction { field, what }
+}
+
+/// Execution modes `gigagas bench` measures.
+const MODES: [&str; 3] = ["sequential", "sequential-nobal", "parallel"];
+
+/// Checks a run's or pipeline's repeat times against its median and percentiles: at least
+/// one repeat, none of 0 ns for a data set with gas, the median and percentiles within the
+/// repeats' range.
+fn check_repeats(
+    at: &str,
+    total_gas: u64,
+    repeat_ns: &[u64],
+    stats: &[(&str, u64)],
+) -> Result<(), ReadError> {
+    let (Some(&min), Some(&max)) = (repeat_ns.iter().min(), repeat_ns.iter().max()) else {
+        return Err(contradiction(
+            format!("{at}repeat_ns"),
+            "no repeat: every figure of the run is computed from them".into(),
+        ));
+    };
+    if total_gas > 0 && min == 0 {
+        return Err(contradiction(
+            format!("{at}repeat_ns"),
+            format!(
+                "a repeat of 0 ns over a data set of {total_gas} gas: no execution takes no time"
+            ),
+        ));
+    }
+    for &(name, value) in stats {
+        if value < min || value > max {
+            return Err(contradiction(
+                format!("{at}{name}"),
+                format!(
+                    "{value} ns, outside the range of its {} repeats ({min} to {max} ns)",
+                    repeat_ns.len()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One validation pass over a loaded report: values that contradict each other or what
+/// `gigagas bench` writes are refused naming the field and both numbers (the sizes and
+/// totals are [`check_budgets`]'s).
+fn check_consistency(r: &BenchReport, at: &str) -> Result<(), ReadError> {
+    if r.machine.cores == 0 {
+        return Err(contradiction(
+            format!("{at}machine.cores"),
+            "0 cores, yet the runs ran on it".into(),
+        ));
+    }
+    if r.settings.repeats == 0 {
+        return Err(contradiction(
+            format!("{at}settings.repeats"),
+            "0 repeats, yet the runs report times".into(),
+        ));
+    }
+    let numbers: Vec<u64> = r.blocks.iter().map(|b| b.number).collect();
+    let block_txs: u64 = r.blocks.iter().map(|b| b.txs as u64).sum();
+    if r.phases.txs as u64 != block_txs {
+        return Err(contradiction(
+            format!("{at}phases.txs"),
+            format!(
+                "{} transactions, but the {} blocks hold {block_txs}",
+                r.phases.txs,
+                r.blocks.len()
+            ),
+        ));
+    }
+    for (i, b) in r.blocks.iter().enumerate() {
+        if !b.tx.is_empty() && b.tx.len() != b.txs {
+            return Err(contradiction(
+                format!("{at}blocks[{i}].tx"),
+                format!(
+                    "{} traces for the block's {} transactions",
+                    b.tx.len(),
+                    b.txs
+                ),
+            ));
+        }
+    }
+    let block_gas: u128 = r.blocks.iter().map(|b| u128::from(b.gas_used)).sum();
+    for (i, run) in r.runs.iter().enumerate() {
+        let field = |name: &str| format!("{at}runs[{i}].{name}");
+        if !MODES.contains(&run.mode.as_str()) {
+            return Err(contradiction(
+                field("mode"),
+                format!(
+                    "{:?} is not a mode gigagas bench measures ({})",
+                    gigagas_guard::text::printable(&run.mode),
+                    MODES.join(", ")
+                ),
+            ));
+        }
+        if !["pre", "inline"].contains(&run.recover_senders.as_str()) {
+            return Err(contradiction(
+                field("recover_senders"),
+                format!(
+                    "{:?}, expected pre or inline",
+                    gigagas_guard::text::printable(&run.recover_senders)
+                ),
+            ));
+        }
+        if run.threads == 0 {
+            return Err(contradiction(
+                field("threads"),
+                "0 threads, yet the run reports times".into(),
+            ));
+        }
+        if run.mega == 0 {
+            return Err(contradiction(
+                field("mega"),
+                "0 blocks per mega-block unit (1: each block on its own)".into(),
+            ));
+        }
+        if u128::from(run.total_gas) != block_gas {
+            return Err(contradiction(
+                field("total_gas"),
+                format!(
+                    "{} gas, but the {} blocks used {block_gas}",
+                    run.total_gas,
+                    r.blocks.len()
+                ),
+            ));
+        }
+        let units = crate::mega_units(&numbers, run.mega).len();
+        for (name, list) in [
+            ("block_ns", &run.block_ns),
+            ("block_serial_ns", &run.block_serial_ns),
+            ("block_head_ns", &run.block_head_ns),
+        ] {
+            // The serial tail and head are absent in older files and for sequential runs.
+            if list.len() != units && (name == "block_ns" || !list.is_empty()) {
+                return Err(contradiction(
+                    field(name),
+                    format!(
+                        "{} entries for {} blocks ({units} units of mega {})",
+                        list.len(),
+                        r.blocks.len(),
+                        run.mega
+                    ),
+                ));
+            }
+        }
+        let mut stats = vec![("median_ns", run.median_ns), ("p90_ns", run.p90_ns)];
+        if run.p99_ns != 0 {
+            stats.push(("p99_ns", run.p99_ns));
+        }
+        check_repeats(&field(""), run.total_gas, &run.repeat_ns, &stats)?;
+    }
+    for (i, p) in r.pipeline.iter().enumerate() {
+        let field = format!("{at}pipeline[{i}].");
+        if p.threads == 0 {
+            return Err(contradiction(
+                format!("{field}threads"),
+                "0 threads, yet the pipeline reports times".into(),
+            ));
+        }
+        check_repeats(
+            &field,
+            p.total_gas,
+            &p.repeat_ns,
+            &[("median_ns", p.median_ns)],
+        )?;
+    }
+    for (i, f) in r.contention_floor.iter().enumerate() {
+        if f.threads == 0 {
+            return Err(contradiction(
+                format!("{at}contention_floor[{i}].threads"),
+                "0 threads, yet the floor reports a ratio".into(),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn parse_reports(value: serde_json::Value) -> Result<Vec<BenchReport>, ReadError> {
@@ -1365,6 +1570,117 @@ mod budget_tests {
                 "{err}"
             );
         }
+    }
+
+    /// A contradiction is refused naming the field and every number named in `want`.
+    fn contradicts(value: &Value, field: &str, want: &[&str]) {
+        match read(value) {
+            Err(e @ ReadError::Contradiction { .. }) => {
+                let message = e.to_string();
+                assert!(message.starts_with(field), "{field}: {message}");
+                for w in want {
+                    assert!(message.contains(w), "{w}: {message}");
+                }
+            }
+            other => panic!("expected a contradiction on {field}, got {other:?}"),
+        }
+    }
+
+    /// Class: numbers of one result that contradict each other are refused naming the field
+    /// and both numbers (each was accepted by report, simulate and compare).
+    #[test]
+    fn contradictory_results_are_refused_naming_field_and_numbers() {
+        assert!(read(&fixture()).is_ok(), "the fixture itself is consistent");
+        let cases: Vec<(&str, Value, &str, Vec<&str>)> = vec![
+            (
+                "runs[2].threads",
+                json!(0),
+                "runs[2].threads",
+                vec!["0 threads"],
+            ),
+            ("runs[0].mega", json!(0), "runs[0].mega", vec!["0 blocks"]),
+            ("machine.cores", json!(0), "machine.cores", vec!["0 cores"]),
+            (
+                "runs[1].block_ns",
+                json!([5]),
+                "runs[1].block_ns",
+                vec!["1 entries", "2 blocks"],
+            ),
+            (
+                "runs[1].block_ns",
+                json!(vec![5u64; 10_000]),
+                "runs[1].block_ns",
+                vec!["10000 entries", "2 blocks"],
+            ),
+            (
+                "runs[0].median_ns",
+                json!(1),
+                "runs[0].median_ns",
+                vec!["1 ns", "62653", "104075"],
+            ),
+            (
+                "runs[0].mode",
+                json!("banana"),
+                "runs[0].mode",
+                vec!["\"banana\"", "parallel"],
+            ),
+            (
+                "runs[0].repeat_ns",
+                json!([0, 0, 0]),
+                "runs[0].repeat_ns",
+                vec!["0 ns", "126000 gas"],
+            ),
+            (
+                "runs[0].total_gas",
+                json!(7),
+                "runs[0].total_gas",
+                vec!["7 gas", "126000"],
+            ),
+            ("phases.txs", json!(60), "phases.txs", vec!["60", "hold 6"]),
+        ];
+        for (path, value, field, want) in cases {
+            let mut v = fixture();
+            let mut at = &mut v;
+            for part in path.split('.') {
+                at = match part.split_once('[') {
+                    Some((key, index)) => {
+                        let i: usize = index.trim_end_matches(']').parse().unwrap();
+                        &mut at[key][i]
+                    }
+                    None => &mut at[part],
+                };
+            }
+            *at = value;
+            contradicts(&v, field, &want);
+        }
+        // Every measurement 0: refused (the repeats, before any figure is made of them).
+        let mut v = fixture();
+        for run in v["runs"].as_array_mut().unwrap() {
+            for f in ["median_ns", "p90_ns", "p99_ns"] {
+                run[f] = json!(0);
+            }
+            run["repeat_ns"] = json!([0, 0, 0]);
+        }
+        contradicts(&v, "runs[0].repeat_ns", &["0 ns"]);
+    }
+
+    /// A result `gigagas bench` wrote (the committed mainnet run) passes the validation.
+    #[test]
+    fn a_real_bench_result_is_consistent() {
+        let bytes = include_bytes!("../../../docs/results/bench-mainnet-2core.json");
+        assert!(!read_reports(bytes).unwrap().is_empty());
+    }
+
+    /// The same data set twice in a sweep: the second would be silently ignored.
+    #[test]
+    fn a_sweep_with_a_data_set_twice_is_refused_naming_it() {
+        let one = fixture();
+        let sweep = json!({"schema": SWEEP_SCHEMA, "reports": [one.clone(), one]});
+        contradicts(&sweep, "reports[1].data", &["reports[0]", "again"]);
+        let mut other = fixture();
+        other["data"] = json!("another data set");
+        let sweep = json!({"schema": SWEEP_SCHEMA, "reports": [fixture(), other]});
+        assert_eq!(read(&sweep).unwrap().len(), 2);
     }
 
     /// A FIFO is refused unopened (opening it would wait for a writer), and so is a
