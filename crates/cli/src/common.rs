@@ -295,6 +295,25 @@ pub(crate) fn spec_error(
     anyhow::anyhow!(e.render(|field| spec_flag(field, overrides)))
 }
 
+/// Refuses a path given twice in `flag`'s list (also under two spellings of one file or
+/// directory), naming it: it would be measured, counted or pooled twice.
+pub(crate) fn refuse_repeated(flag: &str, paths: &[PathBuf]) -> Result<()> {
+    let mut seen = std::collections::BTreeMap::new();
+    for (i, path) in paths.iter().enumerate() {
+        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        if let Some(first) = seen.insert(key, i) {
+            anyhow::bail!(
+                "{flag}: {} is given twice (entries {} and {}); each is read once, a repeat \
+                 would count it twice",
+                gigagas_guard::text::printable(&path.display().to_string()),
+                first + 1,
+                i + 1
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Reads a result file: one report, or every report of a sweep.
 pub(crate) fn read_reports(path: &std::path::Path) -> Result<Vec<gigagas_lab::BenchReport>> {
     gigagas_lab::read_reports_file(path)
@@ -357,4 +376,27 @@ pub(crate) fn require_stdout(command: &str, json: Option<&Output>) -> Result<()>
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod repeated_tests {
+    #![allow(clippy::unwrap_used)] // test code: a failure is the test failing
+    use std::path::PathBuf;
+
+    #[test]
+    fn a_path_given_twice_is_refused_naming_it_also_under_another_spelling() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.json");
+        std::fs::write(&a, b"{}").unwrap();
+        let b = dir.path().join("b.json");
+        let again = dir.path().join(".").join("a.json");
+        let e = super::refuse_repeated("--data", &[a.clone(), b.clone(), again])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--data") && e.contains("a.json") && e.contains("entries 1 and 3"),
+            "{e}"
+        );
+        assert!(super::refuse_repeated("--data", &[a, b, PathBuf::from("c")]).is_ok());
+    }
 }

@@ -49,6 +49,7 @@ pub fn exec(args: BalArgs) -> Result<()> {
 }
 
 fn stats(args: StatsArgs) -> Result<()> {
+    crate::common::refuse_repeated("--data", &args.data)?;
     let json = args
         .json
         .as_ref()

@@ -230,6 +230,7 @@ struct BenchPlan {
 
 impl BenchPlan {
     fn from_args(args: &BenchArgs) -> Result<Self> {
+        crate::common::refuse_repeated("--data", &args.data)?;
         check_range("--repeats", args.repeats, 1, limits::MAX_REPEATS)?;
         check_range("--warmup", args.warmup, 0, limits::MAX_WARMUP)?;
         if args.workload.is_empty() {

@@ -43,6 +43,8 @@ fn parse_floor(s: &str) -> Result<f64, String> {
 
 /// The results of one side of a comparison, several files pooled per data set.
 fn read_side(files: &[PathBuf]) -> Result<Vec<gigagas_lab::BenchReport>> {
+    // One side pools its files: the same file twice would count its repeats twice.
+    crate::common::refuse_repeated("a side of compare", files)?;
     let sets = files
         .iter()
         .map(|f| read_reports(f))
