@@ -12,6 +12,16 @@ pub enum DataError {
         /// Underlying error.
         source: std::io::Error,
     },
+    /// A file could not be written (an archive being packed, a member being unpacked).
+    #[error("{path}: cannot write ({what}): {source}")]
+    Write {
+        /// File that failed.
+        path: PathBuf,
+        /// What was being written.
+        what: String,
+        /// Underlying error.
+        source: std::io::Error,
+    },
     /// A file is not valid JSON or does not have the expected shape.
     #[error("{path}: {what}: {source}")]
     Json {

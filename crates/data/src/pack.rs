@@ -86,19 +86,18 @@ pub fn pack_sample(
         header.set_cksum();
         builder
             .append_data(&mut header, rel, &bytes[..])
-            .map_err(|source| DataError::Io {
+            .map_err(|source| DataError::Write {
                 path: out.to_owned(),
+                what: format!("the packed archive, member {rel}"),
                 source,
             })?;
     }
-    let tar = builder.into_inner().map_err(|source| DataError::Io {
+    let io_err = |source| DataError::Write {
         path: out.to_owned(),
-        source,
-    })?;
-    let io_err = |source| DataError::Io {
-        path: out.to_owned(),
+        what: "the packed archive".into(),
         source,
     };
+    let tar = builder.into_inner().map_err(io_err)?;
     let mut encoder = zstd::stream::Encoder::new(Vec::new(), level).map_err(io_err)?;
     encoder.long_distance_matching(true).map_err(io_err)?;
     encoder.include_checksum(true).map_err(io_err)?;

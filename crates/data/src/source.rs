@@ -975,8 +975,9 @@ fn copy_member(
         return Err(truncated(name, key, size, copied));
     }
     if let Some(out) = tee.out.take() {
-        out.into_inner().map_err(|e| DataError::Io {
-            path: name.join(key),
+        out.into_inner().map_err(|e| DataError::Write {
+            path: dir.map_or_else(|| name.join(key), |d| d.path().join(key)),
+            what: format!("unpacking member {key} of {} (TMPDIR)", name.display()),
             source: e.into_error(),
         })?;
     }
@@ -987,8 +988,9 @@ fn copy_member(
 /// already exists (a member both a file and a directory) is an error naming it.
 fn create_file(name: &Path, dir: &UnpackedDir, key: &str) -> Result<std::fs::File, DataError> {
     let path = dir.path().join(key);
-    let io = |source| DataError::Io {
-        path: name.join(key),
+    let io = |source| DataError::Write {
+        path: path.clone(),
+        what: format!("unpacking member {key} of {} (TMPDIR)", name.display()),
         source,
     };
     if let Some(parent) = path.parent() {
@@ -1002,8 +1004,9 @@ fn write_file(name: &Path, dir: &UnpackedDir, key: &str, bytes: &[u8]) -> Result
     use std::io::Write;
     create_file(name, dir, key)?
         .write_all(bytes)
-        .map_err(|source| DataError::Io {
-            path: name.join(key),
+        .map_err(|source| DataError::Write {
+            path: dir.path().join(key),
+            what: format!("unpacking member {key} of {} (TMPDIR)", name.display()),
             source,
         })
 }

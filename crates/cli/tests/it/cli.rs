@@ -374,8 +374,11 @@ fn compare_gives_a_verdict_per_configuration() {
     assert!(!ok && stderr.contains("abc"), "{stderr}");
     let (ok, _, _) = gigagas(&["compare", &files[0], "/nonexistent.json"]);
     assert!(!ok);
-    // Several files per side are pooled (A-B-B-A): their repeats are joined.
-    let pooled_a = format!("{},{}", files[0], files[0]);
+    // Several files per side are pooled (A-B-B-A): their repeats are joined. (One file twice
+    // on a side is refused: it would count its repeats twice.)
+    let copy = format!("{}.copy.json", files[0]);
+    std::fs::copy(&files[0], &copy).unwrap();
+    let pooled_a = format!("{},{}", files[0], copy);
     let (ok, stdout, stderr) = gigagas(&["compare", &pooled_a, &files[1]]);
     assert!(ok, "{stderr}");
     assert!(stdout.contains("(3 repeats vs 6)"), "{stdout}");
@@ -1665,6 +1668,10 @@ fn compare_refuses_different_data_zero_throughput_and_judges_only_enough_repeats
         for run in v["runs"].as_array_mut().unwrap() {
             let m = run["median_ns"].as_u64().unwrap();
             run["repeat_ns"] = serde_json::json!([m, m + m / 500, m - m / 500, m, m + m / 1000]);
+            // Percentiles within the repeats (a result whose p90 lies outside them is refused).
+            run["p10_ns"] = serde_json::json!(m - m / 500);
+            run["p90_ns"] = serde_json::json!(m + m / 500);
+            run["p99_ns"] = serde_json::json!(m + m / 500);
         }
     });
     let t = tight.to_str().unwrap();
@@ -1691,19 +1698,28 @@ fn compare_refuses_different_data_zero_throughput_and_judges_only_enough_repeats
         }
     });
     let z = zero.to_str().unwrap();
-    let (ok, stdout, stderr) = gigagas(&["compare", z, z]);
-    assert!(
-        !ok && stderr.contains("zero or non-finite throughput"),
-        "{stderr}"
-    );
-    assert!(!stdout.contains("slower"), "{stdout}");
+    // Refused as it is read: repeats of 0 ns over a data set with gas contradict each other.
+    for (a, b) in [(z, z), (z, a_s)] {
+        let (ok, stdout, stderr) = gigagas(&["compare", a, b]);
+        assert!(
+            !ok && stderr.contains("a repeat of 0 ns over a data set of"),
+            "{stderr}"
+        );
+        assert!(!stdout.contains("slower"), "{stdout}");
+    }
 
-    let (ok, _, stderr) = gigagas(&["compare", z, a_s]);
-    assert!(!ok && stderr.contains("median 0 ns"), "{stderr}");
-
-    // A result without blocks: nothing to compare.
+    // A result without blocks (and so no gas and no transactions): nothing to compare.
     let empty = tiny_result(dir.path(), "empty.json");
-    edit_json(&empty, |v| v["blocks"] = serde_json::json!([]));
+    edit_json(&empty, |v| {
+        v["blocks"] = serde_json::json!([]);
+        if v["phases"].is_object() {
+            v["phases"]["txs"] = serde_json::json!(0);
+        }
+        for run in v["runs"].as_array_mut().unwrap() {
+            run["block_ns"] = serde_json::json!([]);
+            run["total_gas"] = serde_json::json!(0);
+        }
+    });
     let e = empty.to_str().unwrap();
     let (ok, _, stderr) = gigagas(&["compare", e, e]);
     assert!(!ok && stderr.contains("has no blocks"), "{stderr}");
@@ -1713,7 +1729,11 @@ fn compare_refuses_different_data_zero_throughput_and_judges_only_enough_repeats
     edit_json(&two, |v| {
         for run in v["runs"].as_array_mut().unwrap() {
             let first = run["repeat_ns"][0].clone();
-            run["repeat_ns"] = serde_json::json!([first.clone(), first]);
+            run["repeat_ns"] = serde_json::json!([first.clone(), first.clone()]);
+            // Its statistics from those repeats (others are refused as contradictions).
+            for stat in ["median_ns", "p90_ns", "p99_ns"] {
+                run[stat] = first.clone();
+            }
         }
         v["settings"]["repeats"] = 2.into();
     });
@@ -1725,7 +1745,10 @@ fn compare_refuses_different_data_zero_throughput_and_judges_only_enough_repeats
         3,
         "{stdout}"
     );
-    let pooled = format!("{t},{t}");
+    // Pooled from two files (one file twice on a side is refused: it would count twice).
+    let copy = dir.path().join("two-copy.json");
+    std::fs::copy(&two, &copy).unwrap();
+    let pooled = format!("{t},{}", copy.display());
     let (ok, stdout, stderr) = gigagas(&["compare", &pooled, &pooled]);
     assert!(ok, "{stderr}");
     assert!(!stdout.contains("inconclusive"), "{stdout}");
@@ -1737,8 +1760,13 @@ fn report_on_a_result_without_blocks_finishes() {
     let empty = tiny_result(dir.path(), "empty.json");
     edit_json(&empty, |v| {
         v["blocks"] = serde_json::json!([]);
+        // Consistent with no blocks: no gas, no transactions.
+        if v["phases"].is_object() {
+            v["phases"]["txs"] = serde_json::json!(0);
+        }
         for run in v["runs"].as_array_mut().unwrap() {
             run["block_ns"] = serde_json::json!([]);
+            run["total_gas"] = serde_json::json!(0);
         }
     });
     let html = dir.path().join("empty.html");

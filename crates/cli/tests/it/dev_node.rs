@@ -301,24 +301,38 @@ fn inject_fetch_and_verify_on_a_geth_dev_node() {
 )]
 fn fetch_from_a_node_killed_midway_fails_cleanly() {
     let mut node = DevNode::start();
-    // Enough blocks that the fetch is still going when the node dies.
-    let out = gigagas(&[
-        "inject",
-        "--rpc",
-        &node.url,
-        "--workload",
-        "transfers",
-        "--txs",
-        "200",
-        "--senders",
-        "4",
-        "--fund-from-node",
-        "--wait",
-        INCLUSION_WAIT,
-    ]);
-    ok("gigagas inject", &out);
-    let head = node.head();
-    assert!(head >= 20, "only {head} blocks");
+    // Enough blocks that the fetch is still going when the node dies. How many blocks a batch
+    // of transactions fills depends on how fast the dev node mines them (on a loaded machine
+    // it packs more into each), so batches are sent until there are 20 (at most 8 batches).
+    let mut head = 0;
+    for batch in 0..8 {
+        let seed = (batch + 1).to_string();
+        let out = gigagas(&[
+            "inject",
+            "--rpc",
+            &node.url,
+            "--workload",
+            "transfers",
+            "--txs",
+            "200",
+            "--senders",
+            "4",
+            "--seed",
+            &seed,
+            "--fund-from-node",
+            "--wait",
+            INCLUSION_WAIT,
+        ]);
+        ok("gigagas inject", &out);
+        head = node.head();
+        if head >= 20 {
+            break;
+        }
+    }
+    assert!(
+        head >= 20,
+        "only {head} blocks after 8 batches of 200 transactions"
+    );
 
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("fetched");

@@ -284,6 +284,26 @@ fn pack_with_a_repeated_block_writes_an_archive_its_loader_accepts() {
     assert_eq!(numbers, [46147, 19910734]);
 }
 
+/// A failed write is called one: packing onto a full device names the output and says it
+/// could not be written (it used to say "cannot read").
+#[test]
+fn a_failed_write_is_named_as_a_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    for (rel, bytes) in real_files() {
+        let p = data.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+    }
+    let e = gigagas_data::pack_sample(&data, &[46147], std::path::Path::new("/dev/full"), 1)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("/dev/full: cannot write (the packed archive)") && !e.contains("cannot read"),
+        "{e}"
+    );
+}
+
 #[test]
 fn a_storage_fill_too_large_for_memory_is_refused_before_expanding() {
     // The loader keeps a fill as its rule; expanding it (an export to another client) is
