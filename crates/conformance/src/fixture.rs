@@ -1,7 +1,7 @@
 //! The `BlockchainTests` JSON format: one file maps test names to a genesis, blocks (as RLP,
 //! possibly with `expectException`) and the expected end state.
 
-use alloy_primitives::{map::HashMap, Address, Bloom, Bytes, B256, B64, U256, U64};
+use alloy_primitives::{map::HashMap, Address, Bytes, B256, U256};
 use gigagas_data::{PreAccount, PreState};
 use revm::{bytecode::Bytecode, state::AccountInfo};
 use serde::Deserialize;
@@ -19,7 +19,7 @@ pub struct BlockchainTest {
     #[serde(rename = "genesisRLP")]
     pub genesis_rlp: Option<Bytes>,
     /// The genesis header as JSON: every field must agree with `genesisRLP`.
-    pub genesis_block_header: GenesisHeader,
+    pub genesis_block_header: JsonHeader,
     /// Blocks in import order (valid and invalid).
     pub blocks: Vec<FixtureBlock>,
     /// Hash of the chain head after importing every block.
@@ -33,137 +33,144 @@ pub struct BlockchainTest {
     pub seal_engine: Option<String>,
 }
 
-/// The genesis header as the fixture writes it in JSON (ethereum/tests field names).
+/// A block header as the fixture writes it in JSON (`genesisBlockHeader`, each block's
+/// `blockHeader`; ethereum/tests field names), kept as raw JSON so that every field, of any
+/// width, can be compared with the header decoded from the RLP ([`JsonHeader::first_difference`]).
 #[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct GenesisHeader {
-    /// Genesis block hash.
-    pub hash: B256,
-    /// Genesis state root.
-    pub state_root: B256,
-    /// Parent hash.
-    pub parent_hash: B256,
-    /// Ommers hash.
-    pub uncle_hash: B256,
-    /// Beneficiary.
-    pub coinbase: Address,
-    /// Transactions root.
-    pub transactions_trie: B256,
-    /// Receipts root.
-    pub receipt_trie: B256,
-    /// Logs bloom.
-    pub bloom: Bloom,
-    /// Difficulty.
-    pub difficulty: U256,
-    /// Block number.
-    pub number: U64,
-    /// Gas limit.
-    pub gas_limit: U64,
-    /// Gas used.
-    pub gas_used: U64,
-    /// Timestamp.
-    pub timestamp: U64,
-    /// Extra data.
-    pub extra_data: Bytes,
-    /// Mix hash (prev-randao).
-    pub mix_hash: B256,
-    /// PoW nonce.
-    pub nonce: B64,
-    /// EIP-1559 base fee.
-    #[serde(default)]
-    pub base_fee_per_gas: Option<U64>,
-    /// EIP-4895 withdrawals root.
-    #[serde(default)]
-    pub withdrawals_root: Option<B256>,
-    /// EIP-4844 blob gas used.
-    #[serde(default)]
-    pub blob_gas_used: Option<U64>,
-    /// EIP-4844 excess blob gas.
-    #[serde(default)]
-    pub excess_blob_gas: Option<U64>,
-    /// EIP-4788 parent beacon block root.
-    #[serde(default)]
-    pub parent_beacon_block_root: Option<B256>,
-    /// EIP-7685 requests hash.
-    #[serde(default)]
-    pub requests_hash: Option<B256>,
-    /// EIP-7928 block access list hash.
-    #[serde(default)]
-    pub block_access_list_hash: Option<B256>,
-    /// EIP-7843 slot number (Amsterdam fixtures from bal@v7).
-    #[serde(default)]
-    pub slot_number: Option<U64>,
+#[serde(transparent)]
+pub struct JsonHeader(pub serde_json::Map<String, serde_json::Value>);
+
+/// A field in which a JSON header and the header decoded from RLP differ.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeaderDifference {
+    /// The JSON field name (`gasLimit`, `hash`, ...).
+    pub field: String,
+    /// The JSON value as written (`absent` when the JSON leaves the field out).
+    pub json: String,
+    /// The RLP header's value (`absent` when the RLP header lacks the field).
+    pub rlp: String,
 }
 
-impl GenesisHeader {
-    /// The first field in which `header` (decoded from `genesisRLP`) differs from this JSON
-    /// header, as (field, JSON value, RLP value); `None` when they agree.
-    pub fn first_difference(
-        &self,
-        header: &alloy_consensus::Header,
-    ) -> Option<(&'static str, String, String)> {
-        fn differ<T: PartialEq + std::fmt::Debug>(
-            name: &'static str,
-            json: T,
-            rlp: T,
-        ) -> Option<(&'static str, String, String)> {
-            (json != rlp).then(|| (name, format!("{json:?}"), format!("{rlp:?}")))
-        }
+impl std::fmt::Display for HeaderDifference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: JSON {}, RLP {}", self.field, self.json, self.rlp)
+    }
+}
+
+/// How a header field is written: a quantity (leading zeros allowed) or fixed bytes.
+enum Field<'a> {
+    Number(Option<U256>),
+    Bytes(Option<&'a [u8]>),
+}
+
+const ABSENT: &str = "absent";
+
+impl JsonHeader {
+    /// The first field in which `header` (decoded from the block's or the genesis RLP)
+    /// differs from this JSON header, in header order, then `hash` (the RLP header's hash),
+    /// then any JSON field that is no header field; `None` when they agree. A field present
+    /// on one side only differs; numbers of any width are compared without leading zeros.
+    pub fn first_difference(&self, header: &alloy_consensus::Header) -> Option<HeaderDifference> {
         let h = header;
-        let u = |x: U64| x.to::<u64>();
-        differ("parentHash", self.parent_hash, h.parent_hash)
-            .or_else(|| differ("uncleHash", self.uncle_hash, h.ommers_hash))
-            .or_else(|| differ("coinbase", self.coinbase, h.beneficiary))
-            .or_else(|| differ("stateRoot", self.state_root, h.state_root))
-            .or_else(|| {
-                differ(
-                    "transactionsTrie",
-                    self.transactions_trie,
-                    h.transactions_root,
-                )
+        let num = |x: u64| Field::Number(Some(U256::from(x)));
+        let opt = |x: Option<u64>| Field::Number(x.map(U256::from));
+        let hash = h.hash_slow();
+        let fields: [(&str, Field<'_>); 23] = [
+            ("parentHash", Field::Bytes(Some(&h.parent_hash[..]))),
+            ("uncleHash", Field::Bytes(Some(&h.ommers_hash[..]))),
+            ("coinbase", Field::Bytes(Some(&h.beneficiary[..]))),
+            ("stateRoot", Field::Bytes(Some(&h.state_root[..]))),
+            (
+                "transactionsTrie",
+                Field::Bytes(Some(&h.transactions_root[..])),
+            ),
+            ("receiptTrie", Field::Bytes(Some(&h.receipts_root[..]))),
+            ("bloom", Field::Bytes(Some(&h.logs_bloom[..]))),
+            ("difficulty", Field::Number(Some(h.difficulty))),
+            ("number", num(h.number)),
+            ("gasLimit", num(h.gas_limit)),
+            ("gasUsed", num(h.gas_used)),
+            ("timestamp", num(h.timestamp)),
+            ("extraData", Field::Bytes(Some(&h.extra_data[..]))),
+            ("mixHash", Field::Bytes(Some(&h.mix_hash[..]))),
+            ("nonce", Field::Bytes(Some(&h.nonce[..]))),
+            ("baseFeePerGas", opt(h.base_fee_per_gas)),
+            (
+                "withdrawalsRoot",
+                Field::Bytes(h.withdrawals_root.as_ref().map(|r| &r[..])),
+            ),
+            ("blobGasUsed", opt(h.blob_gas_used)),
+            ("excessBlobGas", opt(h.excess_blob_gas)),
+            (
+                "parentBeaconBlockRoot",
+                Field::Bytes(h.parent_beacon_block_root.as_ref().map(|r| &r[..])),
+            ),
+            (
+                "requestsHash",
+                Field::Bytes(h.requests_hash.as_ref().map(|r| &r[..])),
+            ),
+            (
+                "blockAccessListHash",
+                Field::Bytes(h.block_access_list_hash.as_ref().map(|r| &r[..])),
+            ),
+            ("slotNumber", opt(h.slot_number)),
+        ];
+        let hash_field = ("hash", Field::Bytes(Some(&hash[..])));
+        for (name, rlp) in fields.iter().chain(std::iter::once(&hash_field)) {
+            if let Some(d) = self.differs(name, rlp) {
+                return Some(d);
+            }
+        }
+        let known = |k: &str| k == "hash" || fields.iter().any(|(name, _)| *name == k);
+        self.0
+            .iter()
+            .find(|(k, _)| !known(k))
+            .map(|(k, v)| HeaderDifference {
+                field: k.clone(),
+                json: v.as_str().map_or_else(|| v.to_string(), str::to_owned),
+                rlp: "no such header field".into(),
             })
-            .or_else(|| differ("receiptTrie", self.receipt_trie, h.receipts_root))
-            .or_else(|| differ("bloom", self.bloom, h.logs_bloom))
-            .or_else(|| differ("difficulty", self.difficulty, h.difficulty))
-            .or_else(|| differ("number", u(self.number), h.number))
-            .or_else(|| differ("gasLimit", u(self.gas_limit), h.gas_limit))
-            .or_else(|| differ("gasUsed", u(self.gas_used), h.gas_used))
-            .or_else(|| differ("timestamp", u(self.timestamp), h.timestamp))
-            .or_else(|| differ("extraData", &self.extra_data, &h.extra_data))
-            .or_else(|| differ("mixHash", self.mix_hash, h.mix_hash))
-            .or_else(|| differ("nonce", self.nonce, h.nonce))
-            .or_else(|| {
-                differ(
-                    "baseFeePerGas",
-                    self.base_fee_per_gas.map(u),
-                    h.base_fee_per_gas,
-                )
+    }
+
+    /// `Some` when the JSON field `name` does not say `rlp`.
+    fn differs(&self, name: &str, rlp: &Field<'_>) -> Option<HeaderDifference> {
+        let rlp_text = match rlp {
+            Field::Number(Some(n)) => format!("{n:#x}"),
+            Field::Bytes(Some(b)) => format!("0x{}", alloy_primitives::hex::encode(b)),
+            Field::Number(None) | Field::Bytes(None) => ABSENT.to_owned(),
+        };
+        let difference = |json: String| {
+            Some(HeaderDifference {
+                field: name.to_owned(),
+                json,
+                rlp: rlp_text.clone(),
             })
-            .or_else(|| differ("withdrawalsRoot", self.withdrawals_root, h.withdrawals_root))
-            .or_else(|| differ("blobGasUsed", self.blob_gas_used.map(u), h.blob_gas_used))
-            .or_else(|| {
-                differ(
-                    "excessBlobGas",
-                    self.excess_blob_gas.map(u),
-                    h.excess_blob_gas,
-                )
-            })
-            .or_else(|| {
-                differ(
-                    "parentBeaconBlockRoot",
-                    self.parent_beacon_block_root,
-                    h.parent_beacon_block_root,
-                )
-            })
-            .or_else(|| differ("requestsHash", self.requests_hash, h.requests_hash))
-            .or_else(|| {
-                differ(
-                    "blockAccessListHash",
-                    self.block_access_list_hash,
-                    h.block_access_list_hash,
-                )
-            })
-            .or_else(|| differ("slotNumber", self.slot_number.map(u), h.slot_number))
+        };
+        let Some(json) = self.0.get(name) else {
+            return match rlp {
+                Field::Number(None) | Field::Bytes(None) => None,
+                _ => difference(ABSENT.to_owned()),
+            };
+        };
+        let Some(text) = json.as_str() else {
+            return difference(format!("{json} (not a 0x-hex string)"));
+        };
+        let digits = text.strip_prefix("0x").unwrap_or(text).to_ascii_lowercase();
+        let same = match rlp {
+            Field::Number(Some(n)) => {
+                let trimmed = digits.trim_start_matches('0');
+                text.starts_with("0x") && trimmed == format!("{n:x}").trim_start_matches('0')
+            }
+            Field::Bytes(Some(b)) => {
+                text.starts_with("0x") && digits == alloy_primitives::hex::encode(b)
+            }
+            Field::Number(None) | Field::Bytes(None) => false,
+        };
+        if same {
+            None
+        } else {
+            difference(text.to_owned())
+        }
     }
 }
 
@@ -173,6 +180,10 @@ impl GenesisHeader {
 pub struct FixtureBlock {
     /// The block's RLP, hex (may be deliberately malformed).
     pub rlp: String,
+    /// The block's header as JSON (valid blocks): every field must agree with the header in
+    /// `rlp` (JSON, not yet checked to be an object).
+    #[serde(default)]
+    pub block_header: Option<serde_json::Value>,
     /// Set when the block must be rejected: the expected reason(s), `|`-separated.
     pub expect_exception: Option<String>,
     /// The block decoded as JSON (execution-specs fixtures); Amsterdam ones hold the block's

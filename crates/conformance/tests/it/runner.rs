@@ -138,6 +138,12 @@ fn a_wrong_state_root_in_a_header_is_caught_by_both_paths() {
     assert!(rlp.contains(&header_root));
     let wrong = format!("{:064x}", 0xdead_beefu64);
     value["blocks"][0]["rlp"] = Value::String(rlp.replace(&header_root, &wrong));
+    // Without its JSON header (which would now disagree with the RLP: a fixture error), the
+    // block reaches both paths.
+    value["blocks"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("blockHeader");
     for (mode, path) in [
         (Mode::Sequential, "sequential"),
         (Mode::Parallel, "parallel"),
@@ -162,6 +168,10 @@ fn pre_byzantium_receipts_roots_are_rebuilt_by_both_paths() {
     let rlp = value["blocks"][0]["rlp"].as_str().unwrap().to_owned();
     let wrong = format!("{:064x}", 0xbad_u64);
     value["blocks"][0]["rlp"] = Value::String(rlp.replace(&root, &wrong));
+    value["blocks"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("blockHeader");
     for (mode, path) in [
         (Mode::Sequential, "sequential"),
         (Mode::Parallel, "parallel"),
@@ -213,6 +223,138 @@ fn a_genesis_header_disagreeing_with_its_rlp_fails() {
             "{file}: {detail}"
         );
     }
+}
+
+/// A block's `blockHeader` in JSON that disagrees with the header in its `rlp` (any field,
+/// a 400-bit number, the hash, a field left out or one no header has) fails as a fixture
+/// error naming the block, the field and both values, instead of passing on the RLP alone.
+#[test]
+fn a_block_header_disagreeing_with_its_rlp_fails() {
+    let wide = format!("0x{}", "f".repeat(100));
+    for file in [
+        "balance_within_block.json",
+        "baseFee.json",
+        "ContractCreationFailsOnHomestead.json",
+        "double_kill.json",
+    ] {
+        let value = first_test(file);
+        assert!(
+            matches!(
+                run(value.clone(), Mode::Sequential),
+                TestResult::Passed { .. }
+            ),
+            "{file} passes as it is"
+        );
+        let blocks = value["blocks"].as_array().unwrap().len();
+        for k in [0, blocks - 1] {
+            if value["blocks"][k].get("blockHeader").is_none() {
+                continue;
+            }
+            for (field, tampered) in [
+                ("gasLimit", wide.as_str()),
+                ("gasUsed", "0x01"),
+                ("number", "0x0100"),
+                ("timestamp", "0x0badbeef"),
+                ("difficulty", "0x0123456789"),
+                ("coinbase", "0x00000000000000000000000000000000000000aa"),
+                ("extraData", "0x1234"),
+                (
+                    "mixHash",
+                    "0x1111111111111111111111111111111111111111111111111111111111111111",
+                ),
+                (
+                    "stateRoot",
+                    "0x2222222222222222222222222222222222222222222222222222222222222222",
+                ),
+                (
+                    "hash",
+                    "0x3333333333333333333333333333333333333333333333333333333333333333",
+                ),
+                ("unknownField", "0x01"),
+            ] {
+                let mut value = value.clone();
+                value["blocks"][k]["blockHeader"][field] = Value::String(tampered.into());
+                let (category, detail) = failure(run(value, Mode::Sequential));
+                assert_eq!(category, "fixture", "{file} #{k} {field}: {detail}");
+                assert!(
+                    detail.starts_with(&format!(
+                        "block #{k}: blockHeader and rlp disagree on {field}: JSON {tampered}, RLP "
+                    )),
+                    "{file} #{k} {field}: {detail}"
+                );
+            }
+            // The same number with other leading zeros or hex case agrees.
+            let mut value = value.clone();
+            let gas = value["blocks"][k]["blockHeader"]["gasLimit"]
+                .as_str()
+                .unwrap();
+            let padded = format!("0x0000{}", gas.trim_start_matches("0x").to_uppercase());
+            value["blocks"][k]["blockHeader"]["gasLimit"] = Value::String(padded);
+            assert!(
+                matches!(run(value, Mode::Sequential), TestResult::Passed { .. }),
+                "{file} #{k}: leading zeros"
+            );
+        }
+        // A field the RLP header has and the JSON leaves out disagrees; so does a header
+        // that is no object.
+        let mut value = value.clone();
+        value["blocks"][0]["blockHeader"]
+            .as_object_mut()
+            .unwrap()
+            .remove("receiptTrie");
+        let (_, detail) = failure(run(value.clone(), Mode::Sequential));
+        assert!(
+            detail.contains(
+                "block #0: blockHeader and rlp disagree on receiptTrie: JSON absent, RLP 0x"
+            ),
+            "{file}: {detail}"
+        );
+        value["blocks"][0]["blockHeader"] = Value::String("0x01".into());
+        let (category, detail) = failure(run(value, Mode::Sequential));
+        assert_eq!(category, "fixture");
+        assert!(
+            detail.contains("blockHeader is not a JSON object"),
+            "{file}: {detail}"
+        );
+    }
+}
+
+/// A block with `expectException` keeps being judged by its expected reason: its decoded
+/// JSON (`rlp_decoded.blockHeader`, which may not be able to state an invalid header) is
+/// not held against its RLP, and an RLP that does not decode is no fixture error (the import
+/// rejects it, and the rejection is judged).
+#[test]
+fn invalid_blocks_keep_being_judged_by_their_expected_reason() {
+    let value = first_test("baseFee.json");
+    let k = value["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|b| b.get("expectException").is_some())
+        .unwrap();
+    assert!(value["blocks"][k]["rlp_decoded"]["blockHeader"].is_object());
+    let mut tampered = value.clone();
+    tampered["blocks"][k]["rlp_decoded"]["blockHeader"]["gasLimit"] = Value::String("0x07".into());
+    assert!(
+        matches!(
+            run(tampered, Mode::Sequential),
+            TestResult::Passed {
+                exceptions_matched: 1..,
+                ..
+            }
+        ),
+        "an invalid block's decoded JSON is not checked"
+    );
+    // An undecodable RLP: rejected by the import, so judged by its expected reason (an RLP
+    // error is not the expected one here: a wrong-reason failure, not a fixture error).
+    let mut broken = value;
+    broken["blocks"][k]["rlp"] = Value::String("0xf9ffff01".into());
+    let (category, detail) = failure(run(broken, Mode::Sequential));
+    assert_ne!(category, "fixture", "{detail}");
+    assert!(
+        detail.contains(&format!("block #{k}: expected ")),
+        "{detail}"
+    );
 }
 
 #[test]
