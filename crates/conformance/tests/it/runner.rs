@@ -515,3 +515,115 @@ fn shared_subset_passes_in_both_paths() {
         summary.passed, summary.skipped, summary.skip_reasons
     );
 }
+
+/// EIP-7708 on the official `simple_transfer_mainnet` (tests-bal@v7.3.1, see
+/// `tests/amsterdam/README.md`): gigagas fails it on the logs bloom, and the cause is the
+/// fork's gas rules, not a dropped log. Under revm 43's Amsterdam (glamsterdam-devnet-8:
+/// EIP-8037 state gas and EIP-2780 on) the fixture's 21,000-gas transfer of 1 wei to an
+/// account that does not exist runs out of gas (creating the account costs state gas beyond
+/// 21,000), so the value moves back and no Transfer log is left; bal-devnet-7, which filled
+/// the fixture, charged 21,000 in all. The gas used is the whole limit either way: it agrees.
+#[test]
+fn eip7708_simple_transfer_fails_on_the_bloom_because_the_transfer_runs_out_of_gas() {
+    use revm::{
+        context::{BlockEnv, CfgEnv, Context, TxEnv},
+        context_interface::result::{ExecutionResult, HaltReason, OutOfGasError},
+        database::{CacheDB, EmptyDB},
+        primitives::{address, hardfork::SpecId, TxKind, U256},
+        state::AccountInfo,
+        ExecuteEvm, MainBuilder, MainContext,
+    };
+    let file =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/amsterdam/simple_transfer_mainnet.json");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let value = fixture::parse_file(&text)
+        .unwrap()
+        .into_values()
+        .next()
+        .unwrap();
+    let receipt = &value["blocks"][0]["receipts"][0];
+    assert_eq!(
+        receipt["logs"].as_array().unwrap().len(),
+        1,
+        "the fixture's one Transfer log"
+    );
+    let (category, detail) = failure(run(value.clone(), Mode::Sequential));
+    assert_eq!(category, "sequential: logs_bloom", "{detail}");
+    assert!(
+        detail.ends_with(&format!("execution produced 0x{}", "0".repeat(512))),
+        "gigagas leaves no log: {detail}"
+    );
+
+    // The same transfer in revm with gigagas's Amsterdam config (`BlockEnvs::with_spec`).
+    let from = address!("0x1ad9bc24818784172ff393bb6f89f094d4d2ca29");
+    let to = address!("0xc0f6dc9e5836f54caadbf59cc69346c508e1992b");
+    let transfer = |recipient_exists: bool, gas_limit: u64| {
+        let mut db = CacheDB::new(EmptyDB::default());
+        let funded = AccountInfo {
+            balance: U256::from(1_000_000_000_000_000_000_000u128),
+            ..Default::default()
+        };
+        db.insert_account_info(from, funded);
+        if recipient_exists {
+            let one = AccountInfo {
+                balance: U256::from(1),
+                ..Default::default()
+            };
+            db.insert_account_info(to, one);
+        }
+        let cfg = CfgEnv::<SpecId>::default().with_spec_and_mainnet_gas_params(SpecId::AMSTERDAM);
+        assert!(!cfg.amsterdam_eip7708_disabled && cfg.enable_amsterdam_eip8037);
+        let block = BlockEnv {
+            basefee: 7,
+            gas_limit: 0x0727_0e00,
+            ..Default::default()
+        };
+        let mut evm = Context::mainnet()
+            .with_db(db)
+            .with_block(block)
+            .with_cfg(cfg)
+            .build_mainnet();
+        let tx = TxEnv::builder()
+            .caller(from)
+            .kind(TxKind::Call(to))
+            .value(U256::from(1))
+            .gas_limit(gas_limit)
+            .gas_price(7)
+            .gas_priority_fee(Some(0))
+            .tx_type(Some(2))
+            .chain_id(Some(1))
+            .build()
+            .unwrap();
+        evm.transact(tx).unwrap().result
+    };
+    // The fixture's transaction: out of gas at exactly its 21,000, no log.
+    let result = transfer(false, 21_000);
+    assert!(
+        matches!(
+            result,
+            ExecutionResult::Halt {
+                reason: HaltReason::OutOfGas(OutOfGasError::Basic),
+                ..
+            }
+        ),
+        "{result:?}"
+    );
+    assert_eq!(result.tx_gas_used(), 21_000);
+    assert!(result.logs().is_empty());
+    // To an existing account, or with gas for the new account's state gas, the log is the
+    // fixture's, byte for byte.
+    for (exists, gas) in [(true, 21_000), (false, 1_000_000)] {
+        let result = transfer(exists, gas);
+        assert!(result.is_success(), "{result:?}");
+        let logs = result.logs();
+        assert_eq!(logs.len(), 1);
+        let log = serde_json::to_value(&logs[0]).unwrap();
+        assert_eq!(log["address"], receipt["logs"][0]["address"]);
+        assert_eq!(log["topics"], receipt["logs"][0]["topics"]);
+        assert_eq!(log["data"], receipt["logs"][0]["data"]);
+        if !exists {
+            // 21,000 plus the state gas of the new account.
+            assert!(result.tx_gas_used() > 21_000, "{result:?}");
+        }
+    }
+}
