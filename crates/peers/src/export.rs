@@ -597,7 +597,8 @@ fn header_json(h: &Header, hash: B256) -> Value {
         "nonce": h.nonce,
         "hash": hash,
     });
-    let optional: [(&str, Option<Value>); 6] = [
+    // Every field the header has: `conformance` holds each block's JSON header to its RLP.
+    let optional: [(&str, Option<Value>); 8] = [
         (
             "baseFeePerGas",
             h.base_fee_per_gas.map(|x| json!(hex_u64(x))),
@@ -613,6 +614,11 @@ fn header_json(h: &Header, hash: B256) -> Value {
             h.parent_beacon_block_root.map(|x| json!(x)),
         ),
         ("requestsHash", h.requests_hash.map(|x| json!(x))),
+        (
+            "blockAccessListHash",
+            h.block_access_list_hash.map(|x| json!(x)),
+        ),
+        ("slotNumber", h.slot_number.map(|x| json!(hex_u64(x)))),
     ];
     for (key, value) in optional {
         if let Some(value) = value {
@@ -673,4 +679,33 @@ fn tx_json(tx: &TxEnvelope, sender: Address) -> Value {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every field of an Amsterdam header is written (`conformance` holds each block's JSON
+    /// header to its RLP: a field left out fails the exported test).
+    #[test]
+    fn header_json_writes_every_field_of_the_header() {
+        let h = Header {
+            base_fee_per_gas: Some(7),
+            withdrawals_root: Some(B256::repeat_byte(1)),
+            blob_gas_used: Some(0),
+            excess_blob_gas: Some(0),
+            parent_beacon_block_root: Some(B256::repeat_byte(2)),
+            requests_hash: Some(B256::repeat_byte(3)),
+            block_access_list_hash: Some(B256::repeat_byte(4)),
+            slot_number: Some(9),
+            ..Default::default()
+        };
+        let v = header_json(&h, h.hash_slow());
+        assert_eq!(v["blockAccessListHash"], json!(B256::repeat_byte(4)));
+        assert_eq!(v["slotNumber"], "0x9");
+        assert_eq!(v.as_object().unwrap().len(), 24, "{v:#}");
+        let pre_london = header_json(&Header::default(), B256::ZERO);
+        assert!(pre_london.get("baseFeePerGas").is_none());
+        assert!(pre_london.get("slotNumber").is_none());
+    }
 }
