@@ -356,6 +356,17 @@ pub struct OutputDir {
     shown: PathBuf,
     resolved: PathBuf,
     force: bool,
+    /// Whether the command has `--force` (errors advise it only then).
+    has_force: bool,
+}
+
+/// What a refusal to replace a non-empty directory advises.
+fn replace_hint(has_force: bool) -> &'static str {
+    if has_force {
+        "pass --force to replace it"
+    } else {
+        "this command never replaces one: name a new or empty directory"
+    }
 }
 
 /// What a directory holds; empty when it does not exist.
@@ -371,8 +382,25 @@ fn entries(dir: &Path) -> Vec<String> {
 
 impl OutputDir {
     /// Validates `path`: a new or empty directory (any directory with `force`), whose parent
-    /// exists and is writable, and which is none of `inputs`.
+    /// exists and is writable, and which is none of `inputs`. For a command with `--force`;
+    /// one without uses [`OutputDir::new_without_force`].
     pub fn new(flag: &str, path: &Path, force: bool, inputs: &[Input]) -> Result<Self> {
+        Self::validated(flag, path, force, true, inputs)
+    }
+
+    /// [`OutputDir::new`] for a command that has no `--force`: a non-empty directory is
+    /// refused without advising a flag the command lacks.
+    pub fn new_without_force(flag: &str, path: &Path, inputs: &[Input]) -> Result<Self> {
+        Self::validated(flag, path, false, false, inputs)
+    }
+
+    fn validated(
+        flag: &str,
+        path: &Path,
+        force: bool,
+        has_force: bool,
+        inputs: &[Input],
+    ) -> Result<Self> {
         if path.as_os_str().is_empty() {
             bail!("{flag}: empty path");
         }
@@ -397,11 +425,17 @@ impl OutputDir {
             if !inside.is_empty() && !force {
                 inside.sort();
                 bail!(
-                    "{flag} {}: directory is not empty ({} entries: {}{}); pass --force to replace it",
+                    "{flag} {}: directory is not empty ({} entries: {}{}); {}",
                     path.display(),
                     inside.len(),
-                    inside.iter().take(3).cloned().collect::<Vec<_>>().join(", "),
-                    if inside.len() > 3 { ", …" } else { "" }
+                    inside
+                        .iter()
+                        .take(3)
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    if inside.len() > 3 { ", …" } else { "" },
+                    replace_hint(has_force)
                 );
             }
         }
@@ -412,6 +446,7 @@ impl OutputDir {
             shown: path.to_owned(),
             resolved,
             force,
+            has_force,
         })
     }
 
@@ -439,9 +474,10 @@ impl OutputDir {
             Some(_) if !entries(&self.resolved).is_empty() => {
                 if !self.force {
                     bail!(
-                        "{} {}: became non-empty while generating; left as it is (pass --force to replace it)",
+                        "{} {}: became non-empty while generating; left as it is ({})",
                         self.flag,
-                        self.shown.display()
+                        self.shown.display(),
+                        replace_hint(self.has_force)
                     );
                 }
                 // Move the old directory aside, the new one in, then delete the old one.

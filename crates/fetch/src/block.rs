@@ -28,28 +28,107 @@ pub(crate) fn hex(n: u64) -> String {
     format!("0x{n:x}")
 }
 
-/// A number given as a JSON number or a 0x-hex string.
-#[derive(Deserialize, Clone, Copy)]
-#[serde(untagged)]
-enum NumOrHex {
-    Num(u64),
-    Hex(#[serde(deserialize_with = "hex_u64")] u64),
-}
+/// A number given as a JSON number or a 0x-hex string (nodes write quantities as hex; some
+/// tools as numbers). Its error says what it got; the caller names the field.
+#[derive(Clone, Copy)]
+struct NumOrHex(u64);
 
 impl NumOrHex {
     fn get(self) -> u64 {
-        match self {
-            Self::Num(n) | Self::Hex(n) => n,
-        }
+        self.0
     }
 }
 
-fn hex_u64<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-    let s = String::deserialize(d)?;
-    let digits = s
-        .strip_prefix("0x")
-        .ok_or_else(|| serde::de::Error::custom(format!("{s:?} is not 0x-prefixed hex")))?;
-    u64::from_str_radix(digits, 16).map_err(|e| serde::de::Error::custom(format!("{s:?}: {e}")))
+impl<'de> Deserialize<'de> for NumOrHex {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(d)?;
+        num_or_hex(&value)
+            .map(Self)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// At most this many characters of an unexpected JSON value are quoted.
+const QUOTED: usize = 80;
+
+/// `value` as JSON text, cut to [`QUOTED`] characters (JSON escapes control characters).
+fn quote(value: &serde_json::Value) -> String {
+    let text = value.to_string();
+    match text.char_indices().nth(QUOTED) {
+        Some((at, _)) => format!("{}… ({} characters)", &text[..at], text.chars().count()),
+        None => text,
+    }
+}
+
+/// `value` as a u64: a JSON number or a 0x-hex string of at most 64 bits; else an error
+/// saying what was expected and quoting what came.
+fn num_or_hex(value: &serde_json::Value) -> Result<u64, String> {
+    let parsed = match value {
+        serde_json::Value::Number(n) => n.as_u64(),
+        serde_json::Value::String(s) => s
+            .strip_prefix("0x")
+            .filter(|d| !d.is_empty())
+            .and_then(|d| u64::from_str_radix(d, 16).ok()),
+        _ => None,
+    };
+    parsed.ok_or_else(|| {
+        format!(
+            "expected a number or 0x-hex string of at most 64 bits, got {}",
+            quote(value)
+        )
+    })
+}
+
+/// Field `name` of a JSON object (`None` when absent or null) as `T`, the error naming the
+/// field (`path` then `name`), what it should be and what it is.
+fn field<T: serde::de::DeserializeOwned>(
+    object: &serde_json::Value,
+    path: &str,
+    name: &str,
+    expected: &str,
+) -> Result<Option<T>, String> {
+    match object.get(name) {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(value) => serde_json::from_value(value.clone())
+            .map(Some)
+            .map_err(|_| format!("{path}{name}: expected {expected}, got {}", quote(value))),
+    }
+}
+
+/// Field `name` as a number ([`num_or_hex`]), the error naming it.
+fn number_field(object: &serde_json::Value, path: &str, name: &str) -> Result<Option<u64>, String> {
+    object
+        .get(name)
+        .filter(|v| !v.is_null())
+        .map(|v| num_or_hex(v).map_err(|e| format!("{path}{name}: {e}")))
+        .transpose()
+}
+
+/// An `eth_getBlockByNumber` answer as a header. serde names no field of a wrong value (and
+/// the header's flattened fields hide its position), so on an error each field of the answer
+/// is tried alone in a valid header: the error names the first that fails (`block.gasLimit:
+/// …, got "zz"`).
+pub(crate) fn parse_rpc_header(text: &str) -> Result<alloy_rpc_types_eth::Header, String> {
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    serde_json::from_value(value.clone()).map_err(|e| {
+        let template = serde_json::to_value(alloy_rpc_types_eth::Header::new(
+            alloy_consensus::Header::default(),
+        ));
+        let culprit = value
+            .as_object()
+            .zip(template.ok())
+            .and_then(|(object, template)| {
+                object.iter().find_map(|(k, v)| {
+                    let mut alone = template.clone();
+                    alone[k.as_str()] = v.clone();
+                    serde_json::from_value::<alloy_rpc_types_eth::Header>(alone)
+                        .err()
+                        .map(|e| format!("block.{k}: {e}; got {}", quote(v)))
+                })
+            });
+        culprit.unwrap_or_else(|| e.to_string())
+    })
 }
 
 /// What the block JSON must say about itself.
@@ -79,24 +158,18 @@ pub(crate) fn check_block_json(number: u64, text: &str) -> Result<BlockSummary, 
 
 /// The shape checks of [`check_block_json`]: number, header hash, full transactions.
 fn check_block_shape(number: u64, text: &str) -> Result<BlockSummary, String> {
-    #[derive(Deserialize)]
-    struct Tx {
-        hash: B256,
+    let body: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("not a block object: {e}"))?;
+    if !body.is_object() {
+        return Err(format!("not a block object: {}", quote(&body)));
     }
-    #[derive(Deserialize)]
-    struct Body {
-        number: Option<NumOrHex>,
-        transactions: Option<Vec<serde_json::Value>>,
-    }
-    let body: Body = serde_json::from_str(text).map_err(|e| format!("not a block object: {e}"))?;
-    let stated = body.number.ok_or("the block has no `number`")?.get();
+    let stated = number_field(&body, "block.", "number")?.ok_or("the block has no `number`")?;
     if stated != number {
         return Err(format!(
             "asked for block {number}, the answer is block {stated}"
         ));
     }
-    let header: alloy_rpc_types_eth::Header =
-        serde_json::from_str(text).map_err(|e| format!("block header: {e}"))?;
+    let header = parse_rpc_header(text).map_err(|e| format!("block header: {e}"))?;
     let computed = header.inner.hash_slow();
     if computed != header.hash {
         return Err(format!(
@@ -105,10 +178,11 @@ fn check_block_shape(number: u64, text: &str) -> Result<BlockSummary, String> {
         ));
     }
     let txs = body
-        .transactions
+        .get("transactions")
+        .and_then(|t| t.as_array())
         .ok_or("the block has no `transactions` array")?;
     let tx_hashes = txs
-        .into_iter()
+        .iter()
         .enumerate()
         .map(|(i, tx)| {
             if !tx.is_object() {
@@ -116,9 +190,13 @@ fn check_block_shape(number: u64, text: &str) -> Result<BlockSummary, String> {
                     "transaction {i} is not an object (full transactions were asked for)"
                 ));
             }
-            serde_json::from_value::<Tx>(tx)
-                .map(|t| t.hash)
-                .map_err(|e| format!("transaction {i}: {e}"))
+            field::<B256>(
+                tx,
+                &format!("block.transactions[{i}]."),
+                "hash",
+                "a 32-byte 0x-hex hash",
+            )?
+            .ok_or_else(|| format!("block.transactions[{i}] has no `hash`"))
         })
         .collect::<Result<_, _>>()?;
     Ok(BlockSummary {
@@ -156,27 +234,58 @@ impl Serialize for NumOrHexOut {
     }
 }
 
-/// One account in a `prestateTracer` result (geth's names).
-#[derive(Deserialize)]
+/// One account in a `prestateTracer` result (geth's names), each field checked by
+/// [`traced_account`] so that an error names it.
 struct TracedAccount {
     balance: Option<U256>,
-    nonce: Option<NumOrHex>,
-    #[serde(default)]
+    nonce: Option<u64>,
     code: Option<Bytes>,
-    #[serde(default, rename = "codeHash")]
     code_hash: Option<B256>,
-    #[serde(default)]
     storage: Option<BTreeMap<U256, U256>>,
 }
 
-#[derive(Deserialize)]
+/// The account `value` of trace `path` (`trace 3: account 0x…: `), its fields named in errors.
+fn traced_account(value: &serde_json::Value, path: &str) -> Result<TracedAccount, String> {
+    if !value.is_object() {
+        return Err(format!("{path}expected an object, got {}", quote(value)));
+    }
+    Ok(TracedAccount {
+        balance: field(
+            value,
+            path,
+            "balance",
+            "a 0x-hex quantity of at most 256 bits",
+        )?,
+        nonce: number_field(value, path, "nonce")?,
+        code: field(value, path, "code", "0x-hex bytes")?,
+        code_hash: field(value, path, "codeHash", "a 32-byte 0x-hex hash")?,
+        storage: field(
+            value,
+            path,
+            "storage",
+            "an object of 0x-hex slots to 0x-hex values of at most 256 bits",
+        )?,
+    })
+}
+
+/// One transaction's entry of a `debug_traceBlockByNumber` answer.
 struct TraceEntry {
-    #[serde(default, rename = "txHash")]
     tx_hash: Option<B256>,
-    #[serde(default)]
-    result: Option<BTreeMap<Address, TracedAccount>>,
-    #[serde(default)]
+    result: Option<serde_json::Map<String, serde_json::Value>>,
     error: Option<String>,
+}
+
+/// Entry `i` of the trace list, its fields named in errors.
+fn trace_entry(value: &serde_json::Value, i: usize) -> Result<TraceEntry, String> {
+    let path = format!("trace {i}: ");
+    if !value.is_object() {
+        return Err(format!("{path}expected an object, got {}", quote(value)));
+    }
+    Ok(TraceEntry {
+        tx_hash: field(value, &path, "txHash", "a 32-byte 0x-hex hash")?,
+        result: field(value, &path, "result", "an object of accounts")?,
+        error: field(value, &path, "error", "a string")?,
+    })
 }
 
 /// Merges the per-transaction `prestateTracer` results of a block into the state before the
@@ -186,7 +295,7 @@ pub(crate) fn merge_prestate(
     text: &str,
     tx_hashes: &[B256],
 ) -> Result<(String, Vec<(B256, Bytes)>), String> {
-    let entries: Vec<TraceEntry> = serde_json::from_str(text)
+    let entries: Vec<serde_json::Value> = serde_json::from_str(text)
         .map_err(|e| format!("not a list of per-transaction traces: {e}"))?;
     if entries.len() != tx_hashes.len() {
         return Err(format!(
@@ -197,7 +306,8 @@ pub(crate) fn merge_prestate(
     }
     let mut state: BTreeMap<Address, StoredAccount> = BTreeMap::new();
     let mut codes: BTreeMap<B256, Bytes> = BTreeMap::new();
-    for (i, (entry, &hash)) in entries.into_iter().zip(tx_hashes).enumerate() {
+    for (i, (entry, &hash)) in entries.iter().zip(tx_hashes).enumerate() {
+        let entry = trace_entry(entry, i)?;
         if let Some(err) = entry.error {
             return Err(format!(
                 "transaction {i} ({hash}): the tracer failed: {err}"
@@ -213,7 +323,11 @@ pub(crate) fn merge_prestate(
         let accounts = entry
             .result
             .ok_or_else(|| format!("trace {i} ({hash}) has no `result`"))?;
-        for (address, acc) in accounts {
+        for (key, value) in &accounts {
+            let address: Address = key.parse().map_err(|_| {
+                format!("trace {i}: result: expected 20-byte 0x-hex addresses as keys, got {key:?}")
+            })?;
+            let acc = traced_account(value, &format!("trace {i}: account {address}: "))?;
             let code_hash = match &acc.code {
                 Some(code) if !code.is_empty() => {
                     let computed = keccak256(code);
@@ -245,7 +359,7 @@ pub(crate) fn merge_prestate(
                         address,
                         StoredAccount {
                             balance,
-                            nonce: NumOrHexOut(acc.nonce.map_or(0, NumOrHex::get)),
+                            nonce: NumOrHexOut(acc.nonce.unwrap_or(0)),
                             code_hash,
                             storage,
                         },
@@ -375,15 +489,14 @@ fn write_block_dir(
     Ok(())
 }
 
+/// A block's hash and its parent's.
+struct Head {
+    hash: B256,
+    parent_hash: B256,
+}
+
 /// The hash and parent hash of block `number` from `eth_getBlockByNumber(number, false)`.
 pub(crate) fn fetch_hash(client: &Client, number: u64) -> Result<(B256, B256), FetchError> {
-    #[derive(Deserialize)]
-    struct Head {
-        number: NumOrHex,
-        hash: B256,
-        #[serde(rename = "parentHash")]
-        parent_hash: B256,
-    }
     let fail = |what| FetchError::Rpc {
         block: Some(number),
         method: GET_BLOCK.into(),
@@ -398,20 +511,132 @@ pub(crate) fn fetch_hash(client: &Client, number: u64) -> Result<(B256, B256), F
     if raw.get() == "null" {
         return Err(fail(Failure::NoSuchBlock));
     }
-    let head: Head = serde_json::from_str(raw.get())
-        .map_err(|e| fail(Failure::Nonsense(format!("block header: {e}"))))?;
-    if head.number.get() != number {
-        return Err(fail(Failure::Nonsense(format!(
-            "asked for block {number}, the answer is block {}",
-            head.number.get()
-        ))));
+    let nonsense = |what: String| fail(Failure::Nonsense(what));
+    let head: serde_json::Value =
+        serde_json::from_str(raw.get()).map_err(|e| nonsense(format!("block header: {e}")))?;
+    if !head.is_object() {
+        return Err(nonsense(format!("not a block object: {}", quote(&head))));
     }
+    let stated = number_field(&head, "block.", "number")
+        .and_then(|n| n.ok_or_else(|| "the block has no `number`".to_owned()))
+        .map_err(nonsense)?;
+    if stated != number {
+        return Err(nonsense(format!(
+            "asked for block {number}, the answer is block {stated}"
+        )));
+    }
+    let hash = |name: &str| {
+        field::<B256>(&head, "block.", name, "a 32-byte 0x-hex hash")
+            .and_then(|h| h.ok_or_else(|| format!("the block has no `{name}`")))
+            .map_err(nonsense)
+    };
+    let head = Head {
+        hash: hash("hash")?,
+        parent_hash: hash("parentHash")?,
+    };
     Ok((head.hash, head.parent_hash))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A malformed node answer names the field, what it should be and what it is (the
+    /// untagged-enum message named none): block number, transaction hash, every traced
+    /// account field, trace keys, and a header field through the serde error's position.
+    #[test]
+    fn malformed_answers_name_the_field() {
+        let block = |number: serde_json::Value| {
+            serde_json::json!({"number": number, "transactions": []}).to_string()
+        };
+        for (number, quoted) in [
+            (serde_json::json!("zz"), "\"zz\""),
+            (serde_json::json!("0x"), "\"0x\""),
+            (
+                serde_json::json!(format!("0x{}", "f".repeat(100))),
+                "\"0xfff",
+            ),
+            (serde_json::json!(-1), "-1"),
+            (serde_json::json!({"a": 1}), "{\"a\":1}"),
+        ] {
+            let err = check_block_shape(1, &block(number)).err().unwrap();
+            assert!(
+                err.starts_with(
+                    "block.number: expected a number or 0x-hex string of at most 64 bits, got "
+                ),
+                "{err}"
+            );
+            assert!(err.contains(quoted), "{err}");
+            assert!(!err.contains("untagged"), "{err}");
+        }
+        // A 100-digit value is quoted cut, with its length.
+        let err = check_block_shape(
+            1,
+            &block(serde_json::json!(format!("0x{}", "f".repeat(100)))),
+        )
+        .err()
+        .unwrap();
+        assert!(err.contains("(104 characters)"), "{err}");
+        assert!(check_block_shape(1, &block(serde_json::json!(2)))
+            .err()
+            .unwrap()
+            .contains("asked for block 1, the answer is block 2"));
+
+        let a = "0x00000000000000000000000000000000000000aa";
+        let h1 = B256::repeat_byte(1);
+        let traced = |account: serde_json::Value| {
+            serde_json::json!([{"txHash": h1, "result": {a: account}}]).to_string()
+        };
+        for (account, want) in [
+            (
+                serde_json::json!({"balance": "0x1", "nonce": "seven"}),
+                "trace 0: account 0x00000000000000000000000000000000000000AA: nonce: expected a number or 0x-hex string of at most 64 bits, got \"seven\"",
+            ),
+            (
+                serde_json::json!({"balance": "0xzz"}),
+                "trace 0: account 0x00000000000000000000000000000000000000AA: balance: expected a 0x-hex quantity of at most 256 bits, got \"0xzz\"",
+            ),
+            (
+                serde_json::json!({"balance": "0x1", "code": 5}),
+                "account 0x00000000000000000000000000000000000000AA: code: expected 0x-hex bytes, got 5",
+            ),
+            (
+                serde_json::json!({"balance": "0x1", "storage": {"0x1": "x"}}),
+                "storage: expected an object of 0x-hex slots",
+            ),
+            (serde_json::json!("0x1"), "account 0x00000000000000000000000000000000000000AA: expected an object, got \"0x1\""),
+        ] {
+            let err = merge_prestate(&traced(account), &[h1]).err().unwrap();
+            assert!(err.contains(want), "{err}\n  wanted: {want}");
+        }
+        let bad_key = serde_json::json!([{"result": {"0x12": {"balance": "0x1"}}}]).to_string();
+        let err = merge_prestate(&bad_key, &[h1]).err().unwrap();
+        assert!(
+            err.contains(
+                "trace 0: result: expected 20-byte 0x-hex addresses as keys, got \"0x12\""
+            ),
+            "{err}"
+        );
+        let bad_hash = serde_json::json!([{"txHash": 7, "result": {}}]).to_string();
+        let err = merge_prestate(&bad_hash, &[h1]).err().unwrap();
+        assert!(
+            err.contains("trace 0: txHash: expected a 32-byte 0x-hex hash, got 7"),
+            "{err}"
+        );
+
+        // A wrong header value: each field is tried alone, the wrong one is named.
+        let mut header = serde_json::to_value(alloy_rpc_types_eth::Header::new(
+            alloy_consensus::Header::default(),
+        ))
+        .unwrap();
+        assert!(parse_rpc_header(&header.to_string()).is_ok());
+        header["gasLimit"] = serde_json::json!("zz");
+        let message = parse_rpc_header(&header.to_string()).unwrap_err();
+        assert!(message.starts_with("block.gasLimit: "), "{message}");
+        assert!(message.ends_with("; got \"zz\""), "{message}");
+        let err = check_block_shape(0, &header.to_string()).err().unwrap();
+        assert!(err.starts_with("block header: block.gasLimit: "), "{err}");
+    }
 
     #[test]
     fn merge_takes_each_account_and_slot_from_its_first_transaction() {

@@ -105,7 +105,7 @@ fn header_from(client: &Client, number: u64) -> Result<(B256, Header), FetchErro
     if raw.get() == "null" {
         return Err(fail(Failure::NoSuchBlock));
     }
-    let header: alloy_rpc_types_eth::Header = serde_json::from_str(raw.get())
+    let header = crate::block::parse_rpc_header(raw.get())
         .map_err(|e| fail(Failure::Nonsense(format!("block header: {e}"))))?;
     if header.inner.number != number {
         return Err(fail(Failure::Nonsense(format!(

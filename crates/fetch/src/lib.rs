@@ -242,10 +242,17 @@ pub fn check_options(o: &FetchOptions) -> Result<(), FetchError> {
         );
     }
     if o.deadline.is_zero() {
-        return flag("--deadline", "0 s: a request needs some time".into());
+        // Options, not flags of `gigagas fetch` (which keeps their defaults): named as such.
+        return flag(
+            "FetchOptions::deadline",
+            "0 s: a request needs some time".into(),
+        );
     }
     if o.run_deadline.is_some_and(|d| d.is_zero()) {
-        return flag("--run-deadline", "0 s: a run needs some time".into());
+        return flag(
+            "FetchOptions::run_deadline",
+            "0 s: a run needs some time".into(),
+        );
     }
     rpc_host(&o.rpc)?;
     Ok(())

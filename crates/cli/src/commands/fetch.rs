@@ -64,7 +64,7 @@ pub fn exec(args: FetchArgs) -> Result<()> {
     // A new or empty --out follows the output rules of `gen` (parent exists and is
     // writable, not an input); a directory an earlier fetch wrote is resumed.
     if !args.out.join(gigagas_fetch::MARKER).exists() {
-        OutputDir::new("--out", &args.out, false, &[])?;
+        OutputDir::new_without_force("--out", &args.out, &[])?;
     }
     let bar = progress(0, "fetching");
     let report = gigagas_fetch::fetch(&options, &|done, total| {
@@ -99,7 +99,7 @@ fn cmd_fetch_chain(
 ) -> Result<()> {
     let t0 = std::time::Instant::now();
     let inputs = Input::all("--genesis", [genesis]);
-    let out = OutputDir::new("--out", &args.out, false, &inputs)?;
+    let out = OutputDir::new_without_force("--out", &args.out, &inputs)?;
     let parsed = gigagas_data::geth_genesis::read_geth_genesis(genesis).context("--genesis")?;
     let name = format!("--genesis {}", genesis.display());
     let bar = progress(0, "fetching");

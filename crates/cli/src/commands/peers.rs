@@ -198,7 +198,7 @@ pub fn exec(args: PeersArgs) -> Result<()> {
     let keep = args
         .keep_export
         .as_deref()
-        .map(|p| OutputDir::new("--keep-export", p, false, &inputs))
+        .map(|p| OutputDir::new_without_force("--keep-export", p, &inputs))
         .transpose()?;
     let console = crate::common::Console::for_output(json.as_ref());
 

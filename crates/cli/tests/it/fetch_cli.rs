@@ -60,7 +60,79 @@ fn fetch_flag_errors_name_the_flag() {
         !ok && err.contains("--out") && err.contains("not empty"),
         "{err}"
     );
+    // fetch has no --force: the refusal must not advise it.
+    assert!(
+        !err.contains("--force") && err.contains("name a new or empty directory"),
+        "{err}"
+    );
     assert!(!std::path::Path::new(out).exists());
+}
+
+/// Every `--flag` that fetch's messages advise (the fetch crate but `inject`, the command,
+/// the output-directory rules it uses) is a flag of `gigagas fetch`, but for geth's own
+/// flags that a message names as such (`geth --dev`).
+#[test]
+fn every_flag_fetch_advises_exists() {
+    let (ok, help, err) = gigagas(&["fetch", "--help"]);
+    assert!(ok, "{err}");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let sources = [
+        "fetch/src/lib.rs",
+        "fetch/src/block.rs",
+        "fetch/src/chain.rs",
+        "fetch/src/rpc.rs",
+        "fetch/src/store.rs",
+        "cli/src/commands/fetch.rs",
+    ];
+    let mut checked = 0;
+    for file in sources {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        for line in text.lines() {
+            // String literals only (comments may name other commands' flags).
+            let code = line.trim_start();
+            if code.starts_with("//") || !code.contains('"') {
+                continue;
+            }
+            for (at, _) in line.match_indices("--") {
+                let flag: String = line[at + 2..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_lowercase() || *c == '-')
+                    .collect();
+                if flag.is_empty() || line[..at].ends_with("geth ") {
+                    continue;
+                }
+                checked += 1;
+                assert!(
+                    help.contains(&format!("--{flag}")),
+                    "{file}: a message advises --{flag}, which `gigagas fetch` lacks: {line}"
+                );
+            }
+        }
+    }
+    assert!(
+        checked >= 15,
+        "only {checked} flags found: the scan is broken"
+    );
+    // The output-directory refusal of a command without --force does not advise it.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f"), "x").unwrap();
+    let (ok, _, err) = gigagas(&[
+        "fetch",
+        "--rpc",
+        "http://127.0.0.1:9/",
+        "--genesis",
+        dir.path().join("f").to_str().unwrap(),
+        "--from",
+        "1",
+        "--to",
+        "1",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(
+        !ok && err.contains("not empty") && !err.contains("--force"),
+        "{err}"
+    );
 }
 
 #[test]
