@@ -7,7 +7,9 @@
 //! killed (a script's children too, so nothing is left holding the pipes) and the error says
 //! what was waited for, how long, the setting that raises the limit, and the escaped tail of
 //! the child's stderr. A child that exits while something it started keeps its pipes open is
-//! not waited for beyond a short grace: its output is then marked incomplete.
+//! not waited for beyond a short grace: its output is then marked incomplete. While it runs,
+//! a line on stderr says every [`Limits::heartbeat`] what is waited for, for how long so far
+//! and the deadline (terminal or not), so that a hung child is never waited for silently.
 
 use crate::text;
 use std::{
@@ -23,6 +25,9 @@ const TAIL_BYTES: usize = 16 * 1024;
 
 /// How long the output of an exited child is waited for (its own children may hold the pipes).
 const PIPE_GRACE: Duration = Duration::from_secs(2);
+
+/// How often a running child is reported on stderr by default.
+pub const HEARTBEAT: Duration = Duration::from_secs(10);
 
 /// Lines and characters of stderr an error quotes.
 const QUOTED_LINES: usize = 6;
@@ -40,16 +45,21 @@ pub struct Limits {
     pub max_stderr: usize,
     /// The flag or setting that changes `timeout`, named by the error when it passes.
     pub setting: &'static str,
+    /// How often a line on stderr says that the child is still waited for (what, how long
+    /// so far, the deadline and its setting); [`HEARTBEAT`] by default.
+    pub heartbeat: Duration,
 }
 
 impl Limits {
-    /// `timeout`, changed by `setting`, and 64 MiB of each stream.
+    /// `timeout`, changed by `setting`, 64 MiB of each stream, a heartbeat every
+    /// [`HEARTBEAT`].
     pub fn new(timeout: Duration, setting: &'static str) -> Self {
         Self {
             timeout,
             max_stdout: 64 << 20,
             max_stderr: 64 << 20,
             setting,
+            heartbeat: HEARTBEAT,
         }
     }
 }
@@ -187,8 +197,36 @@ fn kill_group(pid: u32) {
 }
 
 /// Runs `cmd` to its exit within `limits`; `what` says what it is waited for ("geth evm
-/// blocktest on DIR/blocktest.json"). stdin is closed; stdout and stderr are captured.
+/// blocktest on DIR/blocktest.json"). stdin is closed; stdout and stderr are captured. Every
+/// [`Limits::heartbeat`] of waiting, a line on stderr names what is waited for, the time so
+/// far and the deadline ([`waiting_line`]).
 pub fn run(cmd: &mut Command, what: &str, limits: &Limits) -> Result<Finished, ChildError> {
+    run_reporting(cmd, what, limits, &mut |line| eprintln!("{line}"))
+}
+
+/// The heartbeat line of a child still running after `elapsed`.
+pub fn waiting_line(
+    what: &str,
+    program: &str,
+    pid: u32,
+    elapsed: Duration,
+    limits: &Limits,
+) -> String {
+    format!(
+        "waiting on {what} ({program}, pid {pid}): {:.0} s so far; killed at {} s (the limit, set by {})",
+        elapsed.as_secs_f64(),
+        limits.timeout.as_secs_f64(),
+        limits.setting
+    )
+}
+
+/// [`run`], giving each heartbeat line to `report` instead of stderr.
+pub fn run_reporting(
+    cmd: &mut Command,
+    what: &str,
+    limits: &Limits,
+    report: &mut dyn FnMut(&str),
+) -> Result<Finished, ChildError> {
     let program = text::printable(&cmd.get_program().to_string_lossy()).into_owned();
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -232,7 +270,21 @@ pub fn run(cmd: &mut Command, what: &str, limits: &Limits) -> Result<Finished, C
         }
         streams
     };
-    match exit_rx.recv_timeout(limits.timeout) {
+    let deadline = start + limits.timeout;
+    let beat = limits.heartbeat.max(Duration::from_millis(10));
+    let exited = loop {
+        let now = Instant::now();
+        let left = deadline.saturating_duration_since(now);
+        match exit_rx.recv_timeout(left.min(beat)) {
+            Ok(exit) => break Some(exit),
+            Err(mpsc::RecvTimeoutError::Disconnected) => break None,
+            Err(mpsc::RecvTimeoutError::Timeout) if Instant::now() >= deadline => break None,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                report(&waiting_line(what, &program, pid, start.elapsed(), limits));
+            }
+        }
+    };
+    match exited.ok_or(()) {
         Ok((status, end)) => {
             let status = status.map_err(|source| ChildError::Wait {
                 what: what.to_owned(),
@@ -283,6 +335,7 @@ mod tests {
             max_stdout: 1024,
             max_stderr: 1024,
             setting: "--test-timeout",
+            heartbeat: HEARTBEAT,
         }
     }
 
@@ -333,6 +386,62 @@ mod tests {
         );
         assert!(message.contains("--test-timeout"), "{message}");
         assert!(!message.contains('\u{1b}'), "{message}");
+    }
+
+    /// A child that does not answer is reported while it is waited for: one line per
+    /// heartbeat naming what is waited for, the time so far and the deadline with its
+    /// setting; then it is killed at the deadline, which the error names.
+    #[test]
+    fn a_silent_child_is_reported_every_heartbeat_until_its_deadline() {
+        let mut lines = Vec::new();
+        let limits = Limits {
+            heartbeat: Duration::from_millis(100),
+            ..limits(1_050)
+        };
+        let err = run_reporting(
+            Command::new("sleep").arg("1000"),
+            "a peer that never answers",
+            &limits,
+            &mut |line| lines.push(line.to_owned()),
+        )
+        .unwrap_err();
+        assert!(matches!(err, ChildError::TimedOut { .. }), "{err}");
+        let message = err.to_string();
+        assert!(message.contains("within 1.05 s"), "{message}");
+        assert!(message.contains("--test-timeout"), "{message}");
+        assert!((5..=11).contains(&lines.len()), "{lines:#?}");
+        for line in &lines {
+            assert!(
+                line.starts_with("waiting on a peer that never answers (sleep, pid "),
+                "{line}"
+            );
+            assert!(
+                line.contains("killed at 1.05 s (the limit, set by --test-timeout)"),
+                "{line}"
+            );
+        }
+        // A child that exits before the first heartbeat is not reported.
+        let mut quiet = Vec::new();
+        run_reporting(
+            Command::new("true").arg("x"),
+            "a quick child",
+            &Limits {
+                heartbeat: Duration::from_secs(5),
+                ..limits
+            },
+            &mut |line| quiet.push(line.to_owned()),
+        )
+        .unwrap();
+        assert!(quiet.is_empty(), "{quiet:?}");
+        // The real line, as `run` prints it.
+        let line = waiting_line(
+            "geth evm blocktest on x.json",
+            "evm",
+            7,
+            Duration::from_secs(20),
+            &Limits::new(Duration::from_secs(600), "gigagas peers --timeout"),
+        );
+        assert_eq!(line, "waiting on geth evm blocktest on x.json (evm, pid 7): 20 s so far; killed at 600 s (the limit, set by gigagas peers --timeout)");
     }
 
     #[test]

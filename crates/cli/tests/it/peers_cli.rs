@@ -174,3 +174,81 @@ fn peers_runs_gigagas_as_a_process_and_reports_missing_and_failing_peers() {
     assert!(stdout.contains("failed"), "{stdout}");
     assert!(stderr.contains("revme blockchaintest"), "{stderr}");
 }
+
+/// A fake peer binary: answers `answer_arg` (its idle or version query) with `answer`, and
+/// otherwise writes a line to stderr and hangs.
+fn hanging_tool(dir: &Path, name: &str, answer_arg: &str, answer: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(
+        &path,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = {answer_arg} ] && {{ echo '{answer}'; exit 0; }}\necho 'started, never answers' >&2\nexec sleep 1000\n"
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+/// A peer that never answers is not waited for silently: while it runs, stderr says every
+/// 10 s what is waited for, for how long and the deadline with its flag; at the deadline it
+/// is killed, the error names the deadline, and the command fails.
+#[test]
+fn a_hung_peer_is_reported_while_waited_for_and_killed_at_its_named_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let chain = gen(dir.path(), "prague", "Prague");
+    let revme = hanging_tool(dir.path(), "revme", "--help", "revme");
+    let t0 = std::time::Instant::now();
+    let (ok, stdout, stderr) = gigagas(
+        &[
+            "peers",
+            "--data",
+            &chain,
+            "--repeats",
+            "1",
+            "--warmup",
+            "0",
+            "--peers",
+            "revme",
+            "--timeout",
+            "12",
+        ],
+        &[("GIGAGAS_REVME", &revme)],
+    );
+    assert!(!ok, "a hung peer must fail the command: {stdout}");
+    assert!(t0.elapsed().as_secs() < 60, "{:?}", t0.elapsed());
+    let beats: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("waiting on revme blockchaintest on "))
+        .collect();
+    assert!(!beats.is_empty(), "no heartbeat: {stderr}");
+    assert!(
+        beats[0].contains("s so far; killed at 12 s (the limit, set by gigagas peers --timeout)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("did not exit within 12 s (the limit, set by gigagas peers --timeout)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("started, never answers"), "{stderr}");
+}
+
+/// The same class in `differential`: a hanging `evm t8n` is reported while waited for and
+/// killed at its deadline, which names the variable that sets it.
+#[test]
+fn a_hanging_evm_in_differential_is_reported_and_killed_at_its_named_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let evm = hanging_tool(dir.path(), "evm", "--version", "evm version 1.17.10-stable");
+    let (ok, stdout, stderr) = gigagas(
+        &["differential", "--fork", "prague"],
+        &[("GIGAGAS_GETH_EVM", &evm), ("GIGAGAS_T8N_TIMEOUT", "11")],
+    );
+    assert!(!ok, "a hanging evm must fail the command: {stdout}");
+    assert!(
+        stderr.lines().any(|l| l.starts_with("waiting on evm t8n on the differential block")
+            && l.contains("killed at 11 s (the limit, set by the GIGAGAS_T8N_TIMEOUT environment variable (seconds))")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("did not exit within 11 s"), "{stderr}");
+}
