@@ -117,7 +117,8 @@ pub(crate) fn init_genesis(flag: &str, out: &Path, data: &Path) -> Result<Option
     let accounts =
         meta.alloc.len() as u64 + meta.storage_fill.iter().map(|f| f.accounts).sum::<u64>();
     refuse_symlink(flag, out)?;
-    let target = OutputDir::new(flag, out, false, &Input::all("--data", [&data.to_owned()]))?;
+    let target =
+        OutputDir::new_without_force(flag, out, &Input::all("--data", [&data.to_owned()]))?;
     check_disk(flag, out, slots, accounts)?;
     let mut summary = String::new();
     target.write_with(|dir| {
@@ -207,7 +208,8 @@ pub(crate) fn init_store(
     first: &BlockInput,
 ) -> Result<String> {
     refuse_symlink(flag, out)?;
-    let target = OutputDir::new(flag, out, false, &Input::all("--data", [&data.to_owned()]))?;
+    let target =
+        OutputDir::new_without_force(flag, out, &Input::all("--data", [&data.to_owned()]))?;
     let mut summary = String::new();
     target.write_with(|dir| {
         let t0 = Instant::now();
