@@ -304,14 +304,5 @@ pub fn check_memory(
 /// This process's resident memory, bytes (`VmRSS` of `/proc/self/status`); `None` where
 /// unreadable.
 fn resident_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let kib: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))?
-        .trim()
-        .strip_suffix("kB")?
-        .trim()
-        .parse()
-        .ok()?;
-    kib.checked_mul(1024)
+    gigagas_data::chain::proc_kib_field("/proc/self/status", "VmRSS")
 }

@@ -648,10 +648,22 @@ pub const LOADED_BYTES_PER_SLOT: u64 = 128;
 
 /// The memory the machine has available (`MemAvailable` of `/proc/meminfo`), if known.
 pub fn available_memory() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib.saturating_mul(1024))
+    proc_kib_field("/proc/meminfo", "MemAvailable")
+}
+
+/// A `Key:   N kB` line of a Linux `/proc` file (`/proc/meminfo`, `/proc/self/status`), in
+/// bytes; `None` where the file or the line is missing or malformed.
+pub fn proc_kib_field(file: &str, key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let kib: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))?
+        .trim()
+        .strip_suffix("kB")?
+        .trim()
+        .parse()
+        .ok()?;
+    kib.checked_mul(1024)
 }
 
 /// Refuses, before anything is allocated, to expand `fills` into `copies` in-memory copies of

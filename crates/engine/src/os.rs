@@ -41,16 +41,7 @@ fn fadvise_dontneed(_: &std::fs::File) -> Result<(), std::io::Error> {
 
 /// This machine's memory, bytes (`MemTotal` of `/proc/meminfo`); `None` where unreadable.
 pub(crate) fn memory_bytes() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kib: u64 = info
-        .lines()
-        .find_map(|l| l.strip_prefix("MemTotal:"))?
-        .trim()
-        .strip_suffix("kB")?
-        .trim()
-        .parse()
-        .ok()?;
-    kib.checked_mul(1024)
+    gigagas_data::chain::proc_kib_field("/proc/meminfo", "MemTotal")
 }
 
 /// Bytes this process has caused to be read from storage so far (`read_bytes` of

@@ -564,3 +564,17 @@ fn a_fifo_given_as_a_data_set_is_named_as_one() {
         "{e}"
     );
 }
+
+/// `/proc` fields are read in bytes, and a missing file or key is `None`, never a panic.
+#[test]
+fn proc_fields_are_read_in_bytes_or_none() {
+    use gigagas_data::chain::proc_kib_field;
+    if std::path::Path::new("/proc/self/status").exists() {
+        let rss = proc_kib_field("/proc/self/status", "VmRSS").unwrap();
+        assert!(rss > 0 && rss % 1024 == 0, "{rss}");
+        // A key that is a prefix of another is not taken for it.
+        assert_eq!(proc_kib_field("/proc/self/status", "VmRS"), None);
+    }
+    assert_eq!(proc_kib_field("/nonexistent", "VmRSS"), None);
+    assert_eq!(proc_kib_field("/proc/self/status", "NoSuchKey"), None);
+}
