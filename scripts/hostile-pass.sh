@@ -374,6 +374,64 @@ t fail "completions bash > /dev/full" "'$G' completions bash > /dev/full"
 t fail "unknown subcommand with ESC" "'$G' \$'\\e[2Jrm'"
 t pipe "--help | head -1" "'$G' --help | head -1; exit \${PIPESTATUS[0]}"
 
+# ---- hostile trial 3's classes (issue 42), each with cases beside its example ----------
+# The store never follows a symlink it did not create; a changed victim file exits 0 with a
+# message, so that a `fail` expectation classes it (SILENT; the label says it was destroyed).
+for f in mdbx.dat mdbx.lck; do
+  rm -rf "$W/dbs-$f" && cp -r "$W/db" "$W/dbs-$f" && rm -f "$W/dbs-$f/$f"
+  printf 'the user'"'"'s own file\n%.0s' $(seq 200) > "$W/victim" && cp "$W/victim" "$W/victim.orig"
+  ln -s "$W/victim" "$W/dbs-$f/$f"
+  t fail "db verify with $f a symlink to a user file" "'$G' db verify '$W/dbs-$f'; rc=\$?; cmp -s '$W/victim' '$W/victim.orig' || { echo 'error: the symlinked file was changed (SECURITY)' >&2; exit 0; }; exit \$rc"
+  t fail "run --state disk with $f a symlink" "'$G' run --data '$C' --state disk --db '$W/dbs-$f'; rc=\$?; cmp -s '$W/victim' '$W/victim.orig' || { echo 'error: the symlinked file was changed (SECURITY)' >&2; exit 0; }; exit \$rc"
+done
+rm -rf "$W/dbl" && ln -s "$W/db" "$W/dbl"
+t fail "db verify on a symlinked store directory" "'$G' db verify '$W/dbl'"
+# Two writers: the first holds writer.lock (flock), as a running `run --state disk` does.
+rm -rf "$W/db2w" && cp -r "$W/db" "$W/db2w"
+t fail "run --state disk while another process holds the store" "flock '$W/db2w/writer.lock' sleep 20 & sleep 0.5; '$G' run --data '$C' --state disk --db '$W/db2w'; rc=\$?; kill %1; exit \$rc"
+t fail "db verify while another process holds the store" "flock '$W/db2w/writer.lock' sleep 20 & sleep 0.5; '$G' db verify '$W/db2w'; rc=\$?; kill %1; exit \$rc"
+# A truncated data file is refused unchanged (verify used to re-initialise it).
+for len in 100 8192 16384; do
+  rm -rf "$W/dbt" && cp -r "$W/db" "$W/dbt" && truncate -s "$len" "$W/dbt/mdbx.dat"
+  t fail "db verify with mdbx.dat truncated to $len bytes (must stay $len)" "'$G' db verify '$W/dbt'; rc=\$?; [ \$(stat -c %s '$W/dbt/mdbx.dat') = $len ] || { echo 'error: the truncated file was rewritten' >&2; exit 0; }; exit \$rc"
+done
+# The environment is input too.
+t fail "run with RAYON_NUM_THREADS=100000" "RAYON_NUM_THREADS=100000 '$G' run --data '$C'"
+t fail "run with RAYON_NUM_THREADS=3000" "RAYON_NUM_THREADS=3000 '$G' run --data '$C'"
+t fail "run with RAYON_NUM_THREADS=lots" "RAYON_NUM_THREADS=lots '$G' run --data '$C'"
+t ok "db verify under ulimit -v 1 TiB" "ulimit -v 1073741824; '$G' db verify '$W/db'"
+t ok "db verify under ulimit -v 4 GiB" "ulimit -v 4194304; '$G' db verify '$W/db'"
+t fail "db verify under ulimit -v 400 MiB (named, with the numbers)" "ulimit -v 409600; '$G' db verify '$W/db'"
+t ok "run --state disk under ulimit -v 4 GiB" "rm -rf '$W/dbu'; ulimit -v 4194304; '$G' run --data '$C' --state disk --db '$W/dbu'"
+# Listed is not bounded: the contention floor's private copies at 64 threads.
+t any "bench --contention-floor --threads 64 (bounded or refused)" "'$G' bench --data '$C' --contention-floor --threads 64 --repeats 1 --warmup 0"
+# Result files that contradict themselves.
+edit "$W/b.json" '[r.__setitem__("threads",0) for r in d["runs"]]' "$W/c1.json"
+t fail "report threads = 0" "'$G' report '$W/c1.json' --out '$W/c1.html'"
+edit "$W/b.json" '[r.__setitem__("mega",0) for r in d["runs"]]' "$W/c2.json"
+t fail "report mega = 0" "'$G' report '$W/c2.json' --out '$W/c2.html'"
+edit "$W/b.json" 'd["machine"]["cores"]=0' "$W/c3.json"
+t fail "report machine.cores = 0" "'$G' report '$W/c3.json' --out '$W/c3.html'"
+edit "$W/b.json" '[r.__setitem__("block_ns",[1]) for r in d["runs"]]' "$W/c4.json"
+t fail "report block_ns with 1 entry" "'$G' report '$W/c4.json' --out '$W/c4.html'"
+edit "$W/b.json" '[r.__setitem__("block_ns",[1]*10000) for r in d["runs"]]' "$W/c5.json"
+t fail "report block_ns with 10,000 entries" "'$G' report '$W/c5.json' --out '$W/c5.html'"
+edit "$W/b.json" '[r.__setitem__("mode","banana") for r in d["runs"]]' "$W/c6.json"
+t fail "report mode = banana" "'$G' report '$W/c6.json' --out '$W/c6.html'"
+edit "$W/b.json" '[r.__setitem__("median_ns",1) for r in d["runs"]]' "$W/c7.json"
+t fail "report median 1 ns beside its repeats" "'$G' report '$W/c7.json' --out '$W/c7.html'"
+t fail "simulate threads = 0" "'$G' simulate '$W/c1.json'"
+t fail "simulate mode = banana" "'$G' simulate '$W/c6.json'"
+t fail "compare with cores = 0" "'$G' compare '$W/b.json' '$W/c3.json'"
+t fail "bench --data X,X (the same data set twice)" "'$G' bench --data '$C' --data '$C' --repeats 1 --warmup 0"
+t fail "bal stats --data X --data X" "'$G' bal stats --data '$C' --data '$C'"
+t fail "report /dev/zero with the size limit raised" "GIGAGAS_MAX_RESULT_BYTES=100000000000 '$G' report /dev/zero --out '$W/z.html'"
+t fail "report a FIFO" "'$G' report '$W/fifo' --out '$W/zf.html'"
+# Parts of an input ignored: bytes or a second zstd frame after an archive's frame.
+cp "$W/sample.tar.zst" "$W/trail.tar.zst" && printf 'trailing junk' >> "$W/trail.tar.zst"
+t fail "run --data (archive + trailing bytes)" "'$G' run --data '$W/trail.tar.zst'"
+cat "$W/sample.tar.zst" "$W/sample.tar.zst" > "$W/twice.tar.zst"
+t fail "run --data (archive + a second zstd frame)" "'$G' run --data '$W/twice.tar.zst'"
 # ---- the table --------------------------------------------------------------------------
 {
   echo "| class | count |"
