@@ -8,5 +8,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PROPTEST_CASES="${1:-20000}"
-cargo test --profile test-release --locked -p gigagas-data -p gigagas-conformance --test it fuzz -- --nocapture
-cargo test --profile test-release --locked -p gigagas-lab --test fuzz -- --nocapture
+cargo test --release --locked -p gigagas-data -p gigagas-conformance --test it fuzz -- --nocapture
+cargo test --release --locked -p gigagas-lab --test fuzz -- --nocapture

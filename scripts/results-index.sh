@@ -17,6 +17,7 @@ index="$dir/README.md"
 commands() {
   cat <<'EOF'
 lto-abba-2core.txt	`CARGO_PROFILE_RELEASE_LTO=false cargo build --release` into another target dir, then `OUT=/tmp/abba-lto scripts/abba.sh LTO NOLTO 2 --threads 1,2 --repeats 5 --warmup 1` (issue 30: the test profile drops LTO, the binary keeps it)
+shared-deps-abba-2core.txt	B built from a worktree with `[profile.release]` lto = false, codegen-units = 1 and `[profile.release.package."*"]` codegen-units = 16 into another target dir, then `OUT=/tmp/abba-deps scripts/abba.sh THINLTO B 2 --threads 1,2 --repeats 5 --warmup 1` (issue 43: one profile for the binary and the tests)
 one-run-path-abba-2core.txt	`OUT=/tmp/abba31 scripts/abba.sh BEFORE target/release/gigagas 2 --threads 1,2 --scheduler ordered,gas-used --repeats 3 --warmup 1` (issue 31: the refactor against the build before it)
 bal-builder-cost-2core.txt	`gigagas bench --sequential-without-bal --threads 1 --scheduler ordered --repeats 10 --warmup 1` (bundled sample), then `--data /tmp/balgen/erc20,/tmp/balgen/mainnet-mix,/tmp/balgen/uniswap … --repeats 5`; quiet machine
 bal-stats-tables.md	`gigagas gen erc20\|uniswap\|mainnet-mix --block-gas 300M --blocks 3 --out /tmp/balgen/W`, then `gigagas bal stats --data /tmp/balgen/mainnet-mix,/tmp/balgen/erc20,/tmp/balgen/uniswap,../shared/data/mainnet --markdown --json /tmp/bal-stats.json`

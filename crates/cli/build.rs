@@ -83,7 +83,7 @@ fn version() {
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "unknown".into());
     println!("cargo::rustc-env=GIGAGAS_RUSTC={rustc}");
-    // The profile's own name (`release`, `profiling`, `test-release`, `debug`): cargo's
+    // The profile's own name (`release`, `profiling`, `debug`): cargo's
     // PROFILE says only release or debug, OUT_DIR is target/<profile>/build/<pkg>/out.
     let profile = std::env::var_os("OUT_DIR")
         .and_then(|out| {

@@ -26,7 +26,7 @@ pub struct Build {
     /// Whether tracked sources differed from that commit at build time; `None` when unknown.
     #[serde(default)]
     pub dirty: Option<bool>,
-    /// Cargo profile (`release`, `profiling`, `test-release`, `debug`).
+    /// Cargo profile (`release`, `profiling`, `debug`).
     pub profile: String,
     /// `rustc --version` of the compiler that built it.
     pub rustc: String,
