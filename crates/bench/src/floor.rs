@@ -260,6 +260,46 @@ pub fn check_memory(
     streams: usize,
     available: u64,
 ) -> Result<(), ExecError> {
+    // What one copy holds, counted: each distinct code once per block (a deep copy shares one
+    // code among the accounts that run it).
+    let counted: u64 = blocks
+        .iter()
+        .map(|b| {
+            let mut codes = std::collections::HashMap::new();
+            let state: u64 = b
+                .pre_state
+                .accounts()
+                .map(|(_, a)| {
+                    if let Some(code) = &a.info.code {
+                        codes.insert(a.info.code_hash, code.len() as u64);
+                    }
+                    128 + a.storage.len() as u64 * gigagas_data::chain::LOADED_BYTES_PER_SLOT
+                })
+                .sum();
+            // A transaction decoded, with its signature and sender: ~0.5 KiB.
+            state + codes.values().sum::<u64>() + b.transactions.len() as u64 * 512
+        })
+        .sum();
+    let refuse = |one: u64| {
+        let need = one.saturating_mul(streams as u64);
+        (need > available).then(|| {
+            let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
+            ExecError::Unsupported {
+                block: blocks.first().map_or(0, BlockInput::number),
+                what: format!(
+                    "contention floor: {streams} streams each hold a private copy of the data set ({:.3} GiB for one: the larger of its measured resident growth and what it holds), {:.2} GiB in all, more than the {:.2} GiB available (MemAvailable); measure fewer thread counts or share the inputs (one prepared copy read by every stream)",
+                    gib(one),
+                    gib(need),
+                    gib(available)
+                ),
+            }
+        })
+    };
+    // Refused on the count alone before anything is copied; otherwise one copy is made and
+    // prepared, and its measured growth decides.
+    if let Some(e) = refuse(counted) {
+        return Err(e);
+    }
     let before = resident_bytes();
     let copy: Vec<BlockInput> = blocks.iter().map(BlockInput::deep_clone).collect();
     let prepared = copy.iter().map(prepare).collect::<Result<Vec<_>, _>>()?;
@@ -268,37 +308,10 @@ pub fn check_memory(
         .map_or(0, |(before, after)| after.saturating_sub(before));
     drop(prepared);
     drop(copy);
-    let counted: u64 = blocks
-        .iter()
-        .map(|b| {
-            let state: u64 = b
-                .pre_state
-                .accounts()
-                .map(|(_, a)| {
-                    128 + a.storage.len() as u64 * gigagas_data::chain::LOADED_BYTES_PER_SLOT
-                        + a.info.code.as_ref().map_or(0, |c| c.len() as u64)
-                })
-                .sum();
-            // A transaction decoded, with its signature and sender: ~0.5 KiB.
-            let txs = b.transactions.len() as u64 * 512;
-            state + txs
-        })
-        .sum();
-    let one = measured.max(counted);
-    let need = one.saturating_mul(streams as u64);
-    if need > available {
-        let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
-        return Err(ExecError::Unsupported {
-            block: blocks.first().map_or(0, BlockInput::number),
-            what: format!(
-                "contention floor: {streams} streams each hold a private copy of the data set ({:.3} GiB for one: the larger of its measured resident growth and what it holds), {:.2} GiB in all, more than the {:.2} GiB available (MemAvailable); measure fewer thread counts or share the inputs (one prepared copy read by every stream)",
-                gib(one),
-                gib(need),
-                gib(available)
-            ),
-        });
+    match refuse(measured.max(counted)) {
+        Some(e) => Err(e),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// This process's resident memory, bytes (`VmRSS` of `/proc/self/status`); `None` where

@@ -48,19 +48,27 @@ pub fn check_range(flag: &str, value: usize, min: usize, max: usize) -> Result<u
 /// 0.1 s run from finishing in 200 s; 3,000 halved nothing but silently cut throughput
 /// 200-fold).
 pub fn check_environment() -> Result<()> {
-    const VAR: &str = "RAYON_NUM_THREADS";
-    let Some(value) = std::env::var_os(VAR) else {
+    // rayon also reads the older name.
+    for var in ["RAYON_NUM_THREADS", "RAYON_RS_NUM_CPUS"] {
+        check_thread_variable(var)?;
+    }
+    Ok(())
+}
+
+/// [`check_environment`] for one variable.
+fn check_thread_variable(var: &'static str) -> Result<()> {
+    let Some(value) = std::env::var_os(var) else {
         return Ok(());
     };
     let text = value.to_string_lossy();
     let Ok(n) = text.trim().parse::<usize>() else {
         bail!(
-            "{VAR}={:?}: not a whole number of threads (unset it, or give 1 to {MAX_THREADS}; 0 means one per core)",
+            "{var}={:?}: not a whole number of threads (unset it, or give 1 to {MAX_THREADS}; 0 means one per core)",
             gigagas_guard::text::printable(&text)
         );
     };
     if n > MAX_THREADS {
-        bail!("{VAR}={n}: above the limit of {MAX_THREADS} threads (it sizes the global pool of loading, hashing and verification; the run's own pools follow --threads)");
+        bail!("{var}={n}: above the limit of {MAX_THREADS} threads (it sizes the global pool of loading, hashing and verification; the run's own pools follow --threads)");
     }
     Ok(())
 }

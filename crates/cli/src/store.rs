@@ -24,8 +24,15 @@ pub enum StateArg {
     Disk,
 }
 
+/// Whether `path` names a symbolic link, also when written with a trailing `/` or `.` (with
+/// which the lookup would resolve the link before looking at it).
+fn is_symlink(path: &Path) -> bool {
+    let bare: std::path::PathBuf = path.components().collect();
+    std::fs::symlink_metadata(bare).is_ok_and(|m| m.file_type().is_symlink())
+}
+
 pub(crate) fn refuse_symlink(flag: &str, path: &Path) -> Result<()> {
-    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+    if is_symlink(path) {
         bail!(
             "{flag} {}: is a symbolic link; refusing to write a store through it",
             path.display()
@@ -243,9 +250,7 @@ pub(crate) fn init_store(
 /// unreadable, and when the record is missing or malformed: the load then hashes the
 /// allocation as it would without a store.
 pub fn known_genesis(db: &Path, data: &Path) -> Option<gigagas_data::chain::KnownGenesis> {
-    if std::fs::symlink_metadata(db).is_ok_and(|m| m.file_type().is_symlink())
-        || !std::fs::read_dir(db).is_ok_and(|mut d| d.next().is_some())
-    {
+    if is_symlink(db) || !std::fs::read_dir(db).is_ok_and(|mut d| d.next().is_some()) {
         return None;
     }
     let store: Store = Store::open(db).ok()?;

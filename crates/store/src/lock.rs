@@ -34,7 +34,9 @@ pub(crate) fn check_files(dir: &Path) -> Result<(), Error> {
         path: dir.to_owned(),
         why,
     };
-    if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
+    // Without a trailing `/` or `.`: `link/` would resolve the link before the check.
+    let bare: PathBuf = dir.components().collect();
+    if std::fs::symlink_metadata(&bare).is_ok_and(|m| m.file_type().is_symlink()) {
         return Err(refuse(
             "the directory is a symbolic link (a store never follows one it did not create: name the real directory)".into(),
         ));
@@ -142,10 +144,20 @@ impl WriterLock {
                 record_pid(&mut file, &dir.join(WRITER_LOCK))?;
                 Ok(Self { _file: Some(file) })
             }
-            None if cfg!(unix) => Err(Error::Busy {
-                path: dir.to_owned(),
-                holder: holder(&dir.join(WRITER_LOCK)),
-            }),
+            None if cfg!(unix) => {
+                let holder = holder(&dir.join(WRITER_LOCK));
+                if holder == format!("process {}", std::process::id()) {
+                    // MDBX allows one environment per file in a process, and so does this.
+                    return Err(Error::Backend(format!(
+                        "{}: this process already has the store open",
+                        dir.display()
+                    )));
+                }
+                Err(Error::Busy {
+                    path: dir.to_owned(),
+                    holder,
+                })
+            }
             None => Ok(Self { _file: None }),
         }
     }

@@ -413,22 +413,37 @@ fn open_err(e: MdbxError, map_bytes: usize) -> Error {
 /// carries it (`MDBX_MAGIC << 8 | MDBX_DATA_VERSION`, libmdbx 0.13).
 const MDBX_STAMP: u64 = (0x0059_659D_BDEF_4C11 << 8) | 3;
 /// Where a meta page's fields lie (libmdbx 0.13's `page_t` header of 20 bytes, then
-/// `meta_t`): the stamp, the committing transaction id, the first unallocated page
-/// (`geometry.first_unallocated`) and the page size.
+/// `meta_t`, packed to 4 bytes): the stamp, the committing transaction id (written twice, at
+/// the start and the end: they differ while the meta is being rewritten), the first
+/// unallocated page (`geometry.first_unallocated`) and the page size. Native byte order, as
+/// MDBX writes them.
 const META_STAMP: usize = 20;
-const META_TXNID: usize = 28;
+const META_TXNID_A: usize = 28;
 const META_USED_PAGES: usize = 56;
 const META_PAGE_SIZE: usize = 64;
-const META_BYTES: usize = 72;
+const META_SIGN: usize = 188;
+const META_TXNID_B: usize = 196;
+const META_BYTES: usize = 204;
 
-/// Checks `path`'s `mdbx.dat` before any writable open: MDBX's three meta pages must carry
-/// its stamp and the file must hold every page the newest of them uses. A writable MDBX open
-/// re-initialises a file too short to hold its metas as a new, empty database and resizes
-/// one shorter than its pages, so a truncated or foreign file is refused here, unchanged.
-/// (MDBX's read-only open would check it too, but it maps the size the file's metas
-/// recorded, which an address-space limit may refuse; this reads 216 bytes.)
+/// One meta page as the preflight reads it: its transaction id, the pages it uses, and
+/// whether it is steady (flushed: its signature is above MDBX's `DATASIGN_WEAK`).
+struct Meta {
+    txnid: u64,
+    used_pages: u64,
+    steady: bool,
+}
+
+/// Checks `path`'s `mdbx.dat` before MDBX opens it: a writable MDBX open re-initialises a
+/// file without a valid meta page as a new, empty database, and resizes (or rolls back) one
+/// shorter than its pages, so a truncated or foreign file is refused here, unchanged. The
+/// meta judged is the one MDBX would take: the newest valid one (right stamp, both copies of
+/// its transaction id equal: not torn), or, when that one is weak (written, not flushed: a
+/// system crash may have lost it) and does not fit, the newest steady one. The page size
+/// comes from the first valid meta. The metas are read before the length, and a shortfall is
+/// read again once, so a writer growing the file meanwhile is not taken for a truncation.
+/// (MDBX's read-only open would check this too, but it maps the size the file recorded,
+/// which an address-space limit may refuse; this reads a few hundred bytes.)
 fn preflight(path: &Path) -> Result<(), Error> {
-    use std::os::unix::fs::FileExt;
     let not_a_store = |why: String| Error::NotAStore {
         path: path.to_owned(),
         why,
@@ -439,59 +454,104 @@ fn preflight(path: &Path) -> Result<(), Error> {
         source,
     };
     let file = std::fs::File::open(&dat).map_err(io)?;
-    let len = file.metadata().map_err(io)?.len();
-    let meta_at = |offset: u64| -> Result<Option<[u8; META_BYTES]>, Error> {
-        let mut page = [0u8; META_BYTES];
-        if offset + META_BYTES as u64 > len {
-            return Ok(None);
-        }
-        file.read_exact_at(&mut page, offset).map_err(io)?;
-        let stamp = u64::from_le_bytes(
-            page[META_STAMP..META_STAMP + 8]
-                .try_into()
-                .unwrap_or_default(),
-        );
-        Ok((stamp == MDBX_STAMP).then_some(page))
-    };
-    let u32_at = |page: &[u8; META_BYTES], at: usize| {
-        u32::from_le_bytes([page[at], page[at + 1], page[at + 2], page[at + 3]])
-    };
-    let Some(first) = meta_at(0)? else {
-        return Err(not_a_store(format!(
-            "mdbx.dat ({len} bytes) does not begin with an MDBX meta page (truncated, or not an MDBX file)"
-        )));
-    };
-    let page_bytes = u64::from(u32_at(&first, META_PAGE_SIZE));
-    if !page_bytes.is_power_of_two() || !(256..=65_536).contains(&page_bytes) {
-        return Err(not_a_store(format!(
-            "mdbx.dat's first meta page names a page size of {page_bytes} bytes (MDBX's are powers of two from 256 to 65,536)"
-        )));
-    }
-    let mut newest: Option<(u64, u64)> = None;
-    for i in 0..3u64 {
-        let Some(meta) = meta_at(i * page_bytes)? else {
+    let mut attempt = 0;
+    loop {
+        let metas = read_metas(&file).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        let Some((page_bytes, metas)) = metas else {
             return Err(not_a_store(format!(
-                "mdbx.dat ({len} bytes) lacks MDBX's meta page {i} (of 3, {page_bytes} bytes a page): truncated, or not an MDBX file"
+                "mdbx.dat ({len} bytes) holds no valid MDBX meta page (truncated, or not an MDBX file)"
             )));
         };
-        let txnid = u64::from_le_bytes(
-            meta[META_TXNID..META_TXNID + 8]
-                .try_into()
-                .unwrap_or_default(),
-        );
-        let used = u64::from(u32_at(&meta, META_USED_PAGES));
-        if newest.is_none_or(|(t, _)| txnid > t) {
-            newest = Some((txnid, used));
+        let fits = |m: &Meta| m.used_pages.saturating_mul(page_bytes) <= len;
+        let newest = metas.iter().max_by_key(|m| m.txnid);
+        let judged = match newest {
+            Some(m) if !m.steady && !fits(m) => metas
+                .iter()
+                .filter(|m| m.steady)
+                .max_by_key(|m| m.txnid)
+                .or(newest),
+            other => other,
+        };
+        let Some(judged) = judged else {
+            return Err(not_a_store("mdbx.dat holds no valid MDBX meta page".into()));
+        };
+        if fits(judged) {
+            return Ok(());
+        }
+        attempt += 1;
+        if attempt == 2 {
+            return Err(not_a_store(format!(
+                "mdbx.dat is {len} bytes, but its current meta page (transaction {}) uses {} pages of {page_bytes} bytes ({} bytes): the file was truncated",
+                judged.txnid,
+                judged.used_pages,
+                judged.used_pages.saturating_mul(page_bytes)
+            )));
         }
     }
-    let used = newest.map_or(3, |(_, used)| used);
-    if len < used * page_bytes {
-        return Err(not_a_store(format!(
-            "mdbx.dat is {len} bytes, but its newest meta page uses {used} pages of {page_bytes} bytes ({} bytes): the file was truncated",
-            used * page_bytes
-        )));
+}
+
+/// The valid meta pages of an MDBX data file and its page size (that of the first valid
+/// meta); `None` when none is valid.
+fn read_metas(file: &std::fs::File) -> std::io::Result<Option<(u64, Vec<Meta>)>> {
+    use std::os::unix::fs::FileExt;
+    let read = |offset: u64| -> std::io::Result<Option<[u8; META_BYTES]>> {
+        let mut page = [0u8; META_BYTES];
+        match file.read_exact_at(&mut page, offset) {
+            Ok(()) => Ok(Some(page)),
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(None),
+            Err(e) => Err(e),
+        }
+    };
+    let u32_at = |p: &[u8; META_BYTES], at: usize| {
+        u32::from_ne_bytes([p[at], p[at + 1], p[at + 2], p[at + 3]])
+    };
+    let u64_at = |p: &[u8; META_BYTES], at: usize| {
+        u64::from(u32_at(p, at)) | (u64::from(u32_at(p, at + 4)) << 32)
+    };
+    let stamp_of = |p: &[u8; META_BYTES]| {
+        // The stamp is one native 64-bit word; read as two halves in native order.
+        if cfg!(target_endian = "little") {
+            u64_at(p, META_STAMP)
+        } else {
+            (u64::from(u32_at(p, META_STAMP)) << 32) | u64::from(u32_at(p, META_STAMP + 4))
+        }
+    };
+    let valid = |p: &[u8; META_BYTES]| {
+        stamp_of(p) == MDBX_STAMP && u64_at(p, META_TXNID_A) == u64_at(p, META_TXNID_B)
+    };
+    // The page size is not known before a meta is read: meta 0 is at offset 0; metas 1 and 2
+    // follow at the page size any valid meta names.
+    let mut page_bytes = None;
+    let mut candidates = vec![read(0)?];
+    for size in (8..=16).map(|k| 1u64 << k) {
+        if let Some(p) = read(size)?.filter(valid) {
+            if u64::from(u32_at(&p, META_PAGE_SIZE)) == size {
+                page_bytes = Some(size);
+                break;
+            }
+        }
     }
-    Ok(())
+    if let Some(Some(p)) = candidates.first().filter(|p| p.is_some_and(|p| valid(&p))) {
+        page_bytes = page_bytes.or(Some(u64::from(u32_at(p, META_PAGE_SIZE))));
+    }
+    let Some(page_bytes) = page_bytes.filter(|b| b.is_power_of_two() && (256..=65_536).contains(b))
+    else {
+        return Ok(None);
+    };
+    candidates.push(read(page_bytes)?);
+    candidates.push(read(2 * page_bytes)?);
+    let metas: Vec<Meta> = candidates
+        .into_iter()
+        .flatten()
+        .filter(|p| valid(p) && u64::from(u32_at(p, META_PAGE_SIZE)) == page_bytes)
+        .map(|p| Meta {
+            txnid: u64_at(&p, META_TXNID_A),
+            used_pages: u64::from(u32_at(&p, META_USED_PAGES)),
+            steady: u64_at(&p, META_SIGN) > 1,
+        })
+        .collect();
+    Ok((!metas.is_empty()).then_some((page_bytes, metas)))
 }
 
 /// Read transactions open at once in one environment. A pipelined run at `T` threads holds

@@ -962,6 +962,10 @@ fn a_symlinked_store_file_is_refused_and_its_target_untouched() {
     std::os::unix::fs::symlink(&path, &link).unwrap();
     let e = Store::<Mdbx>::open(&link).unwrap_err().to_string();
     assert!(e.contains("directory is a symbolic link"), "{e}");
+    // Also written with a trailing slash (a shell's completion adds one).
+    let slashed = std::path::PathBuf::from(format!("{}/", link.display()));
+    let e = Store::<Mdbx>::open(&slashed).unwrap_err().to_string();
+    assert!(e.contains("directory is a symbolic link"), "{e}");
     let e = Store::<Mdbx>::create(&link).unwrap_err().to_string();
     assert!(e.contains("directory is a symbolic link"), "{e}");
 }
@@ -988,20 +992,16 @@ fn a_second_writer_is_refused_naming_the_holder() {
     drop(stores(&model, &path));
     let writer: Store = Store::open(&path).unwrap();
     assert!(writer.is_writer());
-    // MDBX allows one environment per file in a process, so the second writer's refusal must
-    // come from the writer lock, before MDBX is asked.
-    let e = Store::<Mdbx>::open(&path).unwrap_err().to_string();
-    assert!(
-        e.contains(&format!(
-            "process {} holds this store for writing",
-            std::process::id()
-        )),
-        "{e}"
-    );
-    let e = Store::<Mdbx>::open_with(&path, false)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("holds this store for writing"), "{e}");
+    // A second open in this process is named as such (another process is named by its id:
+    // crates/cli/tests/it/hostile.rs), before MDBX is asked.
+    for e in [
+        Store::<Mdbx>::open(&path).unwrap_err().to_string(),
+        Store::<Mdbx>::open_with(&path, false)
+            .unwrap_err()
+            .to_string(),
+    ] {
+        assert!(e.contains("this process already has the store open"), "{e}");
+    }
     drop(writer);
     let reader: Store = Store::open_unrecovered(&path, true).unwrap();
     assert!(!reader.is_writer());
@@ -1035,10 +1035,11 @@ fn a_truncated_store_is_refused_unchanged() {
             e.contains("not a gigagas store") || e.contains("corrupt"),
             "{len}: {e}"
         );
-        assert_eq!(
-            std::fs::read(&dat).unwrap(),
-            before,
-            "{len} bytes: the file was changed"
+        let after = std::fs::read(&dat).unwrap();
+        assert!(
+            after == before,
+            "{len} bytes: the file was changed (now {} bytes)",
+            after.len()
         );
     }
 }

@@ -257,6 +257,9 @@ pub fn exec(args: RunArgs) -> Result<()> {
     };
     let console = Console::for_output(json.as_ref());
     print_run(console, &cases, &run, sync);
+    if let Some(note) = trust_note(&dataset) {
+        say!(console, "{note}");
+    }
     if let Some(json) = json {
         let phases = run.phases_ns();
         let value = serde_json::json!({
@@ -277,6 +280,22 @@ pub fn exec(args: RunArgs) -> Result<()> {
         json.write(&serde_json::to_vec_pretty(&value)?)?;
     }
     Ok(())
+}
+
+/// What "verified" rests on when some blocks' pre-state is not the whole world state (the
+/// mainnet layout: the accounts and slots each block touches, as a node's prestate tracer gave
+/// them): their results are checked against the headers, but the pre-state itself is trusted,
+/// so a source that forged pre-state and blocks consistently would pass. `None` when every
+/// block starts from a complete state (generated chains, blockchain tests: the state root is
+/// checked).
+fn trust_note(dataset: &gigagas_data::Dataset) -> Option<String> {
+    let partial = dataset.blocks.iter().filter(|b| !b.complete_state).count();
+    (partial > 0).then(|| {
+        format!(
+            "note: {partial} of {} blocks verified against the data set's own pre-state (the accounts and slots each block touches, as its source gave them): gas, bloom and (from Byzantium) receipts root are checked against the header, the state root cannot be; a source that forged pre-state and blocks consistently would pass",
+            dataset.blocks.len()
+        )
+    })
 }
 
 /// One line per block (its stages, what it verified), then the per-stage totals and the

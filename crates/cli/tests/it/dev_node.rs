@@ -283,8 +283,16 @@ fn inject_fetch_and_verify_on_a_geth_dev_node() {
         let mut args = vec!["run", "--data", data.to_str().unwrap()];
         args.extend_from_slice(mode);
         let text = ok(&format!("gigagas run {mode:?}"), &gigagas(&args));
-        let total = text.lines().last().unwrap_or_default();
+        let total = text
+            .lines()
+            .find(|l| l.starts_with("total:"))
+            .unwrap_or_default();
         eprintln!("run {mode:?}: {total}");
+        // Fetched pre-states hold what the blocks touch: the run says what it trusted.
+        assert!(
+            text.contains("verified against the data set's own pre-state"),
+            "{text}"
+        );
         assert!(
             total.contains("120 txs") && total.contains("verified"),
             "{text}"
@@ -527,7 +535,8 @@ fn fetch_with_the_genesis_makes_a_chain_the_peers_run() {
         let text = ok(&format!("gigagas run {mode:?}"), &gigagas(&args));
         let total = text.lines().last().unwrap_or_default();
         assert!(total.contains("verified"), "{text}");
-        // Complete state: every block's state root is checked.
+        // Complete state: every block's state root is checked, nothing trusted to note.
+        assert!(!text.contains("own pre-state"), "{text}");
         assert!(text.contains("state root"), "{text}");
     }
 

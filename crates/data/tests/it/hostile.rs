@@ -571,7 +571,7 @@ fn proc_fields_are_read_in_bytes_or_none() {
     use gigagas_data::chain::proc_kib_field;
     if std::path::Path::new("/proc/self/status").exists() {
         let rss = proc_kib_field("/proc/self/status", "VmRSS").unwrap();
-        assert!(rss > 0 && rss % 1024 == 0, "{rss}");
+        assert!(rss > 0 && rss.is_multiple_of(1024), "{rss}");
         // A key that is a prefix of another is not taken for it.
         assert_eq!(proc_kib_field("/proc/self/status", "VmRS"), None);
     }
