@@ -53,6 +53,7 @@ eip7928-scenarios.md	`gigagas differential --suite eip7928 --json out.json` (304
 hostile-inputs-cli.md	every hostile CLI input tried, before and after (release binary)
 hostile-inputs-data.md	every hostile data input tried (block files, pre-states, archives, generated chains, fixtures), before and after; the fuzz properties in `crates/{data,conformance,lab}/tests/fuzz.rs`, `scripts/fuzz.sh`
 hostile-pass-round3.md	`scripts/hostile-pass.sh target/release/gigagas docs/results/hostile-pass-round3.md` (issue 29, round 3: every subcommand with malformed, huge and hostile inputs, classed OK/PANIC/LOSS/HANG/OOM/SILENT/UNCLEAR/SECURITY; header and reading added by hand)
+hostile-pass-round4.md	`scripts/hostile-pass.sh target/release/gigagas docs/results/hostile-pass-round4.md` (issue 42: round 3's inputs plus hostile trial 3's classes; header and reading added by hand)
 hot-account-2core.md	`gigagas gen sstore-bloated --slots 1000000 [--spread] --blocks 3 --block-gas 30M --fork cancun --seed 1 --out DIR`, then `scripts/measure-hot.sh 3 /tmp/hot1m /tmp/spread1m` (root, prefetch, write, bytes read; 1/2 threads, warm/cold)
 gpu-recovery.md	`cargo test -p gigagas-gpu --release` (measured with the former `test-release` profile; the kernel compiled for the host against libsecp256k1), `gigagas gpu check --host`, `gigagas gpu bench --cpu-only --threads 1,2`; GPU rows: `scripts/device-gpu.sh` on the lent GPU machine (issue 41; commands in the file)
 incremental-root.md	`cargo run --release -p gigagas-trie --example incremental_root -- 1000000 4200 21`

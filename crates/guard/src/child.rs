@@ -366,10 +366,12 @@ mod tests {
             "#!/bin/sh\necho 'starting \x1b[31mred' >&2\nsleep 1000\necho never\n",
         )
         .unwrap();
+        // 2 s: the shell must have started and written its line before the deadline, also on
+        // a loaded machine (at 300 ms it once had not, and the tail was empty).
         let err = run(
             Command::new("sh").arg(&script),
             "the hanging peer on blocks.json",
-            &limits(300),
+            &limits(2_000),
         )
         .unwrap_err();
         let ChildError::TimedOut {
@@ -409,7 +411,8 @@ mod tests {
         let message = err.to_string();
         assert!(message.contains("within 1.05 s"), "{message}");
         assert!(message.contains("--test-timeout"), "{message}");
-        assert!((5..=11).contains(&lines.len()), "{lines:#?}");
+        // About 10 heartbeats; fewer when a loaded machine delays the waiting thread.
+        assert!((3..=11).contains(&lines.len()), "{lines:#?}");
         for line in &lines {
             assert!(
                 line.starts_with("waiting on a peer that never answers (sleep, pid "),
