@@ -1038,6 +1038,19 @@ fn tiny_result(dir: &Path, name: &str) -> std::path::PathBuf {
 }
 
 /// Rewrites the JSON at `path` with `f`.
+/// A result edited to hold no blocks, consistently: no gas, no transactions, no per-block
+/// times (a result that contradicts itself is refused as it is read).
+fn without_blocks(v: &mut serde_json::Value) {
+    v["blocks"] = serde_json::json!([]);
+    if v["phases"].is_object() {
+        v["phases"]["txs"] = serde_json::json!(0);
+    }
+    for run in v["runs"].as_array_mut().unwrap() {
+        run["block_ns"] = serde_json::json!([]);
+        run["total_gas"] = serde_json::json!(0);
+    }
+}
+
 fn edit_json(path: &Path, f: impl FnOnce(&mut serde_json::Value)) {
     let mut value: serde_json::Value =
         serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
@@ -1713,16 +1726,7 @@ fn compare_refuses_different_data_zero_throughput_and_judges_only_enough_repeats
 
     // A result without blocks (and so no gas and no transactions): nothing to compare.
     let empty = tiny_result(dir.path(), "empty.json");
-    edit_json(&empty, |v| {
-        v["blocks"] = serde_json::json!([]);
-        if v["phases"].is_object() {
-            v["phases"]["txs"] = serde_json::json!(0);
-        }
-        for run in v["runs"].as_array_mut().unwrap() {
-            run["block_ns"] = serde_json::json!([]);
-            run["total_gas"] = serde_json::json!(0);
-        }
-    });
+    edit_json(&empty, without_blocks);
     let e = empty.to_str().unwrap();
     let (ok, _, stderr) = gigagas(&["compare", e, e]);
     assert!(!ok && stderr.contains("has no blocks"), "{stderr}");
@@ -1761,17 +1765,7 @@ fn compare_refuses_different_data_zero_throughput_and_judges_only_enough_repeats
 fn report_on_a_result_without_blocks_finishes() {
     let dir = tempfile::tempdir().unwrap();
     let empty = tiny_result(dir.path(), "empty.json");
-    edit_json(&empty, |v| {
-        v["blocks"] = serde_json::json!([]);
-        // Consistent with no blocks: no gas, no transactions.
-        if v["phases"].is_object() {
-            v["phases"]["txs"] = serde_json::json!(0);
-        }
-        for run in v["runs"].as_array_mut().unwrap() {
-            run["block_ns"] = serde_json::json!([]);
-            run["total_gas"] = serde_json::json!(0);
-        }
-    });
+    edit_json(&empty, without_blocks);
     let html = dir.path().join("empty.html");
     let (ok, _, stderr) = gigagas_within(
         &[

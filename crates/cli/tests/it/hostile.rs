@@ -439,21 +439,27 @@ fn a_hostile_rayon_num_threads_is_refused_by_name() {
     assert_eq!(o.code, Some(0), "{o:?}");
 }
 
-/// A store directory whose data file is a symbolic link to the user's own file is refused by
-/// every store command, read-only `db verify` included, and the file is left as it was (it
-/// used to be truncated or overwritten).
-#[test]
-fn a_symlinked_store_file_never_writes_through() {
-    let tmp = tempfile::tempdir().unwrap();
-    let chain = tmp.path().join("chain");
+/// A small generated chain under `dir` and its store made by `db init`: (chain, store).
+fn chain_and_store(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let chain = dir.join("chain");
     gen_chain(&chain, "Prague");
-    let db = tmp.path().join("db");
+    let db = dir.join("db");
     let mut init = gigagas();
     init.args(["db", "init", "--data"])
         .arg(&chain)
         .arg("--out")
         .arg(&db);
     assert_eq!(run(init, Out::Piped).code, Some(0));
+    (chain, db)
+}
+
+/// A store directory whose data file is a symbolic link to the user's own file is refused by
+/// every store command, read-only `db verify` included, and the file is left as it was (it
+/// used to be truncated or overwritten).
+#[test]
+fn a_symlinked_store_file_never_writes_through() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (chain, db) = chain_and_store(tmp.path());
     let victim = tmp.path().join("notes.txt");
     for name in ["mdbx.dat", "mdbx.lck"] {
         std::fs::write(&victim, b"my notes\n".repeat(1000)).unwrap();
@@ -484,15 +490,7 @@ fn a_symlinked_store_file_never_writes_through() {
 #[test]
 fn a_second_writer_is_refused_naming_the_first() {
     let tmp = tempfile::tempdir().unwrap();
-    let chain = tmp.path().join("chain");
-    gen_chain(&chain, "Prague");
-    let db = tmp.path().join("db");
-    let mut init = gigagas();
-    init.args(["db", "init", "--data"])
-        .arg(&chain)
-        .arg("--out")
-        .arg(&db);
-    assert_eq!(run(init, Out::Piped).code, Some(0));
+    let (chain, db) = chain_and_store(tmp.path());
     let cmds = || {
         let mut resume = gigagas();
         resume

@@ -268,15 +268,21 @@ fn manifest_spellings_upper_case_hex_and_binary_mode_are_accepted_and_errors_are
     }
 }
 
-#[test]
-fn pack_with_a_repeated_block_writes_an_archive_its_loader_accepts() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
+/// The real blocks of [`real_files`] written as a mainnet-layout directory under `dir`.
+fn real_data_dir(dir: &std::path::Path) -> std::path::PathBuf {
+    let data = dir.join("data");
     for (rel, bytes) in real_files() {
         let p = data.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, bytes).unwrap();
     }
+    data
+}
+
+#[test]
+fn pack_with_a_repeated_block_writes_an_archive_its_loader_accepts() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = real_data_dir(dir.path());
     let out = dir.path().join("p.tar.zst");
     gigagas_data::pack_sample(&data, &[46147, 46147, 19910734, 46147], &out, 1).unwrap();
     let loaded = gigagas_data::load(&DataSource::open(&out).unwrap()).unwrap();
@@ -289,12 +295,7 @@ fn pack_with_a_repeated_block_writes_an_archive_its_loader_accepts() {
 #[test]
 fn a_failed_write_is_named_as_a_write() {
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    for (rel, bytes) in real_files() {
-        let p = data.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, bytes).unwrap();
-    }
+    let data = real_data_dir(dir.path());
     let e = gigagas_data::pack_sample(&data, &[46147], std::path::Path::new("/dev/full"), 1)
         .unwrap_err()
         .to_string();
