@@ -68,29 +68,10 @@ pub fn read_limited(path: &Path, default: u64, env: &str) -> std::io::Result<Vec
     use std::io::{Error, ErrorKind};
     let limit = limit_from_env(env, default)
         .map_err(|e| Error::new(ErrorKind::InvalidInput, e.to_string()))?;
-    // Refuse before opening: opening a FIFO for reading blocks until a writer appears.
-    if !std::fs::metadata(path)?.is_file() {
-        return Err(Error::new(
-            ErrorKind::InvalidInput,
-            "not a regular file (a FIFO, device or directory is not read)",
-        ));
-    }
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        // Should the path be swapped for a FIFO after the check, opening still does not block.
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(0o4000); // O_NONBLOCK
-    }
-    let file = options.open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(Error::new(
-            ErrorKind::InvalidInput,
-            "not a regular file (a FIFO, device or directory is not read)",
-        ));
-    }
+    let (file, meta) = gigagas_guard::file::open_regular(path).map_err(|e| match e {
+        gigagas_guard::file::OpenError::Io(e) => e,
+        e => Error::new(ErrorKind::InvalidInput, e.to_string()),
+    })?;
     if meta.len() > limit {
         return Err(Error::new(
             ErrorKind::FileTooLarge,
@@ -186,31 +167,9 @@ impl Drop for UnpackedDir {
 /// What is at `path` in words, for a path that is neither a regular file nor a directory:
 /// `a FIFO`, `a character device`, …; `None` when nothing is there.
 fn kind_of(path: &Path) -> Option<&'static str> {
-    let meta = std::fs::metadata(path).ok()?;
-    let t = meta.file_type();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if t.is_fifo() {
-            return Some("a FIFO");
-        }
-        if t.is_char_device() {
-            return Some("a character device");
-        }
-        if t.is_block_device() {
-            return Some("a block device");
-        }
-        if t.is_socket() {
-            return Some("a socket");
-        }
-    }
-    if t.is_dir() {
-        return Some("a directory");
-    }
-    if t.is_file() {
-        return Some("a regular file");
-    }
-    Some("neither a file nor a directory")
+    std::fs::metadata(path)
+        .ok()
+        .map(|m| gigagas_guard::file::kind(&m))
 }
 
 impl DataSource {

@@ -6,6 +6,7 @@
 //! - [`child`]: a child process (geth, evm, revme, gigagas itself) run with a deadline, killed
 //!   with its whole process group when it passes, its output held up to a bound, and an error
 //!   that says what was waited for and ends with the escaped tail of its stderr.
+//! - [`file`]: an input file opened only when it is a regular file (never a FIFO or device).
 //! - [`fault`]: a `SIGBUS` (a write to a mapped store file on a full disk) reported in words
 //!   with its own exit status instead of a silent death.
 //!
@@ -16,4 +17,5 @@
 
 pub mod child;
 pub mod fault;
+pub mod file;
 pub mod text;

@@ -138,19 +138,10 @@ pub fn read_reports_file(path: &std::path::Path) -> Result<Vec<BenchReport>, Rea
 pub fn read_result_bytes(path: &std::path::Path) -> Result<Vec<u8>, ReadError> {
     use std::io::Read;
     let limit = max_result_bytes();
-    // Refuse before opening: opening a FIFO for reading blocks until a writer appears.
-    not_a_file(&std::fs::metadata(path)?)?;
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        // Should the path be swapped for a FIFO after the check, opening still does not block.
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(0o4000); // O_NONBLOCK
-    }
-    let file = options.open(path)?;
-    let meta = file.metadata()?;
-    not_a_file(&meta)?;
+    let (file, meta) = gigagas_guard::file::open_regular(path).map_err(|e| match e {
+        gigagas_guard::file::OpenError::NotAFile { kind } => ReadError::NotAFile { kind },
+        gigagas_guard::file::OpenError::Io(e) => ReadError::Io(e),
+    })?;
     let size = meta.len();
     if size > limit {
         return Err(ReadError::TooLarge { bytes: size, limit });
@@ -164,33 +155,6 @@ pub fn read_result_bytes(path: &std::path::Path) -> Result<Vec<u8>, ReadError> {
         )));
     }
     Ok(bytes)
-}
-
-/// Refuses anything but a regular file, naming what it is.
-fn not_a_file(meta: &std::fs::Metadata) -> Result<(), ReadError> {
-    let t = meta.file_type();
-    if t.is_file() {
-        return Ok(());
-    }
-    let mut kind = if t.is_dir() {
-        "a directory"
-    } else {
-        "neither a file nor a directory"
-    };
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if t.is_fifo() {
-            kind = "a FIFO";
-        } else if t.is_char_device() {
-            kind = "a character device";
-        } else if t.is_block_device() {
-            kind = "a block device";
-        } else if t.is_socket() {
-            kind = "a socket";
-        }
-    }
-    Err(ReadError::NotAFile { kind })
 }
 
 fn limit(

@@ -55,7 +55,7 @@ pub(crate) fn check_files(dir: &Path) -> Result<(), Error> {
             Ok(m) if !m.is_file() => {
                 return Err(refuse(format!(
                     "{name} is not a regular file ({})",
-                    kind(&m)
+                    gigagas_guard::file::kind(&m)
                 )));
             }
             Ok(_) => {}
@@ -64,32 +64,6 @@ pub(crate) fn check_files(dir: &Path) -> Result<(), Error> {
         }
     }
     Ok(())
-}
-
-/// What a directory entry is, in words.
-fn kind(m: &std::fs::Metadata) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        let t = m.file_type();
-        if t.is_dir() {
-            return "a directory";
-        }
-        if t.is_fifo() {
-            return "a FIFO";
-        }
-        if t.is_socket() {
-            return "a socket";
-        }
-        if t.is_block_device() || t.is_char_device() {
-            return "a device";
-        }
-    }
-    if m.is_dir() {
-        "a directory"
-    } else {
-        "not a file"
-    }
 }
 
 /// Opens (creating it) the lock file `name` in `dir` and takes its exclusive `flock` without
