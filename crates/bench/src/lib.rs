@@ -27,8 +27,11 @@ pub mod pipeline;
 pub const THROUGHPUT_DEFINITION: &str = "gas used / execution wall time, with pre-state in \
 memory and senders recovered in advance; no state root. Sequential: pre-execution, all \
 transactions, post-execution and BAL construction. Parallel: all transactions on the worker \
-pool, each checked against the BAL, receipts merged in block order. Sender recovery, BAL \
-preparation, the canonical commit/BAL rebuild and verification are timed as separate phases.";
+pool, each checked against the BAL, receipts merged in block order, and (a block run alone, \
+since 2026-11-27) the part of the canonical commit and BAL rebuild the workers do while the \
+block executes. Sender recovery, BAL preparation, the rest of the commit/BAL rebuild \
+(post-execution, the comparison; all of it for mega-blocks) and verification are timed as \
+separate phases.";
 
 /// One measured configuration: an execution mode, where sender recovery happens, and how
 /// many consecutive blocks form one mega-block.

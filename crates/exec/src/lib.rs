@@ -9,6 +9,7 @@
 //! Architecture invariant: no file I/O and no printing; timings are measured here, judged
 //! elsewhere.
 
+mod commit;
 mod eip7610;
 mod env;
 mod error;

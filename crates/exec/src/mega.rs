@@ -5,7 +5,8 @@
 //! global indices", and the results are committed and verified per original block.
 
 use crate::{
-    parallel::{commit_block, merge_receipts, run_unit, TxDone, Unit},
+    commit::commit_block,
+    parallel::{merge_receipts, run_unit, TxDone, Unit},
     BlockAccess, ExecError, Lifecycle, ParallelPlan, ParallelRun, PreparedBlock, Scheduler,
     StateProvider, WorkerPool,
 };
@@ -166,7 +167,7 @@ pub fn execute_mega<S: StateProvider>(
         plans: &plan.blocks,
     };
     let start = Instant::now();
-    let (done, times) = run_unit(&unit, pre_state, pool, &order)?;
+    let (done, times) = run_unit(&unit, pre_state, pool, &order, None)?;
     // Receipts per block, in block order (all of them before any commit: the worker phase).
     let mut per_block: Vec<Vec<TxDone>> = Vec::with_capacity(blocks.len());
     let mut rest = done.into_iter();
@@ -187,7 +188,7 @@ pub fn execute_mega<S: StateProvider>(
         .zip(&plan.blocks)
         .map(|(((block, d), r), p)| {
             let pre: &PreState = &block.input.pre_state;
-            let mut run = commit_block(block, pre, p, d, r, exec_nanos)?;
+            let mut run = commit_block(block, pre, p, None, d, r, exec_nanos)?;
             (run.head_nanos, run.serial_nanos) = (head_nanos, serial_nanos);
             Ok(run)
         })

@@ -2,13 +2,14 @@
 //! of earlier indices"; results merge in block order and are checked against the BAL.
 
 use crate::{
+    commit::{commit_block, StreamCommit},
     lifecycle::{events_of, LifecycleEvent},
-    receipt_of, system,
+    receipt_of,
     worker_db::WorkerDb,
     BlockAccess, ExecError, Lifecycle, PreparedBlock, Scheduler, StateProvider, WorkerPool,
 };
 use alloy_eip7928::{validate_block_access_list, BlockAccessIndex, BlockAccessList};
-use alloy_primitives::{Address, B256};
+use alloy_primitives::Address;
 use gigagas_data::PreStateError;
 use gigagas_receipt::TxReceipt;
 use gigagas_verify::{
@@ -16,8 +17,8 @@ use gigagas_verify::{
 };
 use revm::{
     context::{result::EVMError, ContextTr},
-    database::{CacheState, State},
-    database_interface::{bal::EvmDatabaseError, DatabaseCommit},
+    database::CacheState,
+    database_interface::bal::EvmDatabaseError,
     handler::{instructions::EthInstructions, MainBuilder},
     state::{
         bal::{Bal, BalError},
@@ -109,6 +110,16 @@ impl ParallelPlan {
     pub fn small_block_gas(&self) -> u64 {
         self.small_block_gas
     }
+
+    /// The BAL as revm's lookup structure.
+    pub(crate) fn bal(&self) -> &Bal {
+        &self.bal
+    }
+
+    /// The BAL as the block gave it.
+    pub(crate) fn expected(&self) -> &BlockAccessList {
+        &self.expected
+    }
 }
 
 /// Result of a parallel run.
@@ -124,7 +135,8 @@ pub struct ParallelRun {
     /// counting allocator is installed: `gigagas_alloc`).
     pub tx_allocations: u64,
     /// Wall time of the worker phase (all transactions executed and checked against the BAL,
-    /// receipts merged), nanoseconds.
+    /// receipts merged), nanoseconds. A block run alone commits while it executes: the part
+    /// of the commit the workers did is in here.
     pub exec_nanos: u64,
     /// The head of `exec_nanos`: from its start until the last worker that ran a
     /// transaction took its first one (waking the pool's threads and building each worker's
@@ -134,8 +146,10 @@ pub struct ParallelRun {
     /// joining the workers back (waking the caller if it waited), collecting the results and
     /// merging the receipts in block order, nanoseconds.
     pub serial_nanos: u64,
-    /// Wall time of the canonical commit: pre/post-execution, the transactions' state
-    /// changes applied in block order and the BAL rebuilt and compared; nanoseconds.
+    /// Wall time of the canonical commit after the workers: post-execution, the BAL
+    /// rebuilt and compared, and whatever of the transactions' state changes the workers
+    /// left (all of them for a mega-block's blocks and before Byzantium, with pre-execution);
+    /// nanoseconds.
     pub commit_nanos: u64,
     /// Every account the block touched, in its final state after the canonical commit (the
     /// input of `gigagas_state::apply_changes`).
@@ -203,8 +217,8 @@ pub(crate) fn evm_error(
 }
 
 /// Executes `block` on `pool` from the BAL in `plan`, dispatching transactions in the order
-/// of `scheduler`, then commits the results in block order and checks the rebuilt BAL. The
-/// worker loop is the mega-block's with one block ([`run_unit`]).
+/// of `scheduler`, commits the results in block order as they come ([`StreamCommit`]) and
+/// checks the rebuilt BAL. The worker loop is the mega-block's with one block ([`run_unit`]).
 pub fn execute_parallel<S: StateProvider>(
     block: &PreparedBlock<'_>,
     pre_state: &S,
@@ -227,12 +241,13 @@ pub fn execute_parallel<S: StateProvider>(
         plans: std::slice::from_ref(plan),
     };
     let start = Instant::now();
-    let (mut done, times) = run_unit(&unit, pre_state, pool, &order)?;
+    let stream = StreamCommit::new(block, pre_state)?;
+    let (mut done, times) = run_unit(&unit, pre_state, pool, &order, stream.as_ref())?;
     debug_assert_eq!(done.len(), block.txs.len());
     let receipts = merge_receipts(block, &mut done)?;
     let exec_nanos = start.elapsed().as_nanos() as u64;
     let (head_nanos, serial_nanos) = times.since(start);
-    let mut run = commit_block(block, pre_state, plan, done, receipts, exec_nanos)?;
+    let mut run = commit_block(block, pre_state, plan, stream, done, receipts, exec_nanos)?;
     (run.head_nanos, run.serial_nanos) = (head_nanos, serial_nanos);
     Ok(run)
 }
@@ -306,13 +321,16 @@ impl UnitTimes {
 /// unit's transactions, block after block) to `pool`'s workers, each run against `pre_state`
 /// plus the BAL's earlier writes and checked against the BAL. Returns the results in unit
 /// order (or the error of the first failing transaction in that order) and when the workers
-/// joined and finished.
+/// joined and finished. With `stream` (a unit of one block) each transaction's checked
+/// changes go to it instead of into its result.
 pub(crate) fn run_unit<S: StateProvider>(
     unit: &Unit<'_, '_>,
     pre_state: &S,
     pool: &WorkerPool,
     order: &[usize],
+    stream: Option<&StreamCommit<'_, S>>,
 ) -> Result<(Vec<TxDone>, UnitTimes), ExecError> {
+    debug_assert!(stream.is_none() || unit.blocks.len() == 1);
     let jobs: Vec<(usize, usize)> = unit
         .blocks
         .iter()
@@ -371,6 +389,13 @@ pub(crate) fn run_unit<S: StateProvider>(
                 let local = BlockAccessIndex::from_tx_index(i as u64);
                 check_lifecycle(&unit.plans[b], number, i, local, &out.state)?;
                 Ok(TxDone::new(&block.txs[i], out, t0, worker))
+            });
+            // The changes go to the commit after the transaction's own time is taken.
+            let done = done.map(|mut d| {
+                if let Some(stream) = stream {
+                    stream.offer(i, std::mem::take(&mut d.diff));
+                }
+                d
             });
             record(&slots[order[k]], &abort, done);
         }
@@ -446,38 +471,6 @@ pub(crate) fn merge_receipts(
     Ok(receipts)
 }
 
-/// The canonical commit of one block's worker results (see [`commit_and_rebuild`]) and the
-/// finished [`ParallelRun`].
-pub(crate) fn commit_block<S: StateProvider>(
-    block: &PreparedBlock<'_>,
-    pre_state: &S,
-    plan: &ParallelPlan,
-    done: Vec<TxDone>,
-    mut receipts: Vec<TxReceipt>,
-    exec_nanos: u64,
-) -> Result<ParallelRun, ExecError> {
-    let tx_nanos = done.iter().map(|d| d.nanos).collect();
-    let tx_worker = done.iter().map(|d| d.worker).collect();
-    let tx_allocations = done.iter().map(|d| d.allocations).sum();
-    let commit_start = Instant::now();
-    let (post, roots) =
-        commit_and_rebuild(block, pre_state, plan, done.into_iter().map(|d| d.diff))?;
-    for (receipt, root) in receipts.iter_mut().zip(roots) {
-        receipt.post_state = Some(root);
-    }
-    Ok(ParallelRun {
-        receipts,
-        tx_nanos,
-        tx_worker,
-        tx_allocations,
-        exec_nanos,
-        head_nanos: 0,
-        serial_nanos: 0,
-        commit_nanos: commit_start.elapsed().as_nanos() as u64,
-        post,
-    })
-}
-
 /// Requires the lifecycle events `diff` implies to be the ones `plan` records at `index`.
 pub(crate) fn check_lifecycle(
     plan: &ParallelPlan,
@@ -516,89 +509,4 @@ fn first_event_difference(
         }
     }
     (Address::ZERO, "nothing".into(), "nothing".into())
-}
-
-/// Applies the transactions' state changes in block order on a canonical state with the BAL
-/// builder (pre- and post-execution included) and requires the rebuilt BAL to equal the
-/// given one. Returns the final accounts, and the state root after each transaction where the
-/// block's receipts need it.
-///
-/// The two jobs of the commit are independent once the diffs are known: the BAL builder
-/// reads each diff, the canonical cache takes it. They run at once on the current pool, the
-/// builder a diff ahead of the cache (each diff handed over by value once the builder has
-/// read it: nothing is cloned). Where the receipts need a root after every transaction
-/// (before Byzantium) the cache must be current at each step, and both run in turn.
-///
-/// (Sharding both jobs by address over every thread was tried: on 2 cores its serial merge of
-/// the shards' maps made the commit 1.76x slower than this, A-B-B-A in
-/// docs/results/pipeline-spec-2core.md.)
-pub(crate) fn commit_and_rebuild<S: StateProvider>(
-    block: &PreparedBlock<'_>,
-    pre_state: &S,
-    plan: &ParallelPlan,
-    diffs: impl Iterator<Item = EvmState>,
-) -> Result<(CacheState, Vec<B256>), ExecError> {
-    let hook = crate::provider::intermediate_roots(block, pre_state)?;
-    let mut roots = Vec::new();
-    let mut state = State::builder()
-        .with_database_ref(pre_state)
-        .with_bal_builder()
-        .build();
-    state.set_bal_index(BlockAccessIndex::PRE_EXECUTION);
-    system::pre_execution(&mut state, block.input, &block.envs.cfg, &block.envs.block)?;
-    match hook {
-        Some((hook, pre)) => {
-            for diff in diffs {
-                state.bump_bal_index();
-                state.commit(diff);
-                roots.push(hook.root(pre, &state.cache));
-            }
-        }
-        None => {
-            let diffs: Vec<EvmState> = diffs.collect();
-            let mut builder = state.bal_state.bal_builder.take();
-            let (to_cache, from_builder) = std::sync::mpsc::channel::<EvmState>();
-            let cache = &mut state;
-            let (builder, ()) = rayon::join(
-                move || {
-                    for (i, diff) in diffs.into_iter().enumerate() {
-                        if let Some(builder) = builder.as_mut() {
-                            let index = BlockAccessIndex::from_tx_index(i as u64);
-                            for (address, account) in &diff {
-                                builder.update_account(index, *address, account);
-                            }
-                        }
-                        if to_cache.send(diff).is_err() {
-                            break;
-                        }
-                    }
-                    builder
-                },
-                move || {
-                    // The builder is out of the state: this commit only updates the cache.
-                    for diff in from_builder {
-                        cache.commit_iter(&mut diff.into_iter());
-                    }
-                },
-            );
-            state.bal_state.bal_builder = builder;
-        }
-    }
-    state.set_bal_index(BlockAccessIndex::from_tx_index(block.txs.len() as u64));
-    system::post_execution(&mut state, block.input, &block.envs.cfg, &block.envs.block)?;
-    let rebuilt = state.take_built_bal().unwrap_or_default();
-    // Equal lookup structures give equal canonical lists (the conversion sorts); anything
-    // else is settled on the canonical list, which also names the first difference.
-    if rebuilt != *plan.bal {
-        let rebuilt = rebuilt.into_alloy_bal();
-        if rebuilt != plan.expected {
-            let what = bal_divergence(&plan.expected, &rebuilt)
-                .unwrap_or_else(|| "the lists differ".into());
-            return Err(ExecError::bal(
-                block.number(),
-                BalViolation::RebuiltDiffers(what),
-            ));
-        }
-    }
-    Ok((std::mem::take(&mut state.cache), roots))
 }

@@ -1178,9 +1178,10 @@ pub struct BlockPhases {
     /// `bench --sequential-without-bal`). `sequential_ns` minus this is the builder's cost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequential_nobal_ns: Option<u64>,
-    /// Parallel worker phase on the most threads measured, best scheduler (median).
+    /// Parallel worker phase on the most threads measured, best scheduler (median); a block
+    /// run alone commits while it executes, and that part of the commit is in here.
     pub parallel_ns: u64,
-    /// Canonical commit + BAL rebuild after that parallel run (median).
+    /// The canonical commit and BAL rebuild's part after that parallel run (median).
     pub commit_ns: u64,
     /// Verification against header and sequential results (median).
     pub verify_ns: u64,
@@ -1228,7 +1229,7 @@ pub struct RunReport {
     /// Amdahl-style parallelism score M = (T_seq − T) / (T_seq − Σ longest tx): 0 = no gain
     /// over sequential, 1 = every block finishes with its longest transaction.
     pub parallelism_score: Option<f64>,
-    /// Median canonical-commit time per repeat (parallel only), ns.
+    /// Median canonical-commit time after the workers per repeat (parallel only), ns.
     pub commit_ns: u64,
     /// Median verification time per repeat, ns.
     pub verify_ns: u64,

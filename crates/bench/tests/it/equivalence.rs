@@ -1,5 +1,6 @@
 //! Property: for any thread count, scheduler and selection of real blocks, parallel execution
-//! from the BAL gives exactly the sequential receipts.
+//! from the BAL gives exactly the sequential receipts and post-state (a block run alone
+//! commits while it executes, in whatever order its workers finish).
 
 use crate::common;
 
@@ -36,6 +37,11 @@ proptest! {
             let run = execute_parallel(&case.prepared, &*block.pre_state, &case.plan, &pool, scheduler)
                 .unwrap_or_else(|e| panic!("{threads} threads, {scheduler}: {e}"));
             prop_assert_eq!(&run.receipts, &case.baseline.receipts);
+            prop_assert_eq!(
+                gigagas_engine::post_state_root(&block.pre_state, &run.post),
+                gigagas_engine::post_state_root(&block.pre_state, &case.baseline.post),
+                "block {}: post-state", block.number()
+            );
             prop_assert_eq!(run.tx_nanos.len(), block.transactions.len());
             prop_assert!(run.tx_worker.iter().all(|&w| (w as usize) < threads));
         }
