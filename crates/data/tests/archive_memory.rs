@@ -6,6 +6,15 @@
 
 use std::io::{Read, Write};
 
+/// Appends a member of `size` bytes read from `data` (a zero stream or a slice) to `builder`.
+fn append(builder: &mut tar::Builder<impl Write>, name: &str, size: u64, data: impl Read) {
+    let mut h = tar::Header::new_gnu();
+    h.set_mode(0o644);
+    h.set_size(size);
+    h.set_cksum();
+    builder.append_data(&mut h, name, data).unwrap();
+}
+
 /// Peak resident set size of this process, bytes (Linux `/proc/self/status`).
 fn peak_rss() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -28,13 +37,12 @@ fn junk_members_before_the_data_are_streamed_not_held() {
         let mut builder = tar::Builder::new(encoder);
         for i in 0..4 {
             let size = 256u64 << 20;
-            let mut h = tar::Header::new_gnu();
-            h.set_mode(0o644);
-            h.set_size(size);
-            h.set_cksum();
-            builder
-                .append_data(&mut h, format!("junk/{i}"), std::io::repeat(0).take(size))
-                .unwrap();
+            append(
+                &mut builder,
+                &format!("junk/{i}"),
+                size,
+                std::io::repeat(0).take(size),
+            );
         }
         // The real data and, last (as older packs wrote it), a manifest listing only it.
         let manifest =
@@ -43,11 +51,7 @@ fn junk_members_before_the_data_are_streamed_not_held() {
             ("bytecodes.json", &b"{}"[..]),
             ("MANIFEST.sha256", &manifest[..]),
         ] {
-            let mut h = tar::Header::new_gnu();
-            h.set_mode(0o644);
-            h.set_size(bytes.len() as u64);
-            h.set_cksum();
-            builder.append_data(&mut h, name, bytes).unwrap();
+            append(&mut builder, name, bytes.len() as u64, bytes);
         }
         builder.into_inner().unwrap().flush().unwrap();
     }
@@ -86,21 +90,19 @@ fn listed_members_with_their_right_hashes_are_not_held() {
         let encoder = zstd::stream::Encoder::new(file, 1).unwrap().auto_finish();
         let mut builder = tar::Builder::new(encoder);
         let manifest: String = (0..4).map(|i| format!("{zeros}  junk/{i}\n")).collect();
-        let mut h = tar::Header::new_gnu();
-        h.set_mode(0o644);
-        h.set_size(manifest.len() as u64);
-        h.set_cksum();
-        builder
-            .append_data(&mut h, "MANIFEST.sha256", manifest.as_bytes())
-            .unwrap();
+        append(
+            &mut builder,
+            "MANIFEST.sha256",
+            manifest.len() as u64,
+            manifest.as_bytes(),
+        );
         for i in 0..4 {
-            let mut h = tar::Header::new_gnu();
-            h.set_mode(0o644);
-            h.set_size(size);
-            h.set_cksum();
-            builder
-                .append_data(&mut h, format!("junk/{i}"), std::io::repeat(0).take(size))
-                .unwrap();
+            append(
+                &mut builder,
+                &format!("junk/{i}"),
+                size,
+                std::io::repeat(0).take(size),
+            );
         }
         builder.into_inner().unwrap().flush().unwrap();
     }

@@ -440,6 +440,20 @@ fn a_hostile_rayon_num_threads_is_refused_by_name() {
 }
 
 /// A small generated chain under `dir` and its store made by `db init`: (chain, store).
+/// The two commands that open the store `db` for writing: `db verify` and a `run --state disk`
+/// resuming `chain` on it.
+fn store_writers(chain: &Path, db: &Path) -> [std::process::Command; 2] {
+    let mut verify = gigagas();
+    verify.args(["db", "verify"]).arg(db);
+    let mut resume = gigagas();
+    resume
+        .args(["run", "--state", "disk", "--data"])
+        .arg(chain)
+        .arg("--db")
+        .arg(db);
+    [verify, resume]
+}
+
 fn chain_and_store(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
     let chain = dir.join("chain");
     gen_chain(&chain, "Prague");
@@ -466,15 +480,7 @@ fn a_symlinked_store_file_never_writes_through() {
         let kept = db.join(format!("{name}.kept"));
         std::fs::rename(db.join(name), &kept).unwrap();
         std::os::unix::fs::symlink(&victim, db.join(name)).unwrap();
-        let mut verify = gigagas();
-        verify.args(["db", "verify"]).arg(&db);
-        let mut resume = gigagas();
-        resume
-            .args(["run", "--state", "disk", "--data"])
-            .arg(&chain)
-            .arg("--db")
-            .arg(&db);
-        for cmd in [verify, resume] {
+        for cmd in store_writers(&chain, &db) {
             let o = run(cmd, Out::Piped);
             o.failed_clearly(&[&format!("{name} is a symbolic link")]);
         }
@@ -491,17 +497,7 @@ fn a_symlinked_store_file_never_writes_through() {
 fn a_second_writer_is_refused_naming_the_first() {
     let tmp = tempfile::tempdir().unwrap();
     let (chain, db) = chain_and_store(tmp.path());
-    let cmds = || {
-        let mut resume = gigagas();
-        resume
-            .args(["run", "--state", "disk", "--data"])
-            .arg(&chain)
-            .arg("--db")
-            .arg(&db);
-        let mut verify = gigagas();
-        verify.args(["db", "verify"]).arg(&db);
-        [resume, verify]
-    };
+    let cmds = || store_writers(&chain, &db);
     let held: gigagas_store::Store = gigagas_store::Store::open(&db).unwrap();
     let holder = format!(
         "process {} holds this store for writing",
