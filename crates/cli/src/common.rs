@@ -6,8 +6,9 @@ use crate::limits::{self, parse_gas_threshold};
 use crate::output::Output;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use gigagas_bench::{prepare, BlockCase};
+use gigagas_bench::BlockCase;
 use gigagas_data::{DataSource, Dataset};
+use gigagas_engine::prepare_with;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::{path::PathBuf, time::Instant};
 
@@ -142,14 +143,19 @@ pub(crate) fn spinner(what: &str) -> ProgressBar {
 }
 
 /// Every block prepared (senders, sequential baseline, BAL plan), parent links checked;
-/// `small_block_gas` is the parallel path's small-block threshold (0: off).
-pub(crate) fn prepare_all(dataset: &Dataset, small_block_gas: u64) -> Result<Vec<BlockCase<'_>>> {
+/// `small_block_gas` is the parallel path's small-block threshold (0: off); `root` says
+/// whether the baseline's state root is recomputed from scratch or left to the run.
+pub(crate) fn prepare_all(
+    dataset: &Dataset,
+    small_block_gas: u64,
+    root: gigagas_engine::BaselineRoot,
+) -> Result<Vec<BlockCase<'_>>> {
     let bar = progress(dataset.blocks.len() as u64, "preparing");
     let cases = dataset
         .blocks
         .iter()
         .map(|block| {
-            let case = prepare(block).map(|mut case| {
+            let case = prepare_with(block, root).map(|mut case| {
                 case.plan.set_small_block_gas(small_block_gas);
                 case
             });

@@ -47,9 +47,28 @@ impl BlockCase<'_> {
     }
 }
 
+/// Whether [`prepare_with`] recomputes the sequential baseline's post-state root from scratch
+/// and compares it with the header's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BaselineRoot {
+    /// Recompute it (complete pre-states whose rule-filled storage fits one streaming pass):
+    /// the only state-root check of a run that computes no root itself.
+    FromScratch,
+    /// Leave it to the run: every block's root is computed by the run and compared with the
+    /// header (a pipeline with a root mode other than `none`), so hashing the whole state
+    /// again per block here would only repeat that check, at the whole state's cost (seconds
+    /// a block at millions of slots, against milliseconds for the run's incremental root).
+    ByTheRun,
+}
+
 /// Recovers senders, runs the sequential baseline (building the BAL), verifies it against the
-/// header and prepares the BAL for parallel execution.
+/// header and prepares the BAL for parallel execution ([`BaselineRoot::FromScratch`]).
 pub fn prepare(input: &BlockInput) -> Result<BlockCase<'_>, ExecError> {
+    prepare_with(input, BaselineRoot::FromScratch)
+}
+
+/// [`prepare`], with the baseline's state-root check as `root` says.
+pub fn prepare_with(input: &BlockInput, root: BaselineRoot) -> Result<BlockCase<'_>, ExecError> {
     let t0 = Instant::now();
     let senders = recover_senders(input)?;
     let recover_nanos = t0.elapsed().as_nanos() as u64;
@@ -61,7 +80,8 @@ pub fn prepare(input: &BlockInput) -> Result<BlockCase<'_>, ExecError> {
     // (`FILL_PASS_SLOTS`, seconds to hash) is not hashed from scratch per block here: the
     // run's own root (every mode but `none`; the disk store's for each block) is checked
     // against the header instead.
-    let state_root_checked = input.complete_state
+    let state_root_checked = root == BaselineRoot::FromScratch
+        && input.complete_state
         && input.pre_state.fill_slots() <= gigagas_data::FILL_PASS_SLOTS as u64;
     if state_root_checked {
         check_state_root(input, &baseline)?;

@@ -23,9 +23,9 @@ mod sync;
 pub mod variant;
 
 pub use block::{
-    check_parent, execute_both, execute_from_bal, plan_from, prepare, prepare_chain, run_block,
-    run_block_with, verify_run, BlockCase, BlockRun, BothPaths, Checks, Mode, ModeRun, Recovery,
-    RootCheck,
+    check_parent, execute_both, execute_from_bal, plan_from, prepare, prepare_chain, prepare_with,
+    run_block, run_block_with, verify_run, BaselineRoot, BlockCase, BlockRun, BothPaths, Checks,
+    Mode, ModeRun, Recovery, RootCheck,
 };
 pub use disk::{DiskRoot, SyncPolicy, DEFAULT_TRIE_BUFFER, MIN_TRIE_BUFFER};
 pub use mega::{mega_plan, mega_pre_state, run_mega, MegaUnit};

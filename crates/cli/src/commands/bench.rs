@@ -409,7 +409,12 @@ pub fn exec(args: BenchArgs) -> Result<()> {
         {
             check_memory_node_store(&dataset)?;
         }
-        let cases = prepare_all(&dataset, args.pool.small_block_gas)?;
+        let cases = prepare_all(
+            &dataset,
+            args.pool.small_block_gas,
+            // Bench's execution rows compute no root: the baseline checks it.
+            gigagas_engine::BaselineRoot::FromScratch,
+        )?;
         let numbers: Vec<u64> = cases.iter().map(|c| c.number()).collect();
         let bar = progress(options.steps(&numbers), "benchmarking");
         let report = bench(&dataset, &cases, &options, &|| bar.inc(1))?;

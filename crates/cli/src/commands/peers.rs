@@ -215,7 +215,7 @@ pub fn exec(args: PeersArgs) -> Result<()> {
     // then sender recovery and the full state root per block, each timed on its own.
     let dataset = gigagas_data::load(&gigagas_data::DataSource::open(&args.data)?)
         .context("loading the data set")?;
-    let cases = crate::common::prepare_all(&dataset, 0)?;
+    let cases = crate::common::prepare_all(&dataset, 0, gigagas_engine::BaselineRoot::FromScratch)?;
     let options = BenchOptions {
         threads: vec![1, 2],
         schedulers: vec![Scheduler::GasUsed],

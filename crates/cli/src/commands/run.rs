@@ -238,7 +238,13 @@ pub fn exec(args: RunArgs) -> Result<()> {
     if disk.is_none() && options.root == RootMode::Incremental {
         check_memory_node_store(&dataset)?;
     }
-    let cases = prepare_all(&dataset, valid.small_block_gas)?;
+    // A run that computes every block's root compares it with the header itself.
+    let baseline_root = if options.root == RootMode::None {
+        gigagas_engine::BaselineRoot::FromScratch
+    } else {
+        gigagas_engine::BaselineRoot::ByTheRun
+    };
+    let cases = prepare_all(&dataset, valid.small_block_gas, baseline_root)?;
     options.check(&cases).map_err(|e| spec_error(&e, &[]))?;
     let disk = disk.map(|d| d as Box<dyn IncrementalState>);
     let (meter, load_start) = (

@@ -5,7 +5,10 @@
 
 use crate::common;
 
-use gigagas_engine::{prepare, run_pipeline, BlockCase, Mode, PipelineOptions, RootMode, STAGES};
+use gigagas_engine::{
+    prepare, prepare_with, run_pipeline, BaselineRoot, BlockCase, Mode, PipelineOptions, RootMode,
+    STAGES,
+};
 use gigagas_exec::{Scheduler, WorkerPool};
 use proptest::prelude::*;
 use std::sync::OnceLock;
@@ -86,7 +89,8 @@ proptest! {
 }
 
 /// A header whose state root was changed (and re-hashed, so the loader's hash check passes):
-/// `prepare` refuses it, and the pipeline refuses it at that block with both roots named,
+/// `prepare` refuses it; prepared without that check, the pipeline refuses it at that block
+/// with both roots named,
 /// overlapped or not, committing none of the blocks after it.
 #[test]
 fn a_wrong_state_root_stops_the_run_at_its_block() {
@@ -102,10 +106,13 @@ fn a_wrong_state_root_stops_the_run_at_its_block() {
         "{e}"
     );
 
-    // The pipeline checks the root itself: give it the cases of the good blocks, with the
-    // last block's input swapped for the tampered one after preparing.
-    let mut cases: Vec<BlockCase<'_>> = data.blocks.iter().map(|b| prepare(b).unwrap()).collect();
-    cases[last].prepared.input = &blocks[last];
+    // A run that computes roots leaves the check to itself (`BaselineRoot::ByTheRun`, what
+    // `run` does): the tampered block prepares, and the pipeline refuses it.
+    let cases: Vec<BlockCase<'_>> = blocks
+        .iter()
+        .map(|b| prepare_with(b, BaselineRoot::ByTheRun).unwrap())
+        .collect();
+    assert!(!cases[last].state_root_checked);
     for overlap in [false, true] {
         let pool = WorkerPool::new(2);
         let mode = Mode::Parallel {
