@@ -32,6 +32,16 @@ const GROWTH_STEP: isize = 256 << 20;
 /// stage took 13–30% less time (docs/results/hot-account-10gb-2core.md, "The dirty-page
 /// reserve").
 const DIRTY_PAGE_RESERVE: u64 = 65_536;
+/// Unsynced bytes after which MDBX makes a commit durable on its own (`MDBX_opt_sync_bytes`),
+/// in the no-sync mode a batched `--sync` uses. Without a threshold MDBX answers a write
+/// transaction that finds no reusable page (pages freed since the last durable commit are
+/// not reusable) and a full data file by syncing *inside* that transaction instead of growing
+/// the file: on the seed's block at 2M slots, 4 such syncs of 40–160 ms each in 6 blocks
+/// (`strace -f -e fdatasync`), in the write stage, whatever `--sync every-N` asked. With one,
+/// the file grows (one `GROWTH_STEP` at a time) until the policy's own sync, or this many
+/// unsynced bytes, makes the freed pages reusable; 1 GiB is several blocks of the densest
+/// writes measured (a hot-account block dirties ~140 MB), so the policy decides.
+const AUTOSYNC_BYTES: usize = 1 << 30;
 
 /// What an MDBX error means for a user of the store, in words: the named cases (disk full,
 /// map full, corrupted, wrong version, read-only, permission) say what to do; an operating
@@ -573,6 +583,7 @@ impl Backend for Mdbx {
         let env = Environment::builder()
             .set_max_dbs(Table::ALL.len() + 1)
             .set_dp_reserve_limit(DIRTY_PAGE_RESERVE)
+            .set_sync_bytes(AUTOSYNC_BYTES)
             .set_max_readers(MAX_READERS)
             // No OS read-ahead on the map: a trie walk reads scattered pages, and read-ahead
             // turned each cold page fault into a large sequential read (a cold 10M-slot block
