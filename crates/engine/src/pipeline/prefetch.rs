@@ -1,7 +1,8 @@
 //! The prefetch stage: the state a unit executes against. On disk, a read snapshot of the
 //! store (with the blocks computed and not yet committed laid over it, when the state
 //! overlays) with every account and slot the unit's lists name read in parallel on the I/O
-//! pool, in on-disk key order; in memory, nothing (the block's pre-state is read directly).
+//! pool, in on-disk key order, and the trie nodes on their paths where those reads went to
+//! the device; in memory, nothing (the block's pre-state is read directly).
 
 use super::{Ctx, StageSpan, Unit, PREFETCH_THREADS};
 use crate::root::DiskSnapshot;
@@ -50,8 +51,16 @@ pub(super) fn prefetch_unit(
     let (read, span) = ctx.clock.on(ctx.io, || {
         bals.iter().try_for_each(|bal| {
             if let Some(list) = variant.prefetch_values(bal) {
+                let before = crate::disk::io_read_bytes();
                 snap.prefetch_values(&list)?;
-                snap.warm_trie_paths(&list)?;
+                if went_to_device(before, crate::disk::io_read_bytes()) {
+                    snap.warm_trie_paths(&list)?;
+                } else {
+                    tracing::debug!(
+                        block = number,
+                        "the values were all in the page cache: trie paths not read ahead"
+                    );
+                }
             } else if variant.prefetch_paths() {
                 snap.warm_trie_paths(bal)?;
             }
@@ -60,4 +69,33 @@ pub(super) fn prefetch_unit(
     });
     read.map_err(|e| failed(format!("prefetch: {e}")))?;
     Ok((Some(snap), Some(span)))
+}
+
+/// Whether reads between two `read_bytes` samples of this process went to the device (or
+/// either sample is missing). The trie nodes on the block's paths are read ahead only then:
+/// their pages are hotter than the values' (the upper levels are shared by every path), so
+/// when every value was already in the page cache the nodes almost surely are too, and
+/// reading them ahead only repeats the root's own walk (on the seed's block at 2M slots,
+/// warm: 35–55 ms a block, the prefetch stage 5× what the values take, and end to end 22%
+/// slower with it: `docs/results/trie-buffer-2m-2core.md`). A cold or larger-than-memory
+/// store misses on the values and keeps the parallel read-ahead the root's walks need.
+fn went_to_device(before: Option<u64>, after: Option<u64>) -> bool {
+    match (before, after) {
+        (Some(before), Some(after)) => after > before,
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::went_to_device;
+
+    #[test]
+    fn paths_are_read_ahead_unless_the_values_were_all_cached() {
+        assert!(!went_to_device(Some(4096), Some(4096)));
+        assert!(went_to_device(Some(4096), Some(8192)));
+        // Unknown (no /proc/self/io): read ahead, as before.
+        assert!(went_to_device(None, Some(1)));
+        assert!(went_to_device(Some(1), None));
+    }
 }
