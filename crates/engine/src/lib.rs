@@ -41,7 +41,7 @@ pub use root::{
     RootMode,
 };
 pub use spec::{
-    Execution, RunSpec, SpecError, StateKind, StateSpec, ValidRun, ValidState, MAX_MEGA,
-    MAX_THREADS,
+    check_incremental_data, Execution, RunSpec, SpecError, StateKind, StateSpec, ValidRun,
+    ValidState, MAX_MEGA, MAX_THREADS,
 };
 pub use variant::{writes_only, BalVariant, FullValues};

@@ -31,12 +31,21 @@ pub enum PeerKind {
     Revme,
     /// gigagas itself as a process: `gigagas conformance blocktest.json --mode sequential`.
     GigagasProcess,
+    /// gigagas's node pipeline on its MDBX store, geth import's counterpart: `gigagas db init`
+    /// (untimed), then `gigagas run --state disk` with `run`'s defaults (the store warm: just
+    /// written).
+    GigagasDisk,
+    /// [`Self::GigagasDisk`] cold: `--pipeline off --cold` (the store's page cache dropped
+    /// before every block).
+    GigagasDiskCold,
 }
 
 impl PeerKind {
     /// Every kind, in table order.
-    pub const ALL: [PeerKind; 4] = [
+    pub const ALL: [PeerKind; 6] = [
         PeerKind::GigagasProcess,
+        PeerKind::GigagasDisk,
+        PeerKind::GigagasDiskCold,
         PeerKind::GethBlocktest,
         PeerKind::GethImport,
         PeerKind::Revme,
@@ -49,6 +58,8 @@ impl PeerKind {
             Self::GethImport => "geth import",
             Self::Revme => "revme blockchaintest",
             Self::GigagasProcess => "gigagas conformance (process)",
+            Self::GigagasDisk => "gigagas run on MDBX, warm (process)",
+            Self::GigagasDiskCold => "gigagas run on MDBX, cold (process)",
         }
     }
 
@@ -74,6 +85,18 @@ impl PeerKind {
                  recovery; sequential execution building the BAL; receipts/bloom; full state \
                  root per block (rebuilt from scratch); post-state check"
             }
+            Self::GigagasDisk => {
+                "process start; loading the chain; sender recovery; the sequential baseline \
+                 building the BAL (untimed inside the process, timed here); the node pipeline \
+                 on the store: prefetch, parallel execution, verification, incremental state \
+                 root per block (= header), the flat state written per block and made durable \
+                 every 3 blocks, the trie nodes buffered and written at the end (run's \
+                 defaults, all cores); its own figure: the pipeline's end to end"
+            }
+            Self::GigagasDiskCold => {
+                "as the warm row, with the stages back to back and the store's page cache \
+                 dropped before every block (every read from the device); durable every block"
+            }
         }
     }
 
@@ -87,6 +110,9 @@ impl PeerKind {
                  rules, disk"
             }
             Self::GigagasProcess => "disk; the parallel path (--mode sequential)",
+            Self::GigagasDisk | Self::GigagasDiskCold => {
+                "gigagas db init (the genesis store written before timing)"
+            }
         }
     }
 }
@@ -536,16 +562,126 @@ pub fn gigagas_process(
     })
 }
 
-/// Runs one peer kind (`gigagas` is this binary, for [`PeerKind::GigagasProcess`]); each
-/// child is killed when it runs past `timeout`.
+/// `gigagas db init --data DATA` into a fresh temporary store (untimed: geth init's
+/// counterpart), then `gigagas run --data DATA --state disk --root incremental --json -`
+/// (timed; `cold`: `--pipeline off --cold`). It must exit 0 and its report must hold every
+/// block of the export, each with its state root checked against the header, the last one
+/// the export's head root; gigagas's own figure is the report's `e2e_mgas_per_s` (the
+/// pipeline's wall: no process start, loading or preparation).
+pub fn gigagas_disk(
+    gigagas: &Path,
+    data: &Path,
+    export: &ChainExport,
+    cold: bool,
+    timeout: Duration,
+) -> Result<PeerRun, PeerError> {
+    let engine = if cold {
+        PeerKind::GigagasDiskCold.name()
+    } else {
+        PeerKind::GigagasDisk.name()
+    };
+    let failed = |what: String| PeerError::Failed {
+        engine,
+        file: data.to_owned(),
+        what,
+    };
+    let dir = tempfile::Builder::new()
+        .prefix("gigagas-peers-store-")
+        .tempdir()
+        .map_err(|e| failed(format!("temporary store directory: {e}")))?;
+    let store = dir.path().join("store");
+    let (_, init) = timed(
+        engine,
+        format!("gigagas db init of {}", data.display()),
+        timeout,
+        Command::new(gigagas)
+            .args(["db", "init", "--data"])
+            .arg(data)
+            .arg("--out")
+            .arg(&store),
+    )?;
+    if !init.status.success() {
+        return Err(failed(format!(
+            "gigagas db init exited {}: {}",
+            init.status,
+            tail(&text(&init), 5)
+        )));
+    }
+    let mut cmd = Command::new(gigagas);
+    cmd.args(["run", "--data"])
+        .arg(data)
+        .args(["--state", "disk", "--db"])
+        .arg(&store)
+        .args(["--root", "incremental", "--json", "-"]);
+    if cold {
+        cmd.args(["--pipeline", "off", "--cold"]);
+    }
+    let (wall_ns, out) = timed(
+        engine,
+        format!("{engine} on {}", data.display()),
+        timeout,
+        &mut cmd,
+    )?;
+    if !out.status.success() {
+        return Err(failed(format!(
+            "exit {}: {}",
+            out.status,
+            tail(&text(&out), 6)
+        )));
+    }
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .ok()
+        .filter(|_| out.stdout_complete)
+        .ok_or_else(|| failed(format!("no readable report: {}", tail(&text(&out), 6))))?;
+    let blocks = report["run"]["blocks"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    if blocks.len() != export.blocks.len() {
+        return Err(failed(format!(
+            "reported {} blocks, the export has {}",
+            blocks.len(),
+            export.blocks.len()
+        )));
+    }
+    if let Some(b) = blocks
+        .iter()
+        .find(|b| b["root_checked"].as_bool() != Some(true))
+    {
+        return Err(failed(format!(
+            "block {} reported without its state root checked against the header",
+            b["number"]
+        )));
+    }
+    let (_, _, want) = head(export);
+    let root = blocks
+        .last()
+        .and_then(|b| b["state_root"].as_str())
+        .and_then(|s| s.parse::<B256>().ok());
+    if root != Some(want) {
+        return Err(failed(format!(
+            "reached state root {root:?}, expected the head's {want}"
+        )));
+    }
+    Ok(PeerRun {
+        wall_ns,
+        own_mgas_per_s: report["e2e_mgas_per_s"].as_f64(),
+    })
+}
+
+/// Runs one peer kind (`gigagas` is this binary, for the gigagas kinds; `data` the chain the
+/// export was made from, which they read); each child is killed when it runs past `timeout`.
 pub fn run_peer(
     kind: PeerKind,
     gigagas: &Path,
+    data: &Path,
     dir: &Path,
     export: &ChainExport,
     timeout: Duration,
 ) -> Result<PeerRun, PeerError> {
     match kind {
+        PeerKind::GigagasDisk => gigagas_disk(gigagas, data, export, false, timeout),
+        PeerKind::GigagasDiskCold => gigagas_disk(gigagas, data, export, true, timeout),
         PeerKind::GethBlocktest => geth_blocktest(&crate::tools::evm_path(), dir, export, timeout),
         PeerKind::GethImport => geth_import(&crate::tools::geth_path(), dir, export, timeout),
         PeerKind::Revme => revme(&crate::tools::revme_path(), dir, timeout),
@@ -559,7 +695,9 @@ pub fn binary(kind: PeerKind, gigagas: &Path) -> PathBuf {
         PeerKind::GethBlocktest => crate::tools::evm_path(),
         PeerKind::GethImport => crate::tools::geth_path(),
         PeerKind::Revme => crate::tools::revme_path(),
-        PeerKind::GigagasProcess => gigagas.to_owned(),
+        PeerKind::GigagasProcess | PeerKind::GigagasDisk | PeerKind::GigagasDiskCold => {
+            gigagas.to_owned()
+        }
     }
 }
 

@@ -52,11 +52,13 @@ pub struct PeersArgs {
     /// Untimed warm-up runs per engine, 0 to 100.
     #[arg(long, default_value_t = 1)]
     warmup: usize,
-    /// Peers to run, comma-separated: gigagas-process, geth-blocktest, geth-import, revme.
+    /// Peers to run, comma-separated: gigagas-process, gigagas-disk (`run` on its MDBX
+    /// store, warm: geth import's counterpart), gigagas-disk-cold (the same, page cache
+    /// dropped before every block), geth-blocktest, geth-import, revme.
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "gigagas-process,geth-blocktest,geth-import,revme"
+        default_value = "gigagas-process,gigagas-disk,geth-blocktest,geth-import,revme"
     )]
     peers: Vec<String>,
     /// Fail when a selected peer is not installed (default: shown as "not installed").
@@ -94,11 +96,13 @@ fn parse_formats(names: &[String]) -> Result<Vec<Format>> {
 fn parse_peer(name: &str) -> Result<PeerKind> {
     Ok(match name.trim().to_ascii_lowercase().as_str() {
         "gigagas-process" | "gigagas" => PeerKind::GigagasProcess,
+        "gigagas-disk" => PeerKind::GigagasDisk,
+        "gigagas-disk-cold" => PeerKind::GigagasDiskCold,
         "geth-blocktest" | "evm" | "geth-evm" => PeerKind::GethBlocktest,
         "geth-import" | "geth" => PeerKind::GethImport,
         "revme" => PeerKind::Revme,
         other => bail!(
-            "--peers {other:?}: unknown peer (gigagas-process, geth-blocktest, geth-import, revme)"
+            "--peers {other:?}: unknown peer (gigagas-process, gigagas-disk, gigagas-disk-cold, geth-blocktest, geth-import, revme)"
         ),
     })
 }
@@ -310,7 +314,10 @@ pub fn exec(args: PeersArgs) -> Result<()> {
     let mut process_rows: Vec<(PeerKind, PeerRow, Vec<f64>)> = Vec::new();
     for &kind in &kinds {
         let bin = binary(kind, &gigagas_exe);
-        let version = if kind == PeerKind::GigagasProcess {
+        let version = if matches!(
+            kind,
+            PeerKind::GigagasProcess | PeerKind::GigagasDisk | PeerKind::GigagasDiskCold
+        ) {
             Some(format!("gigagas {}", env!("CARGO_PKG_VERSION")))
         } else {
             gigagas_peers::tools::version(&bin)
@@ -335,7 +342,18 @@ pub fn exec(args: PeersArgs) -> Result<()> {
             net_compared_with: None,
         };
         let geth = matches!(kind, PeerKind::GethBlocktest | PeerKind::GethImport);
-        if let Some(why) = export.geth_disagrees().filter(|_| geth) {
+        let on_store = matches!(kind, PeerKind::GigagasDisk | PeerKind::GigagasDiskCold);
+        let store_refuses = on_store
+            .then(|| gigagas_engine::check_incremental_data(&dataset.blocks).err())
+            .flatten();
+        if let Some(why) = store_refuses {
+            // A chain the store's incremental root cannot run (no BALs: a fetched one).
+            if args.require_all {
+                bail!("--peers {}: {why} (--require-all)", kind.name());
+            }
+            row.status = "not comparable".into();
+            row.error = Some(why.render(|f| format!("`{f}`")));
+        } else if let Some(why) = export.geth_disagrees().filter(|_| geth) {
             // An Amsterdam chain (gen's default): geth is not run, and says why.
             if args.require_all {
                 bail!("--peers {}: {why} (--require-all)", kind.name());
@@ -374,6 +392,7 @@ pub fn exec(args: PeersArgs) -> Result<()> {
             match run_peer(
                 *kind,
                 &gigagas_exe,
+                &args.data,
                 tmp.path(),
                 &export,
                 std::time::Duration::from_secs(args.timeout),

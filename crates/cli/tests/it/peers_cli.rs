@@ -1,5 +1,5 @@
 //! `gigagas export` and `gigagas peers` through the real binary: the export's files, an
-//! Amsterdam chain (gen's default) exported with a note on geth, a peers run with gigagas as its own process peer, a missing
+//! Amsterdam chain (gen's default) exported with a note on geth, a peers run with gigagas as its own process peer (and on its MDBX store, warm and cold), a missing
 //! peer shown as "not installed" (fatal only with --require-all), and a peer that fails: an
 //! error row and a non-zero exit.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
@@ -173,6 +173,62 @@ fn peers_runs_gigagas_as_a_process_and_reports_missing_and_failing_peers() {
     assert!(!ok, "a failing peer must fail the command: {stdout}");
     assert!(stdout.contains("failed"), "{stdout}");
     assert!(stderr.contains("revme blockchaintest"), "{stderr}");
+}
+
+/// gigagas's node pipeline on its own store is a peer row, warm and cold (geth import's
+/// counterpart): each repeat writes a fresh store (`db init`, untimed), runs the chain on it
+/// with every block's root checked, and reports the pipeline's own end to end beside the
+/// process time; the store is gone afterwards.
+#[test]
+fn peers_runs_gigagas_on_its_store_warm_and_cold() {
+    let dir = tempfile::tempdir().unwrap();
+    let chain = gen(dir.path(), "osaka", "Osaka");
+    let json = dir.path().join("peers.json");
+    // Its own temporary directory: what the run leaves there is this run's.
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let (ok, stdout, stderr) = gigagas(
+        &[
+            "peers",
+            "--data",
+            &chain,
+            "--repeats",
+            "2",
+            "--warmup",
+            "0",
+            "--peers",
+            "gigagas-disk,gigagas-disk-cold",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        &[("TMPDIR", tmp.to_str().unwrap())],
+    );
+    assert!(ok, "{stdout}\n{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let rows = report["rows"].as_array().unwrap();
+    for engine in [
+        "gigagas run on MDBX, warm (process)",
+        "gigagas run on MDBX, cold (process)",
+    ] {
+        let row = rows
+            .iter()
+            .find(|r| r["engine"] == engine)
+            .unwrap_or_else(|| panic!("no {engine} row: {report}"));
+        assert_eq!(row["status"], "ok", "{row}");
+        assert_eq!(row["repeat_ns"].as_array().unwrap().len(), 2, "{row}");
+        assert!(row["own_mgas_per_s"].as_f64().unwrap() > 0.0, "{row}");
+        assert!(
+            row["excludes"].as_str().unwrap().contains("db init"),
+            "{row}"
+        );
+    }
+    // Nothing left behind: no store, no export.
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }
 
 /// A fake peer binary: answers `answer_arg` (its idle or version query) with `answer`, and
