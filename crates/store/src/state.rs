@@ -56,6 +56,8 @@ pub struct DiskState<T> {
     /// Reads that went to the store while executing (accounts, slots and code not held in
     /// memory): [`Self::demand_reads`].
     demand: AtomicU64,
+    /// Items read ahead of execution: [`Self::read_ahead`].
+    ahead: AtomicU64,
 }
 
 /// Accounts and slots read ahead of execution ([`DiskState::prefetch`]), by address: what
@@ -74,6 +76,7 @@ impl<T: KvRead> DiskState<T> {
             codes,
             warm: Warm::default(),
             demand: AtomicU64::new(0),
+            ahead: AtomicU64::new(0),
         }
     }
 
@@ -103,6 +106,15 @@ impl<T: KvRead> DiskState<T> {
     /// (each one a wait on the device when cold, on the executing thread).
     pub fn demand_reads(&self) -> u64 {
         self.demand.load(Ordering::Relaxed)
+    }
+
+    /// Distinct items read ahead since this snapshot was taken: accounts and slots
+    /// ([`Self::prefetch_values`]) and trie nodes on the changed paths
+    /// ([`Self::warm_trie_paths`]). With both read, the least a block can read from a cold
+    /// store: every item at least once, so its pages read over this count says how far the
+    /// layout is from that minimum.
+    pub fn read_ahead(&self) -> u64 {
+        self.ahead.load(Ordering::Relaxed)
     }
 
     fn on_demand(&self) {
@@ -161,6 +173,7 @@ impl<T: KvRead> DiskState<T> {
             .flatten()
             .collect();
         let n = read.len();
+        self.ahead.fetch_add(n as u64, Ordering::Relaxed);
         for r in read {
             match r {
                 Read::Account(address, info) => {
@@ -200,7 +213,7 @@ impl<T: KvRead> DiskState<T> {
                     (Some(keccak256(a.address)), slots)
                 }),
         );
-        Ok(tries
+        let nodes = tries
             .par_iter()
             .map(|(owner, keys)| {
                 gigagas_trie::warm_paths(view, *owner, keys)
@@ -208,7 +221,9 @@ impl<T: KvRead> DiskState<T> {
             })
             .collect::<Result<Vec<usize>, _>>()?
             .into_iter()
-            .sum::<usize>())
+            .sum::<usize>();
+        self.ahead.fetch_add(nodes as u64, Ordering::Relaxed);
+        Ok(nodes)
     }
 
     /// The snapshot.

@@ -342,6 +342,19 @@ fn print_run(
             (true, Some(bytes)) => format!("  read {:.1} MiB", bytes as f64 / (1 << 20) as f64),
             _ => String::new(),
         };
+        // Pages from the device per item read ahead: 1.0 is every item in a page of its own
+        // read once; below 1, items share pages.
+        let read = match (disk, b.read_bytes, b.read_ahead) {
+            (true, Some(bytes), Some(items)) if bytes > 0 && items > 0 => {
+                let pages = bytes.div_ceil(4096);
+                format!(
+                    "{read} ({pages} pages for {items} items read ahead: {:.2} per item)",
+                    pages as f64 / items as f64
+                )
+            }
+            (true, _, Some(items)) => format!("{read}  {items} items read ahead"),
+            _ => read,
+        };
         let read = match b.demand_reads {
             Some(n) => format!("{read}  {n} reads on demand"),
             None => read,

@@ -101,6 +101,7 @@ pub(super) fn commit_block(
         root_checked,
         read_bytes: None,
         demand_reads: done.demand_reads,
+        read_ahead: done.read_ahead,
         write: ctx.trie.and_then(|t| t.block_write(input.number())),
     })
 }

@@ -17,6 +17,8 @@ pub(super) struct Executed {
     pub(super) unit: u64,
     /// Reads execution sent to the store ([`super::BlockTimeline::demand_reads`]).
     pub(super) demand_reads: Option<u64>,
+    /// Items the prefetch read ([`super::BlockTimeline::read_ahead`]).
+    pub(super) read_ahead: Option<u64>,
     /// Every account the block touched, in its final state.
     pub(super) post: CacheState,
     /// The recover stage's span.
@@ -51,7 +53,7 @@ pub(super) fn execute_unit(
                 ),
             };
             let (out, execute) = ctx.clock.time(|| ctx.budget.install(run));
-            let demand_reads = disk.as_ref().map(DiskSnapshot::demand_reads);
+            let reads = disk.as_ref().map(|d| (d.demand_reads(), d.read_ahead()));
             drop(disk);
             let first = ctx.cases[mega.blocks.start].number();
             recs.into_iter()
@@ -67,7 +69,7 @@ pub(super) fn execute_unit(
                             end_ns: execute.end_ns,
                         },
                     };
-                    let reads = demand_reads.map(|n| if j == 0 { n } else { 0 });
+                    let reads = reads.map(|n| if j == 0 { n } else { (0, 0) });
                     verified(
                         ctx,
                         rec,
@@ -108,7 +110,7 @@ fn execute_block(
         }
     };
     let (out, execute) = ctx.clock.time(|| ctx.budget.install(run));
-    let demand_reads = disk.as_ref().map(DiskSnapshot::demand_reads);
+    let reads = disk.as_ref().map(|d| (d.demand_reads(), d.read_ahead()));
     drop(disk);
     let ModeRun {
         receipts,
@@ -122,7 +124,7 @@ fn execute_block(
         case.number(),
         (receipts, post, access),
         execute,
-        demand_reads,
+        reads,
     )
 }
 
@@ -138,7 +140,7 @@ fn verified(
         Option<gigagas_exec::BlockAccess>,
     ),
     execute: StageSpan,
-    demand_reads: Option<u64>,
+    reads: Option<(u64, u64)>,
 ) -> Result<Executed, ExecError> {
     let case = &ctx.cases[rec.index];
     let (checked, verify) = ctx
@@ -148,7 +150,8 @@ fn verified(
     Ok(Executed {
         index: rec.index,
         unit,
-        demand_reads,
+        demand_reads: reads.map(|r| r.0),
+        read_ahead: reads.map(|r| r.1),
         post,
         recover: rec.recover,
         execute,

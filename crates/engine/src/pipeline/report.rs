@@ -55,6 +55,12 @@ pub struct BlockTimeline {
     /// threads' critical path. A mega-block's count is on its first block. `None` when the
     /// state is in memory.
     pub demand_reads: Option<u64>,
+    /// Distinct items the prefetch read for the block: accounts and slots its list names
+    /// and, where those reads missed the page cache, the trie nodes on its changed paths
+    /// (`gigagas_store::DiskState::read_ahead`). On a cold store this is the least it can
+    /// read, each item once: `read_bytes` / 4096 over it is the layout's pages per item. A
+    /// mega-block's count is on its first block. `None` when the state is in memory.
+    pub read_ahead: Option<u64>,
     /// What the block's commit to a disk store waited for and wrote: its write time, the
     /// persistence wait (durable writes the next block waited for) and the trie-buffer
     /// flush it made, if any. `None` in memory.
