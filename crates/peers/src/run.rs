@@ -178,6 +178,20 @@ fn timed(
     Ok((done.wall.as_nanos() as u64, done))
 }
 
+/// How a peer process ended, in words: its exit status, and for a SIGKILL that gigagas did
+/// not send (a deadline is reported as its own error, never through here) the usual sender,
+/// the kernel's out-of-memory killer (`geth init` of a 10M-slot genesis took 22.9 GB here).
+fn exit_words(status: &std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match status.signal() {
+        Some(9) => format!(
+            "{status}: killed, not by gigagas (the kernel's out-of-memory killer is the usual \
+             sender: see `dmesg`)"
+        ),
+        _ => status.to_string(),
+    }
+}
+
 fn text(out: &Finished) -> String {
     out.text()
 }
@@ -246,7 +260,7 @@ pub fn geth_blocktest(
     let results: serde_json::Value = serde_json::from_str(stdout[start..].trim()).map_err(|e| {
         failed(format!(
             "exit {}; unreadable report ({e}): {}",
-            out.status,
+            exit_words(&out.status),
             tail(&text(&out), 5)
         ))
     })?;
@@ -269,7 +283,7 @@ pub fn geth_blocktest(
     if r["pass"].as_bool() != Some(true) || !out.status.success() {
         return Err(failed(format!(
             "did not pass (exit {}): {}",
-            out.status,
+            exit_words(&out.status),
             gigagas_guard::text::printable(r["error"].as_str().unwrap_or("no error given"))
         )));
     }
@@ -416,7 +430,7 @@ pub fn revme(revme: &Path, dir: &Path, timeout: Duration) -> Result<PeerRun, Pee
             file,
             what: format!(
                 "exit {}, passed {passed:?}, failed {failed:?}, skipped {skipped:?}: {}",
-                out.status,
+                exit_words(&out.status),
                 tail(&all, 6)
             ),
         });
@@ -464,7 +478,7 @@ pub fn geth_import(
         return Err(failed(format!(
             "geth init {} exited {}: {}",
             dir.join(GENESIS_FILE).display(),
-            init.status,
+            exit_words(&init.status),
             tail(&text(&init), 5)
         )));
     }
@@ -480,7 +494,7 @@ pub fn geth_import(
     )?;
     let all = text(&out);
     if !out.status.success() {
-        return Err(failed(format!("exit {}: {}", out.status, tail(&all, 6))));
+        return Err(failed(format!("exit {}: {}", exit_words(&out.status), tail(&all, 6))));
     }
     let segments = geth_segments(&all);
     let (number, hash, _) = head(export);
@@ -539,7 +553,7 @@ pub fn gigagas_process(
     if !out.status.success() {
         return Err(failed(format!(
             "exit {}: {}",
-            out.status,
+            exit_words(&out.status),
             tail(&text(&out), 6)
         )));
     }
@@ -603,7 +617,7 @@ pub fn gigagas_disk(
     if !init.status.success() {
         return Err(failed(format!(
             "gigagas db init exited {}: {}",
-            init.status,
+            exit_words(&init.status),
             tail(&text(&init), 5)
         )));
     }
@@ -625,7 +639,7 @@ pub fn gigagas_disk(
     if !out.status.success() {
         return Err(failed(format!(
             "exit {}: {}",
-            out.status,
+            exit_words(&out.status),
             tail(&text(&out), 6)
         )));
     }
@@ -704,6 +718,15 @@ pub fn binary(kind: PeerKind, gigagas: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sigkill_names_the_usual_sender() {
+        use std::os::unix::process::ExitStatusExt;
+        let killed = std::process::ExitStatus::from_raw(9);
+        assert!(exit_words(&killed).contains("out-of-memory killer"));
+        let failed = std::process::ExitStatus::from_raw(1 << 8);
+        assert!(!exit_words(&failed).contains("out-of-memory"));
+    }
 
     #[test]
     fn logged_hashes_match_in_full_or_terminal_form() {
