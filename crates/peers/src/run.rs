@@ -494,7 +494,11 @@ pub fn geth_import(
     )?;
     let all = text(&out);
     if !out.status.success() {
-        return Err(failed(format!("exit {}: {}", exit_words(&out.status), tail(&all, 6))));
+        return Err(failed(format!(
+            "exit {}: {}",
+            exit_words(&out.status),
+            tail(&all, 6)
+        )));
     }
     let segments = geth_segments(&all);
     let (number, hash, _) = head(export);
