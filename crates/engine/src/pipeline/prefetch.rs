@@ -76,8 +76,8 @@ pub(super) fn prefetch_unit(
 /// their pages are hotter than the values' (the upper levels are shared by every path), so
 /// when every value was already in the page cache the nodes almost surely are too, and
 /// reading them ahead only repeats the root's own walk (on the seed's block at 2M slots,
-/// warm: 35–55 ms a block, the prefetch stage 5× what the values take, and end to end 22%
-/// slower with it: `docs/results/trie-buffer-2m-2core.md`). A cold or larger-than-memory
+/// warm: 35–55 ms a block, the prefetch stage 5× what the values take; end to end 1.17×
+/// without it over 12 A-B-B-A pairs: `docs/results/trie-buffer-2m-2core.md`). A cold or larger-than-memory
 /// store misses on the values and keeps the parallel read-ahead the root's walks need.
 fn went_to_device(before: Option<u64>, after: Option<u64>) -> bool {
     match (before, after) {
