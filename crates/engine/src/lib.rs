@@ -11,6 +11,7 @@
 //! the pipeline at the failing block, and nothing after it is accepted.
 
 pub mod block;
+pub mod checks;
 pub mod disk;
 pub mod mega;
 pub mod open;
@@ -24,9 +25,10 @@ pub mod variant;
 
 pub use block::{
     check_parent, execute_both, execute_from_bal, plan_from, prepare, prepare_chain, prepare_with,
-    run_block, run_block_with, verify_run, BaselineRoot, BlockCase, BlockRun, BothPaths, Checks,
-    Mode, ModeRun, Recovery, RootCheck,
+    run_block, run_block_with, verify_run, BaselineRoot, BlockCase, BlockRun, BothPaths, Mode,
+    ModeRun, Recovery,
 };
+pub use checks::{Checks, RootCheck};
 pub use disk::{DiskRoot, SyncPolicy, DEFAULT_TRIE_BUFFER, MIN_TRIE_BUFFER};
 pub use mega::{mega_plan, mega_pre_state, run_mega, MegaUnit};
 pub use open::{resume_store, Resume};

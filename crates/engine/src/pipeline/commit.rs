@@ -96,7 +96,7 @@ pub(super) fn commit_block(
         txs: input.transactions.len(),
         stages,
         unit: done.unit,
-        checks: crate::block::Checks::of(case, options.mode, state_root.is_some(), root_checked),
+        checks: crate::checks::Checks::of(case, options.mode, state_root.is_some(), root_checked),
         state_root,
         root_checked,
         read_bytes: None,

@@ -39,7 +39,7 @@ pub struct BlockTimeline {
     /// block; its other blocks carry an empty span at the unit's end.
     pub unit: u64,
     /// What this run verified for the block.
-    pub checks: crate::block::Checks,
+    pub checks: crate::checks::Checks,
     /// The state root computed (with a root mode other than `none`).
     pub state_root: Option<B256>,
     /// Whether that root was compared with the header's and matched (complete states only;
