@@ -30,8 +30,9 @@ for ((r = 1; r <= rounds; r++)); do
     "$BIN" run --data $chain --state disk --db tmpdb --root incremental "${args[@]}" --json ht-r$r-$name.json \
       > ht-r$r-$name.out 2> ht-r$r-$name.err || { echo "r$r-$name failed"; tail -3 ht-r$r-$name.err; exit 1; }
   done
+  # In memory the node store lists every slot: refused (by name) where that does not fit.
   "$BIN" run --data $chain --root incremental --threads 2 --json ht-r$r-mem.json > ht-r$r-mem.out 2> ht-r$r-mem.err \
-    || { echo "r$r-mem failed"; exit 1; }
+    || echo "r$r-mem: no in-memory run: $(tail -1 ht-r$r-mem.err)"
 done
 rm -rf tmpdb
 python3 - <<'PY'
