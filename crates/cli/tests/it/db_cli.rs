@@ -187,8 +187,10 @@ fn cold_runs() {
     let (ok, out, err) = cold(&db, "off", "disk");
     assert!(ok, "{err}");
     assert_eq!(out.matches("= header").count(), 3, "{out}");
-    // Each block line: bytes read from the device, then the reads that went to the store.
-    assert_eq!(out.matches(" MiB  ").count(), 3, "{out}");
+    // Each block line: bytes read from the device (with the pages per item read ahead
+    // where there were any), then the reads that went to the store.
+    assert_eq!(out.matches(" MiB").count(), 3, "{out}");
+    assert_eq!(out.matches(" items read ahead").count(), 3, "{out}");
     assert_eq!(
         out.matches(" reads on demand  persist wait ").count(),
         3,
