@@ -432,6 +432,13 @@ pub fn exec(args: PeersArgs) -> Result<()> {
     let seq = median_of(&rows, SEQ);
     let seq_full = median_of(&rows, SEQ_FULL);
     let process = median_of(&rows, PROCESS);
+    // geth import's like-for-like row where it ran: gigagas on its MDBX store, warm (both
+    // read the chain, recover, execute, root every block and write their store), net of its
+    // start floor as geth's is.
+    let disk_net = rows
+        .iter()
+        .find(|r| r.engine == PeerKind::GigagasDisk.name())
+        .and_then(|r| Some(r.median_ns?.saturating_sub(r.start_floor_ns?)));
     for row in &mut rows {
         let Some(t) = row.median_ns else { continue };
         row.mgas_per_s = mgas(gas, t);
@@ -446,10 +453,13 @@ pub fn exec(args: PeersArgs) -> Result<()> {
             row.compared_with = Some(base_name.to_owned());
             row.ratio = Some(t as f64 / b as f64);
         }
-        // Like phases in-process: geth (recovery + root) vs seq+recovery+root; revme
-        // (neither) vs sequential execution.
+        // Like phases: geth import vs gigagas on MDBX where that ran; else in-process, geth
+        // (recovery + root) vs seq+recovery+root; revme (neither) vs sequential execution.
         let net_base = match row.engine.as_str() {
             e if e == PeerKind::Revme.name() => Some((SEQ, seq)),
+            e if e == PeerKind::GethImport.name() && disk_net.is_some() => {
+                Some((PeerKind::GigagasDisk.name(), disk_net))
+            }
             e if e == PeerKind::GethBlocktest.name()
                 || e == PeerKind::GethImport.name()
                 || e == PROCESS =>

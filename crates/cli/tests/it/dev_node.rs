@@ -568,12 +568,23 @@ fn fetch_with_the_genesis_makes_a_chain_the_peers_run() {
             "{row}"
         );
     }
-    for engine in ["gigagas conformance (process)", "geth import"] {
+    for engine in [
+        "gigagas conformance (process)",
+        "gigagas run on MDBX, warm (process)",
+        "geth import",
+    ] {
         assert!(
             rows.iter()
                 .any(|r| r["engine"] == engine && r["status"] == "ok"),
             "{engine}: {rows:?}"
         );
     }
+    // geth import's like-for-like row is gigagas on its store.
+    let geth = rows.iter().find(|r| r["engine"] == "geth import").unwrap();
+    assert_eq!(
+        geth["net_compared_with"], "gigagas run on MDBX, warm (process)",
+        "{geth}"
+    );
+    assert!(geth["net_ratio"].as_f64().unwrap() > 0.0, "{geth}");
     drop(node);
 }
