@@ -192,6 +192,26 @@ fn exit_words(status: &std::process::ExitStatus) -> String {
     }
 }
 
+/// The JSON `what` a gigagas child wrote on stdout (`--json -`): it must have exited 0 and
+/// written one whole value; otherwise `failed` with its exit and the end of its output.
+fn json_stdout(
+    out: &Finished,
+    what: &str,
+    failed: impl Fn(String) -> PeerError,
+) -> Result<serde_json::Value, PeerError> {
+    if !out.status.success() {
+        return Err(failed(format!(
+            "exit {}: {}",
+            exit_words(&out.status),
+            tail(&text(out), 6)
+        )));
+    }
+    serde_json::from_slice(&out.stdout)
+        .ok()
+        .filter(|_| out.stdout_complete)
+        .ok_or_else(|| failed(format!("no readable {what}: {}", tail(&text(out), 6))))
+}
+
 fn text(out: &Finished) -> String {
     out.text()
 }
@@ -554,17 +574,7 @@ pub fn gigagas_process(
         file: file.clone(),
         what,
     };
-    if !out.status.success() {
-        return Err(failed(format!(
-            "exit {}: {}",
-            exit_words(&out.status),
-            tail(&text(&out), 6)
-        )));
-    }
-    let summary: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .ok()
-        .filter(|_| out.stdout_complete)
-        .ok_or_else(|| failed(format!("no readable summary: {}", tail(&text(&out), 6))))?;
+    let summary = json_stdout(&out, "summary", failed)?;
     let count = |key: &str| summary[key].as_u64();
     if (count("passed"), count("failed"), count("skipped")) != (Some(1), Some(0), Some(0)) {
         return Err(failed(format!(
@@ -640,17 +650,7 @@ pub fn gigagas_disk(
         timeout,
         &mut cmd,
     )?;
-    if !out.status.success() {
-        return Err(failed(format!(
-            "exit {}: {}",
-            exit_words(&out.status),
-            tail(&text(&out), 6)
-        )));
-    }
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .ok()
-        .filter(|_| out.stdout_complete)
-        .ok_or_else(|| failed(format!("no readable report: {}", tail(&text(&out), 6))))?;
+    let report = json_stdout(&out, "report", failed)?;
     let blocks = report["run"]["blocks"]
         .as_array()
         .cloned()
