@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Sender recovery on the lent GPU machine (issue 41; docs/results/gpu-recovery.md): the device
-# suite (over 1,000,000 random and adversarial signatures through the GPU kernel, every address
-# compared with libsecp256k1's) and the measurement (recoveries/s at batch sizes 100 ... 100,000,
-# transfers included and kernel alone, against libsecp256k1 on 1 and all CPU threads).
+# Sender recovery on the lent GPU machine (issue 41; docs/results/gpu-recovery.md) and the node
+# pipeline at 16 cores (issue 39): the device suite (over 1,000,000 random and adversarial
+# signatures through the GPU kernel, every address compared with libsecp256k1's), recoveries/s
+# at batch sizes 100 ... 100,000 (transfers included and kernel alone) against libsecp256k1 on
+# 1 and all CPU threads, then the node pipeline with CPU and GPU recovery side by side.
 #
 # Runs the release binary built on the development machine (the device has no Rust): strip and
 # compress it into a folder git ignores, carry that folder, and run this script there:
@@ -10,20 +11,29 @@
 #   here, once:  grep -qx '/.gpu/' .git/info/exclude || echo /.gpu/ >> .git/info/exclude
 #   here:        cargo build --release --locked --bin gigagas && mkdir -p .gpu &&
 #                strip -o .gpu/gigagas target/release/gigagas && gzip -9f .gpu/gigagas
-#   device tool: run(command="scripts/device-gpu.sh .gpu/gigagas.gz", carry=[".gpu"], timeout_s=540)
+#   device tool: run(command="scripts/device-gpu.sh .gpu/gigagas.gz", carry=[".gpu"], timeout_s=480)
 #
 # Usage: scripts/device-gpu.sh BINARY[.gz|.zst|.xz] [OUTDIR=$OUT]
+#   BUDGET (default 420): seconds for the whole script; each step has its own timeout inside it.
 #   SIGNATURES (default 1000000): random signatures of the suite (the adversarial ones added).
-#   BATCHES (default 100,1000,10000,45000,100000), REPEATS (default 10) for the bench.
-# Budget: at most 8 minutes (each step has its own timeout); every file is written as its step
-# runs (the bench prints each batch's row as soon as it is measured), so a run killed part way
-# still leaves what it measured. Files (at most 8, as the device tool brings back): steps.log
-# (the machine first), info.txt, check.txt, check.json, pipeline.txt, pipeline.json (the node
-# pipeline at 4, 8 and 16 threads with CPU and GPU recovery side by side, issues 39 and 41),
-# bench.txt, bench.json.
+#   BATCHES (default 100,1000,10000,45000,100000), REPEATS (default 10) for the recovery bench.
+#   PIPE_GAS (default 300M), PIPE_BLOCKS (default 3), PIPE_GAS_BIG (default 1G, 2 blocks; empty
+#   for none), PIPE_THREADS (default 4,8,16): the mainnet-mix chains of the pipeline rows.
+#   SHAPES: the EF workloads of the last step (default: issue 39's five).
+#   SHAPE_GAS (default 300M): their block size.
+#   GPU_REQUIRED=1: stop after `gpu info` fails (on the lent machine a failure there is a bug to
+#   fix before anything else is worth its device time); otherwise the CPU rows still run.
+# Steps, most valuable first: info, check, recovery bench, the pipeline in memory (4/8/16
+# threads; mainnet-mix 300M and 1G), the 300M chain on MDBX (durable every 3), the bundled
+# mainnet sample through the pipeline, the dense EF shapes at 1 and all threads.
+# Every step writes as it runs, so a run killed part way still leaves what it measured. Files
+# (at most 8, as the device tool brings back): steps.log (the machine first, then each step's
+# exit and time), all.txt (every step's tables and messages, in order), check.json,
+# bench.json, pipeline.json, mdbx.json, mainnet.json, efshapes.json.
 set -uo pipefail
 bin_in="${1:?usage: scripts/device-gpu.sh BINARY[.gz|.zst|.xz] [OUTDIR]}"
 out="${2:-${OUT:?no OUTDIR given and OUT is unset}}"
+budget="${BUDGET:-420}"
 mkdir -p "$out"
 start=$SECONDS
 log() { echo "$*" | tee -a "$out/steps.log"; }
@@ -46,13 +56,14 @@ for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/loc
   [[ -d $d ]] && extra="$extra:$d"
 done
 while IFS= read -r f; do extra="$extra:$(dirname "$f")"; done < <(
-  timeout 30 find /usr/local /usr/lib /opt -xdev \( -name 'libnvrtc.so.1[0-9]' -o -name 'libnvrtc.so' \) 2>/dev/null | head -5)
+  timeout 10 find /usr/local /opt -xdev \( -name 'libnvrtc.so.1[0-9]' -o -name 'libnvrtc.so' \) 2>/dev/null | head -5)
 export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}${extra}"
 
 {
   echo "# $(date -u +%FT%TZ) $("$bin" --version 2>&1)"
   echo "# $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
   echo "# memory: $(grep MemTotal /proc/meminfo); kernel $(uname -r); load $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "# disk: $(df -h /tmp | tail -1)"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1
   command -v nvcc >/dev/null && nvcc --version | tail -2
   echo "# LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
@@ -61,39 +72,69 @@ export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}${extra}"
 } >> "$out/steps.log" 2>&1
 cat "$out/steps.log"
 
-step() {  # NAME LIMIT_S COMMAND...: stdout to NAME.txt (as it comes), stderr too, rc and time logged
+left() { echo $(( budget - (SECONDS - start) )); }
+step() {  # NAME LIMIT_S COMMAND...: output appended to all.txt (as it comes), rc and time logged
   local name=$1 limit=$2; shift 2
+  local l; l=$(left)
+  (( limit > l )) && limit=$l
+  if (( limit < 10 )); then log "$name skipped: $l s of the budget left"; return 99; fi
   local t0=$SECONDS
-  timeout "$limit" "$@" > >(tee "$out/$name.txt") 2>&1
+  echo "=== $name (limit $limit s): $*" >> "$out/all.txt"
+  timeout "$limit" "$@" > >(tee -a "$out/all.txt") 2>&1
   local rc=$?
   log "$name rc=$rc $((SECONDS - t0)) s (total $((SECONDS - start)) s)"
   return $rc
 }
 
 gpu_rows=()
-if step info 90 "$bin" gpu info; then
-  step check 200 "$bin" gpu check --signatures "${SIGNATURES:-1000000}" --json "$out/check.json"
+recovery=cpu,auto
+if step info 60 "$bin" gpu info; then
+  step check 90 "$bin" gpu check --signatures "${SIGNATURES:-1000000}" --json "$out/check.json"
 else
-  log "no usable GPU (see info.txt): no check, CPU rows only"
+  if [[ ${GPU_REQUIRED:-0} == 1 ]]; then log "gpu info failed and GPU_REQUIRED=1: stopping"; exit 1; fi
+  log "no usable GPU (see all.txt): no check, CPU rows only"
   gpu_rows=(--cpu-only)
+  recovery=cpu
 fi
-# The node pipeline on mainnet-mix 300M blocks (MDBX-free: in memory, incremental root), at 4, 8
-# and 16 threads, senders recovered on the CPU and (auto) on the GPU: end to end, stage shares
-# and % of the pipeline's bound per row; `gigagas simulate pipeline.json` predicts 32 and 64.
-chain=/tmp/gigagas-mm300
-t0=$SECONDS
-if timeout 120 "$bin" gen mainnet-mix --block-gas 300M --blocks "${PIPE_BLOCKS:-3}" \
-    --out "$chain" --force >> "$out/steps.log" 2>&1; then
-  log "gen rc=0 $((SECONDS - t0)) s"
-  step pipeline 170 "$bin" bench --data "$chain" --threads 4,8,16 --scheduler ordered \
-    --root incremental --pipeline on --recovery cpu,auto --repeats 2 --warmup 1 \
-    --json "$out/pipeline.json"
-else
-  log "gen failed after $((SECONDS - t0)) s: no pipeline rows"
-fi
-# The bench after the check: the CPU rows take longest at 1 thread (~156,000 recoveries per
-# repeat); what is left of the 8 minutes bounds it.
-left=$(( 470 - (SECONDS - start) )); (( left < 60 )) && left=60
-step bench "$left" "$bin" gpu bench --batch-sizes "${BATCHES:-100,1000,10000,45000,100000}" \
+step bench 90 "$bin" gpu bench --batch-sizes "${BATCHES:-100,1000,10000,45000,100000}" \
   --repeats "${REPEATS:-10}" --cpu-repeats 3 "${gpu_rows[@]}" --json "$out/bench.json"
+
+# The node pipeline on mainnet-mix blocks in memory (incremental root) at 4, 8 and 16 threads,
+# senders recovered on the CPU and (auto) on the GPU: end to end, stage shares and % of the
+# pipeline's bound per row, one sweep over the 300M and the 1G chain; `gigagas simulate
+# pipeline.json` predicts 32 and 64.
+gen() {  # GAS BLOCKS DIR
+  local t0=$SECONDS
+  if timeout 90 "$bin" gen mainnet-mix --block-gas "$1" --blocks "$2" --out "$3" --force \
+      >> "$out/all.txt" 2>&1; then
+    log "gen $1 x $2 rc=0 $((SECONDS - t0)) s"
+  else
+    log "gen $1 x $2 failed after $((SECONDS - t0)) s"; rm -rf "$3"; return 1
+  fi
+}
+chains=()
+gen "${PIPE_GAS:-300M}" "${PIPE_BLOCKS:-3}" /tmp/gigagas-mm && chains+=(/tmp/gigagas-mm)
+[[ -n ${PIPE_GAS_BIG:-1G} ]] && gen "${PIPE_GAS_BIG:-1G}" 2 /tmp/gigagas-mm-big && chains+=(/tmp/gigagas-mm-big)
+threads="${PIPE_THREADS:-4,8,16}"
+all_threads=$(nproc)
+if (( ${#chains[@]} )); then
+  step pipeline 150 "$bin" bench --data "$(IFS=,; echo "${chains[*]}")" --threads "$threads" \
+    --scheduler ordered --root incremental --pipeline on --recovery "$recovery" \
+    --repeats 2 --warmup 1 --json "$out/pipeline.json"
+fi
+# The 300M chain on MDBX: a fresh store per pass, durable every 3 blocks, overlay on.
+if [[ -d /tmp/gigagas-mm ]]; then
+  step mdbx 90 "$bin" bench --data /tmp/gigagas-mm --threads "$all_threads" --scheduler ordered \
+    --root incremental --pipeline on --state disk --sync every-3 --recovery "$recovery" \
+    --repeats 2 --warmup 1 --json "$out/mdbx.json"
+fi
+# The bundled mainnet sample (Frontier to Cancun) through the pipeline (root none: its
+# pre-states are touched-only), as issue 39's first table.
+step mainnet 60 "$bin" bench --threads "$threads" --scheduler ordered --root none \
+  --pipeline on --recovery "$recovery" --repeats 3 --warmup 1 --json "$out/mainnet.json"
+# The dense EF shapes of issue 39 at 300M (2 blocks): per-block work around execution against
+# the parallel execution, % of the critical-path bound and tx work at 1 and 16 threads.
+step efshapes 90 "$bin" bench --workload "${SHAPES:-bal-mixed-graph:group-2:max,bal-state-root:per-tx:max,bal-deploy-interact:single:max,bal-prefetch-cold,bal-serial-chain}" \
+  --block-gas "${SHAPE_GAS:-300M}" --blocks 2 --threads "1,$all_threads" --scheduler ordered --repeats 3 \
+  --warmup 1 --json "$out/efshapes.json"
 log "done in $((SECONDS - start)) s"
