@@ -21,6 +21,8 @@
 #   for none), PIPE_THREADS (default 4,8,16): the mainnet-mix chains of the pipeline rows.
 #   SHAPES: the EF workloads of the last step (default: issue 39's five).
 #   SHAPE_GAS (default 300M): their block size.
+#   STEPS: the steps to run, comma-separated (default all: info,check,bench,pipeline,mdbx,
+#   mainnet,efshapes,run; info always runs).
 #   GPU_REQUIRED=1: stop after `gpu info` fails (on the lent machine a failure there is a bug to
 #   fix before anything else is worth its device time); otherwise the CPU rows still run.
 # Steps, most valuable first: info, check, recovery bench, the pipeline in memory (4/8/16
@@ -73,8 +75,10 @@ export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}${extra}"
 cat "$out/steps.log"
 
 left() { echo $(( budget - (SECONDS - start) )); }
+steps=",${STEPS:-info,check,bench,pipeline,mdbx,mainnet,efshapes,run},"
 step() {  # NAME LIMIT_S COMMAND...: output appended to all.txt (as it comes), rc and time logged
   local name=$1 limit=$2; shift 2
+  [[ $name == info || $steps == *",$name,"* ]] || return 0
   local l; l=$(left)
   (( limit > l )) && limit=$l
   if (( limit < 10 )); then log "$name skipped: $l s of the budget left"; return 99; fi
@@ -113,8 +117,13 @@ gen() {  # GAS BLOCKS DIR
   fi
 }
 chains=()
-gen "${PIPE_GAS:-300M}" "${PIPE_BLOCKS:-3}" /tmp/gigagas-mm && chains+=(/tmp/gigagas-mm)
-[[ -n ${PIPE_GAS_BIG:-1G} ]] && gen "${PIPE_GAS_BIG:-1G}" 2 /tmp/gigagas-mm-big && chains+=(/tmp/gigagas-mm-big)
+rm -rf /tmp/gigagas-mm /tmp/gigagas-mm-big
+if [[ $steps == *,pipeline,* || $steps == *,mdbx,* || $steps == *,run,* ]]; then
+  gen "${PIPE_GAS:-300M}" "${PIPE_BLOCKS:-3}" /tmp/gigagas-mm && chains+=(/tmp/gigagas-mm)
+fi
+if [[ $steps == *,pipeline,* && -n ${PIPE_GAS_BIG-1G} ]]; then
+  gen "${PIPE_GAS_BIG:-1G}" 2 /tmp/gigagas-mm-big && chains+=(/tmp/gigagas-mm-big)
+fi
 threads="${PIPE_THREADS:-4,8,16}"
 all_threads=$(nproc)
 if (( ${#chains[@]} )); then
@@ -137,4 +146,9 @@ step mainnet 60 "$bin" bench --threads "$threads" --scheduler ordered --root non
 step efshapes 90 "$bin" bench --workload "${SHAPES:-bal-mixed-graph:group-2:max,bal-state-root:per-tx:max,bal-deploy-interact:single:max,bal-prefetch-cold,bal-serial-chain}" \
   --block-gas "${SHAPE_GAS:-300M}" --blocks 2 --threads "1,$all_threads" --scheduler ordered --repeats 3 \
   --warmup 1 --json "$out/efshapes.json"
+# `run` as a user runs it: senders on the GPU when one answers (`auto`), and what it says it used.
+if [[ -d /tmp/gigagas-mm ]]; then
+  step run 60 "$bin" run --data /tmp/gigagas-mm --threads "$all_threads" --root incremental \
+    --recovery auto
+fi
 log "done in $((SECONDS - start)) s"

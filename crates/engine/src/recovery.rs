@@ -113,6 +113,48 @@ impl Recoverer {
         }
     }
 
+    /// Whether senders go to a GPU (the pipeline then gathers several blocks per launch).
+    pub fn on_gpu(&self) -> bool {
+        self.gpu.is_some()
+    }
+
+    /// Every block's senders, in order, with `pool` as the CPU budget: on the CPU each block
+    /// in turn on `pool`; on the GPU every block's signatures in one launch (the signing
+    /// hashes and the checks on `pool`, the wait for the device on the calling thread, which
+    /// sleeps meanwhile). Checked as [`Self::recover`] checks; with `auto`, a GPU failure
+    /// falls back to the CPU for all of them.
+    pub fn recover_blocks(
+        &self,
+        inputs: &[&BlockInput],
+        pool: &rayon::ThreadPool,
+    ) -> Result<Vec<Vec<Address>>, ExecError> {
+        let on_cpu = || {
+            inputs
+                .iter()
+                .map(|input| pool.install(|| recover_senders(input)))
+                .collect()
+        };
+        let Some(device) = &self.gpu else {
+            return on_cpu();
+        };
+        match device.recover_many(inputs, pool) {
+            Ok(senders) => Ok(senders),
+            Err(gpu::Failure::Gpu(why)) if self.fallback => {
+                tracing::warn!(
+                    block = inputs.first().map_or(0, |i| i.number()),
+                    blocks = inputs.len(),
+                    "GPU sender recovery failed ({why}); recovered on the CPU"
+                );
+                on_cpu()
+            }
+            Err(gpu::Failure::Gpu(why)) => Err(ExecError::Unsupported {
+                block: inputs.first().map_or(0, |i| i.number()),
+                what: format!("GPU sender recovery failed: {why}"),
+            }),
+            Err(gpu::Failure::Block(e)) => Err(e),
+        }
+    }
+
     /// Every transaction's sender, checked against the block file's. On the GPU, a
     /// signature the kernel cannot recover, one the fork forbids (high s after Homestead) and
     /// one that recovers to another sender than the file's are recovered again on the CPU,
@@ -177,28 +219,40 @@ mod gpu {
         }
 
         pub(super) fn recover(&self, input: &BlockInput) -> Result<Vec<Address>, Failure> {
-            let spec = input
-                .spec
-                .unwrap_or_else(|| gigagas_exec::spec::mainnet_spec(&input.header));
-            let homestead = spec.is_enabled_in(SpecId::HOMESTEAD);
-            // Signing hashes and signatures on the thread budget (the hash is a keccak of
-            // the transaction's encoding), then the whole block in one batch.
-            let sigs: Vec<SigInput> = input
-                .transactions
-                .par_iter()
-                .map(|t| {
-                    let sig = t.envelope.signature();
-                    SigInput {
-                        hash: t.envelope.signature_hash(),
-                        r: sig.r(),
-                        s: sig.s(),
-                        y_parity: sig.v(),
-                    }
-                })
-                .collect();
+            let sigs = signatures(input);
+            let recovered = self.launch(&sigs)?;
+            check(input, &sigs, &recovered)
+        }
+
+        /// Every block's signatures in one launch: hashes and checks on `pool`.
+        pub(super) fn recover_many(
+            &self,
+            inputs: &[&BlockInput],
+            pool: &rayon::ThreadPool,
+        ) -> Result<Vec<Vec<Address>>, Failure> {
+            let per_block: Vec<Vec<SigInput>> =
+                pool.install(|| inputs.iter().map(|input| signatures(input)).collect());
+            let all = per_block.concat();
+            let recovered = self.launch(&all)?;
+            let mut at = 0;
+            pool.install(|| {
+                inputs
+                    .iter()
+                    .zip(&per_block)
+                    .map(|(input, sigs)| {
+                        let mine = &recovered[at..at + sigs.len()];
+                        at += sigs.len();
+                        check(input, sigs, mine)
+                    })
+                    .collect()
+            })
+        }
+
+        /// One launch for `sigs`: an address (or no key) for each.
+        fn launch(&self, sigs: &[SigInput]) -> Result<Vec<Option<Address>>, Failure> {
             let recovered = self
                 .0
-                .recover(&sigs)
+                .recover(sigs)
                 .map_err(|e| Failure::Gpu(e.to_string()))?;
             if recovered.len() != sigs.len() {
                 return Err(Failure::Gpu(format!(
@@ -207,32 +261,66 @@ mod gpu {
                     sigs.len()
                 )));
             }
-            (0..sigs.len())
-                .into_par_iter()
-                .map(|tx| {
-                    let claimed = input.transactions[tx].claimed_sender;
-                    let forbidden = homestead && sigs[tx].s > HALF_N;
-                    match recovered[tx] {
-                        Some(sender) if sender == claimed && !forbidden => Ok(sender),
-                        gpu => {
-                            // The CPU decides: its error names the block, the transaction
-                            // and the field; an answer the GPU contradicts is a GPU fault.
-                            let cpu =
-                                recover_sender(input, tx, homestead).map_err(Failure::Block)?;
-                            match gpu {
-                                Some(g) if g != cpu => Err(Failure::Block(ExecError::Sender {
-                                    block: input.number(),
-                                    tx,
-                                    what: format!(
-                                        "the GPU recovered {g}, libsecp256k1 {cpu}: a GPU fault"
-                                    ),
-                                })),
-                                _ => Ok(cpu),
-                            }
+            Ok(recovered)
+        }
+    }
+
+    /// A block's signing hashes and signatures, on the current thread budget (the hash is a
+    /// keccak of the transaction's encoding).
+    fn signatures(input: &BlockInput) -> Vec<SigInput> {
+        input
+            .transactions
+            .par_iter()
+            .map(|t| {
+                let sig = t.envelope.signature();
+                SigInput {
+                    hash: t.envelope.signature_hash(),
+                    r: sig.r(),
+                    s: sig.s(),
+                    y_parity: sig.v(),
+                }
+            })
+            .collect()
+    }
+
+    /// The GPU's answers for a block checked against the block file's senders: a signature the
+    /// kernel could not recover, one the fork forbids (high s after Homestead) and one that
+    /// recovers to another sender than the file's are recovered again on the CPU, whose error
+    /// (naming block, transaction and field) is authoritative; a GPU address the CPU
+    /// contradicts is a hard error.
+    fn check(
+        input: &BlockInput,
+        sigs: &[SigInput],
+        recovered: &[Option<Address>],
+    ) -> Result<Vec<Address>, Failure> {
+        let spec = input
+            .spec
+            .unwrap_or_else(|| gigagas_exec::spec::mainnet_spec(&input.header));
+        let homestead = spec.is_enabled_in(SpecId::HOMESTEAD);
+        (0..sigs.len())
+            .into_par_iter()
+            .map(|tx| {
+                let claimed = input.transactions[tx].claimed_sender;
+                let forbidden = homestead && sigs[tx].s > HALF_N;
+                match recovered[tx] {
+                    Some(sender) if sender == claimed && !forbidden => Ok(sender),
+                    gpu => {
+                        // The CPU decides: its error names the block, the transaction and
+                        // the field; an answer the GPU contradicts is a GPU fault.
+                        let cpu = recover_sender(input, tx, homestead).map_err(Failure::Block)?;
+                        match gpu {
+                            Some(g) if g != cpu => Err(Failure::Block(ExecError::Sender {
+                                block: input.number(),
+                                tx,
+                                what: format!(
+                                    "the GPU recovered {g}, libsecp256k1 {cpu}: a GPU fault"
+                                ),
+                            })),
+                            _ => Ok(cpu),
                         }
                     }
-                })
-                .collect()
-        }
+                }
+            })
+            .collect()
     }
 }

@@ -130,6 +130,11 @@ impl GpuRecoverer {
         }
         let ctx = CudaContext::new(0)
             .map_err(|e| GpuError::NoDevice(format!("CUDA device 0 cannot be opened: {e}")))?;
+        // The thread that waits for a launch sleeps instead of spinning (the driver's default
+        // spins while it has more cores than GPUs): in a pipeline that core belongs to the
+        // stages beside it. A scheduling preference only: a driver that refuses it still
+        // recovers the same addresses.
+        let _ = ctx.set_blocking_synchronize();
         let name = ctx
             .name()
             .map_err(|e| GpuError::NoDevice(format!("CUDA device 0 has no name: {e}")))?;

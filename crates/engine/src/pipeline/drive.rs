@@ -4,7 +4,7 @@
 
 use super::{
     commit::commit_block, early::early_roots, execute::execute_unit, prefetch::prefetch_unit,
-    recover::recover_unit, BlockTimeline, Ctx, EarlyRoot, Executed, Recovered, Unit,
+    recover::{recover_unit, recover_units}, BlockTimeline, Ctx, EarlyRoot, Executed, Recovered, Unit,
 };
 use crate::root::DiskSnapshot;
 use gigagas_exec::ExecError;
@@ -111,14 +111,9 @@ pub(super) fn overlapped(
                 }
             }
         });
+        // A later stage that stopped drops its receiver: the send fails and this stops.
         let recover = scope.spawn(move || -> Result<(), ExecError> {
-            for unit in units {
-                let recs = recover_unit(ctx, unit.blocks.clone())?;
-                if to_exec.send(recs).is_err() {
-                    break; // a later stage stopped
-                }
-            }
-            Ok(())
+            recover_units(ctx, units, |recs| to_exec.send(recs).is_ok())
         });
         let execute = scope.spawn(move || -> Result<(), ExecError> {
             for (unit, recs) in units.iter().zip(from_recover) {

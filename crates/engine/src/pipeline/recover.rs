@@ -1,10 +1,21 @@
 //! The recover stage: every transaction's sender recovered from its signature (by the run's
 //! [`crate::recovery::Recoverer`]: the CPU on the thread budget, or the GPU) and checked
 //! against the block file's.
+//!
+//! On the CPU each block is recovered on its own. On a GPU one launch costs about the same
+//! for 100 signatures as for 10,000 (one thread recovers one signature, in about 2.3 ms on an
+//! H200: docs/results/gpu-recovery.md), so the stage gathers consecutive units up to
+//! [`GPU_BATCH`] signatures into one launch and hands them on one unit at a time: small
+//! blocks (mainnet's few hundred transactions) cost a launch per batch, not per block.
 
-use super::{Ctx, StageSpan};
+use super::{Ctx, StageSpan, Unit};
+use gigagas_data::BlockInput;
 use gigagas_exec::{ExecError, PreparedBlock};
 use std::ops::Range;
+
+/// Signatures gathered into one GPU launch at most (whole units; a unit larger than this is
+/// one launch of its own). Bounds what the stage holds beyond its queue.
+pub(super) const GPU_BATCH: usize = 16_384;
 
 /// The recover stage's output: the block's transactions with their recovered senders.
 pub(super) struct Recovered<'a> {
@@ -16,11 +27,15 @@ pub(super) struct Recovered<'a> {
     pub(super) recover: StageSpan,
 }
 
-/// The recover stage for a unit: every block's senders, each block timed on its own.
+/// The recover stage for one unit: every block's senders (on the CPU each block timed on
+/// its own; on a GPU the unit in one launch).
 pub(super) fn recover_unit<'a>(
     ctx: Ctx<'_, 'a>,
     blocks: Range<usize>,
 ) -> Result<Vec<Recovered<'a>>, ExecError> {
+    if ctx.recovery.on_gpu() {
+        return recover_batch(ctx, blocks);
+    }
     blocks
         .map(|index| {
             let input = ctx.cases[index].prepared.input;
@@ -35,4 +50,137 @@ pub(super) fn recover_unit<'a>(
             })
         })
         .collect()
+}
+
+/// The recover stage over every unit, in order, each unit's blocks handed to `send` (which
+/// answers false when a later stage stopped). On a GPU, consecutive units are recovered
+/// together up to [`GPU_BATCH`] signatures.
+pub(super) fn recover_units<'a>(
+    ctx: Ctx<'_, 'a>,
+    units: &[Unit<'a>],
+    mut send: impl FnMut(Vec<Recovered<'a>>) -> bool,
+) -> Result<(), ExecError> {
+    let batch = if ctx.recovery.on_gpu() { GPU_BATCH } else { 0 };
+    let sizes: Vec<usize> = units.iter().map(|u| txs(ctx, &u.blocks)).collect();
+    for group in batches(&sizes, batch) {
+        let blocks = units[group.start].blocks.start..units[group.end - 1].blocks.end;
+        let mut recs = recover_unit(ctx, blocks)?.into_iter();
+        for unit in &units[group] {
+            if !send(recs.by_ref().take(unit.blocks.len()).collect()) {
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Consecutive groups of units (by index) whose sizes sum to at most `batch`; a unit larger
+/// than `batch` is a group of its own, and `batch` 0 gives one unit per group.
+fn batches(sizes: &[usize], batch: usize) -> Vec<Range<usize>> {
+    let mut groups = Vec::new();
+    let mut start = 0;
+    while start < sizes.len() {
+        let (mut end, mut sum) = (start + 1, sizes[start]);
+        while end < sizes.len() && sum + sizes[end] <= batch {
+            sum += sizes[end];
+            end += 1;
+        }
+        groups.push(start..end);
+        start = end;
+    }
+    groups
+}
+
+/// `span` shared out in consecutive pieces in proportion to `weights` (their ends meet, the
+/// last ends at the span's end).
+fn share(span: StageSpan, weights: &[u64]) -> Vec<StageSpan> {
+    let total = weights.iter().sum::<u64>().max(1);
+    let width = span.end_ns - span.start_ns;
+    let mut done = 0u64;
+    weights
+        .iter()
+        .map(|w| {
+            let start_ns = span.start_ns + width * done / total;
+            done += w;
+            let end_ns = span.start_ns + width * done / total;
+            StageSpan { start_ns, end_ns }
+        })
+        .collect()
+}
+
+/// Transactions of a range of blocks.
+fn txs(ctx: Ctx<'_, '_>, blocks: &Range<usize>) -> usize {
+    ctx.cases[blocks.clone()]
+        .iter()
+        .map(|c| c.prepared.input.transactions.len())
+        .sum()
+}
+
+/// Blocks `blocks` recovered in one GPU launch; the launch's span is shared out among the
+/// blocks in proportion to their transactions, so the stage's busy time sums to its wall
+/// time.
+fn recover_batch<'a>(
+    ctx: Ctx<'_, 'a>,
+    blocks: Range<usize>,
+) -> Result<Vec<Recovered<'a>>, ExecError> {
+    let inputs: Vec<&'a BlockInput> = ctx.cases[blocks.clone()]
+        .iter()
+        .map(|c| c.prepared.input)
+        .collect();
+    let (prepared, span) = ctx.clock.time(|| {
+        let senders = ctx.recovery.recover_blocks(&inputs, ctx.budget)?;
+        ctx.budget.install(|| {
+            use rayon::prelude::*;
+            inputs
+                .par_iter()
+                .zip(senders.par_iter())
+                .map(|(input, senders)| PreparedBlock::new(input, senders))
+                .collect::<Result<Vec<_>, _>>()
+        })
+    });
+    let weights: Vec<u64> = inputs
+        .iter()
+        .map(|i| i.transactions.len() as u64)
+        .collect();
+    Ok(blocks
+        .zip(prepared?)
+        .zip(share(span, &weights))
+        .map(|((index, prepared), recover)| Recovered {
+            index,
+            prepared,
+            recover,
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_gather_units_up_to_the_bound() {
+        assert_eq!(batches(&[], 10), Vec::<Range<usize>>::new());
+        assert_eq!(batches(&[3, 3, 3], 0), vec![0..1, 1..2, 2..3]);
+        assert_eq!(batches(&[3, 3, 3, 3], 7), vec![0..2, 2..4]);
+        // A unit over the bound is a group of its own; the next starts after it.
+        assert_eq!(batches(&[2, 20, 2, 2], 5), vec![0..1, 1..2, 2..4]);
+        assert_eq!(batches(&[0, 0, 5], 5), vec![0..3]);
+    }
+
+    #[test]
+    fn a_shared_span_sums_to_the_whole() {
+        let span = StageSpan {
+            start_ns: 100,
+            end_ns: 1_100,
+        };
+        let parts = share(span, &[1, 3, 0, 1]);
+        assert_eq!(parts.first().unwrap().start_ns, 100);
+        assert_eq!(parts.last().unwrap().end_ns, 1_100);
+        assert!(parts.windows(2).all(|w| w[0].end_ns == w[1].start_ns));
+        assert_eq!(parts[1].nanos(), 600);
+        assert_eq!(parts[2].nanos(), 0);
+        // No transactions at all: the span goes to nobody but the ends still meet.
+        let none = share(span, &[0, 0]);
+        assert_eq!(none.iter().map(StageSpan::nanos).sum::<u64>(), 0);
+    }
 }
