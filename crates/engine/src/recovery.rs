@@ -123,21 +123,29 @@ impl Recoverer {
     /// hashes and the checks on `pool`, the wait for the device on the calling thread, which
     /// sleeps meanwhile). Checked as [`Self::recover`] checks; with `auto`, a GPU failure
     /// falls back to the CPU for all of them.
-    pub fn recover_blocks(
+    /// Also returns the ns it worked: on `pool` from the moment a thread took the work up
+    /// (not the wait for one), and on the calling thread for the launch.
+    pub fn recover_blocks_timed(
         &self,
         inputs: &[&BlockInput],
         pool: &rayon::ThreadPool,
-    ) -> Result<Vec<Vec<Address>>, ExecError> {
-        let on_cpu = || {
+    ) -> (Result<Vec<Vec<Address>>, ExecError>, u64) {
+        let mut busy = 0u64;
+        let on_cpu = |busy: &mut u64| {
             inputs
                 .iter()
-                .map(|input| pool.install(|| recover_senders(input)))
+                .map(|input| {
+                    let (senders, ns) = on(pool, || recover_senders(input));
+                    *busy += ns;
+                    senders
+                })
                 .collect()
         };
         let Some(device) = &self.gpu else {
-            return on_cpu();
+            let senders = on_cpu(&mut busy);
+            return (senders, busy);
         };
-        match device.recover_many(inputs, pool) {
+        let senders = match device.recover_many(inputs, pool, &mut busy) {
             Ok(senders) => Ok(senders),
             Err(gpu::Failure::Gpu(why)) if self.fallback => {
                 tracing::warn!(
@@ -145,14 +153,15 @@ impl Recoverer {
                     blocks = inputs.len(),
                     "GPU sender recovery failed ({why}); recovered on the CPU"
                 );
-                on_cpu()
+                on_cpu(&mut busy)
             }
             Err(gpu::Failure::Gpu(why)) => Err(ExecError::Unsupported {
                 block: inputs.first().map_or(0, |i| i.number()),
                 what: format!("GPU sender recovery failed: {why}"),
             }),
             Err(gpu::Failure::Block(e)) => Err(e),
-        }
+        };
+        (senders, busy)
     }
 
     /// Every transaction's sender, checked against the block file's. On the GPU, a
@@ -180,6 +189,15 @@ impl Recoverer {
             Err(gpu::Failure::Block(e)) => Err(e),
         }
     }
+}
+
+/// `f` on `pool`, with the ns it ran from the moment a thread of `pool` took it up.
+fn on<T: Send>(pool: &rayon::ThreadPool, f: impl FnOnce() -> T + Send) -> (T, u64) {
+    pool.install(|| {
+        let t = std::time::Instant::now();
+        let out = f();
+        (out, t.elapsed().as_nanos() as u64)
+    })
 }
 
 /// The GPU backend: `gigagas_gpu` (the CUDA driver and NVRTC loaded at run time).
@@ -224,18 +242,27 @@ mod gpu {
             check(input, &sigs, &recovered)
         }
 
-        /// Every block's signatures in one launch: hashes and checks on `pool`.
+        /// Every block's signatures in one launch: hashes and checks on `pool`; the ns
+        /// worked added to `busy`.
         pub(super) fn recover_many(
             &self,
             inputs: &[&BlockInput],
             pool: &rayon::ThreadPool,
+            busy: &mut u64,
         ) -> Result<Vec<Vec<Address>>, Failure> {
-            let per_block: Vec<Vec<SigInput>> =
-                pool.install(|| inputs.iter().map(|input| signatures(input)).collect());
+            let (per_block, ns) = on(pool, || {
+                inputs
+                    .iter()
+                    .map(|input| signatures(input))
+                    .collect::<Vec<_>>()
+            });
+            *busy += ns;
             let all = per_block.concat();
+            let t = std::time::Instant::now();
             let recovered = self.launch(&all)?;
-            let mut at = 0;
-            pool.install(|| {
+            *busy += t.elapsed().as_nanos() as u64;
+            let (checked, ns) = on(pool, || {
+                let mut at = 0;
                 inputs
                     .iter()
                     .zip(&per_block)
@@ -245,7 +272,9 @@ mod gpu {
                         check(input, sigs, mine)
                     })
                     .collect()
-            })
+            });
+            *busy += ns;
+            checked
         }
 
         /// One launch for `sigs`: an address (or no key) for each.

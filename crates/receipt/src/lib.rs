@@ -2,11 +2,13 @@
 //! built from a block's receipts (receipts root, logs bloom, block gas used under the fork's
 //! rules). Execution produces these; the verifier compares them. Neither owns them.
 
-use alloy_consensus::{
-    proofs::calculate_receipt_root, Eip658Value, Receipt, ReceiptEnvelope, ReceiptWithBloom, TxType,
-};
+use alloy_consensus::{Eip658Value, Receipt, ReceiptEnvelope, ReceiptWithBloom, TxType};
+use alloy_eips::eip2718::Encodable2718;
 use alloy_primitives::{Bloom, Log, B256};
 use rayon::prelude::*;
+
+mod ordered;
+pub use ordered::ordered_trie_root;
 
 /// The result of one transaction, as a receipt needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,22 +77,37 @@ impl TxReceipt {
     }
 }
 
-/// The block's logs bloom and (with `with_root`) receipts root together, each receipt's
-/// bloom computed once (in parallel on the current rayon pool: the keccaks of every log's
-/// address and topics are most of the work) and reused by both.
+/// The block's logs bloom and (with `with_root`) receipts root together, in parallel on the
+/// current rayon pool: each receipt's bloom (the keccaks of every log's address and topics)
+/// and EIP-2718 encoding once, then the union of the blooms and the ordered trie's root
+/// ([`ordered_trie_root`], its subtries built in parallel).
 pub fn bloom_and_root(receipts: &[TxReceipt], with_root: bool) -> (Bloom, Option<B256>) {
-    let envelopes: Vec<ReceiptEnvelope> = receipts.par_iter().map(TxReceipt::envelope).collect();
+    let (blooms, encoded): (Vec<Bloom>, Vec<Vec<u8>>) = receipts
+        .par_iter()
+        .map(|r| {
+            let envelope = r.envelope();
+            let encoded = if with_root {
+                envelope.encoded_2718()
+            } else {
+                Vec::new()
+            };
+            (*envelope.logs_bloom(), encoded)
+        })
+        .unzip();
     let mut bloom = Bloom::default();
-    for envelope in &envelopes {
-        bloom |= *envelope.logs_bloom();
+    for b in &blooms {
+        bloom |= *b;
     }
-    (bloom, with_root.then(|| calculate_receipt_root(&envelopes)))
+    (bloom, with_root.then(|| ordered_trie_root(&encoded)))
 }
 
 /// Receipts root (EIP-658 receipts; meaningful from Byzantium on).
 pub fn receipts_root(receipts: &[TxReceipt]) -> B256 {
-    let envelopes: Vec<ReceiptEnvelope> = receipts.iter().map(TxReceipt::envelope).collect();
-    calculate_receipt_root(&envelopes)
+    let encoded: Vec<Vec<u8>> = receipts
+        .par_iter()
+        .map(|r| r.envelope().encoded_2718())
+        .collect();
+    ordered_trie_root(&encoded)
 }
 
 /// The block's logs bloom: the union of every log's bloom.
@@ -143,6 +160,14 @@ mod tests {
             let (bloom, root) = bloom_and_root(&receipts, true);
             assert_eq!(bloom, logs_bloom(&receipts), "{n} receipts");
             assert_eq!(root, Some(receipts_root(&receipts)), "{n} receipts");
+            // The parallel root is alloy-consensus's receipts root.
+            let envelopes: Vec<ReceiptEnvelope> =
+                receipts.iter().map(TxReceipt::envelope).collect();
+            assert_eq!(
+                root,
+                Some(alloy_consensus::proofs::calculate_receipt_root(&envelopes)),
+                "{n} receipts"
+            );
             assert_eq!(bloom_and_root(&receipts, false), (bloom, None));
         }
         let receipts: Vec<TxReceipt> = (0..5).map(|i| receipt(i, 2)).collect();

@@ -3,7 +3,10 @@
 //! back-pressure, bounded memory).
 
 use super::{
-    commit::commit_block, early::early_roots, execute::execute_unit, prefetch::prefetch_unit,
+    commit::commit_block,
+    early::early_roots,
+    execute::{execute_unit, verify, Unverified},
+    prefetch::prefetch_unit,
     recover::{recover_unit, recover_units}, BlockTimeline, Ctx, EarlyRoot, Executed, Recovered, Unit,
 };
 use crate::root::DiskSnapshot;
@@ -33,7 +36,7 @@ pub(super) fn back_to_back(
         let early = early_roots(ctx, unit, prefetch);
         let done = execute_unit(ctx, unit, recs, disk)?;
         for (done, early) in done.into_iter().zip(early) {
-            let mut block = commit_block(ctx, done, early)?;
+            let mut block = commit_block(ctx, verify(ctx, done)?, early)?;
             block.read_bytes = crate::disk::io_read_bytes();
             blocks.push(block);
         }
@@ -62,7 +65,10 @@ pub(super) fn overlapped(
         // Every queue carries one unit (a block, or a mega-block's blocks) per message.
         let (to_exec, from_recover): (SyncSender<Vec<Recovered<'_>>>, Receiver<_>) =
             sync_channel(QUEUE);
-        let (to_commit, from_exec): (SyncSender<Vec<Executed>>, Receiver<_>) = sync_channel(QUEUE);
+        let (to_verify, from_exec): (SyncSender<Vec<Unverified>>, Receiver<_>) =
+            sync_channel(QUEUE);
+        let (to_commit, from_verify): (SyncSender<Vec<Executed>>, Receiver<_>) =
+            sync_channel(QUEUE);
         let (to_commit_root, from_root): (SyncSender<Vec<Option<EarlyRoot>>>, Receiver<_>) =
             sync_channel(QUEUE);
         type Snapshot = Result<Option<DiskSnapshot>, ExecError>;
@@ -120,6 +126,19 @@ pub(super) fn overlapped(
                 // Unit order on both queues: the next state belongs to this unit.
                 let Ok(disk) = from_state.recv() else { break };
                 let done = execute_unit(ctx, unit, recs, disk?)?;
+                if to_verify.send(done).is_err() {
+                    break;
+                }
+            }
+            Ok(())
+        });
+        // Verification beside the next unit's execution (both on the budget).
+        let verified = scope.spawn(move || -> Result<(), ExecError> {
+            for done in from_exec {
+                let done = done
+                    .into_iter()
+                    .map(|d| verify(ctx, d))
+                    .collect::<Result<Vec<_>, _>>()?;
                 if to_commit.send(done).is_err() {
                     break;
                 }
@@ -128,7 +147,7 @@ pub(super) fn overlapped(
         });
         let mut blocks = Vec::with_capacity(ctx.cases.len());
         let mut commit_error = None;
-        'units: for done in from_exec {
+        'units: for done in from_verify {
             // Unit order on both queues: the next early roots belong to this unit.
             let early = from_root.recv().unwrap_or_default();
             let mut early = early.into_iter();
@@ -156,12 +175,14 @@ pub(super) fn overlapped(
             h.join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         };
+        let verified = join(verified);
         let executed = join(execute);
         let recovered = join(recover);
         // Errors in block order: a stage further down only saw earlier blocks.
         if let Some(e) = commit_error {
             return Err(e);
         }
+        verified?;
         executed?;
         recovered?;
         Ok(blocks)

@@ -2,6 +2,8 @@
 //! executed in the run's mode against the state the prefetch stage handed over, then every
 //! block verified on its own (receipts equal to the sequential baseline's, the header's gas,
 //! bloom and receipts root; each block's writes were checked against its BAL while it ran).
+//! Overlapped, verification has a thread of its own: the next unit executes meanwhile, and
+//! nothing of a block is written before it was verified.
 
 use super::{Ctx, Recovered, StageSpan, Unit};
 use crate::block::{execute_mode, pool_for, verify_run, Mode, ModeRun};
@@ -9,7 +11,25 @@ use crate::root::DiskSnapshot;
 use gigagas_exec::{ExecError, PreparedBlock};
 use revm::database::CacheState;
 
-/// The execute stage's output: a verified block's changes.
+/// The execute stage's output: a block's results, not yet verified.
+pub(super) struct Unverified {
+    /// Index of the block in the run's case list.
+    index: usize,
+    /// Number of the first block of its execution unit.
+    unit: u64,
+    /// Reads execution sent to the store and items the prefetch read.
+    reads: Option<(u64, u64)>,
+    /// The receipts, the final state of every touched account, and the BAL a sequential run
+    /// built.
+    receipts: Vec<gigagas_receipt::TxReceipt>,
+    post: CacheState,
+    access: Option<gigagas_exec::BlockAccess>,
+    /// The recover and execute stages' spans.
+    recover: StageSpan,
+    execute: StageSpan,
+}
+
+/// The verify stage's output: a verified block's changes.
 pub(super) struct Executed {
     /// Index of the block in the run's case list.
     pub(super) index: usize,
@@ -29,13 +49,14 @@ pub(super) struct Executed {
     pub(super) verify: StageSpan,
 }
 
-/// Executes and verifies one unit against `disk` (`None`: the in-memory pre-state).
+/// Executes one unit against `disk` (`None`: the in-memory pre-state); [`verify`] checks
+/// each block's results after.
 pub(super) fn execute_unit(
     ctx: Ctx<'_, '_>,
     unit: &Unit<'_>,
     recs: Vec<Recovered<'_>>,
     disk: Option<DiskSnapshot>,
-) -> Result<Vec<Executed>, ExecError> {
+) -> Result<Vec<Unverified>, ExecError> {
     match (&unit.mega, ctx.options.mode) {
         (Some(mega), Mode::Parallel { threads, scheduler }) => {
             let pool = pool_for(ctx.pool, threads, ctx.cases[mega.blocks.start].number())?;
@@ -56,7 +77,8 @@ pub(super) fn execute_unit(
             let reads = disk.as_ref().map(|d| (d.demand_reads(), d.read_ahead()));
             drop(disk);
             let first = ctx.cases[mega.blocks.start].number();
-            recs.into_iter()
+            Ok(recs
+                .into_iter()
                 .zip(out?)
                 .enumerate()
                 .map(|(j, (rec, run))| {
@@ -70,16 +92,18 @@ pub(super) fn execute_unit(
                         },
                     };
                     let reads = reads.map(|n| if j == 0 { n } else { (0, 0) });
-                    verified(
-                        ctx,
-                        rec,
-                        first,
-                        (run.receipts, run.post, None),
-                        execute,
+                    Unverified {
+                        index: rec.index,
+                        unit: first,
                         reads,
-                    )
+                        receipts: run.receipts,
+                        post: run.post,
+                        access: None,
+                        recover: rec.recover,
+                        execute,
+                    }
                 })
-                .collect()
+                .collect())
         }
         // A unit without a mega-block plan is one block.
         _ => {
@@ -99,7 +123,7 @@ fn execute_block(
     ctx: Ctx<'_, '_>,
     rec: Recovered<'_>,
     disk: Option<DiskSnapshot>,
-) -> Result<Executed, ExecError> {
+) -> Result<Unverified, ExecError> {
     let case = &ctx.cases[rec.index];
     let (mode, pool) = (ctx.options.mode, ctx.pool);
     let run = || match &disk {
@@ -118,43 +142,34 @@ fn execute_block(
         access,
         ..
     } = out?;
-    verified(
-        ctx,
-        rec,
-        case.number(),
-        (receipts, post, access),
-        execute,
+    Ok(Unverified {
+        index: rec.index,
+        unit: case.number(),
         reads,
-    )
+        receipts,
+        post,
+        access,
+        recover: rec.recover,
+        execute,
+    })
 }
 
 /// The verify stage of one executed block: its receipts (and the BAL a sequential run
 /// built) against the baseline and the header.
-fn verified(
-    ctx: Ctx<'_, '_>,
-    rec: Recovered<'_>,
-    unit: u64,
-    (receipts, post, access): (
-        Vec<gigagas_receipt::TxReceipt>,
-        CacheState,
-        Option<gigagas_exec::BlockAccess>,
-    ),
-    execute: StageSpan,
-    reads: Option<(u64, u64)>,
-) -> Result<Executed, ExecError> {
-    let case = &ctx.cases[rec.index];
-    let (checked, verify) = ctx
-        .clock
-        .on(ctx.budget, || verify_run(case, &receipts, access.as_ref()));
+pub(super) fn verify(ctx: Ctx<'_, '_>, done: Unverified) -> Result<Executed, ExecError> {
+    let case = &ctx.cases[done.index];
+    let (checked, verify) = ctx.clock.on(ctx.budget, || {
+        verify_run(case, &done.receipts, done.access.as_ref())
+    });
     checked?;
     Ok(Executed {
-        index: rec.index,
-        unit,
-        demand_reads: reads.map(|r| r.0),
-        read_ahead: reads.map(|r| r.1),
-        post,
-        recover: rec.recover,
-        execute,
+        index: done.index,
+        unit: done.unit,
+        demand_reads: done.reads.map(|r| r.0),
+        read_ahead: done.reads.map(|r| r.1),
+        post: done.post,
+        recover: done.recover,
+        execute: done.execute,
         verify,
     })
 }

@@ -116,9 +116,9 @@ fn txs(ctx: Ctx<'_, '_>, blocks: &Range<usize>) -> usize {
         .sum()
 }
 
-/// Blocks `blocks` recovered in one GPU launch; the launch's span is shared out among the
-/// blocks in proportion to their transactions, so the stage's busy time sums to its wall
-/// time.
+/// Blocks `blocks` recovered in one GPU launch; the batch's work (not its waits for budget
+/// threads) is shared out among the blocks in proportion to their transactions, so the
+/// stage's busy time sums to the batch's.
 fn recover_batch<'a>(
     ctx: Ctx<'_, 'a>,
     blocks: Range<usize>,
@@ -127,17 +127,24 @@ fn recover_batch<'a>(
         .iter()
         .map(|c| c.prepared.input)
         .collect();
-    let (prepared, span) = ctx.clock.time(|| {
-        let senders = ctx.recovery.recover_blocks(&inputs, ctx.budget)?;
-        ctx.budget.install(|| {
-            use rayon::prelude::*;
-            inputs
-                .par_iter()
-                .zip(senders.par_iter())
-                .map(|(input, senders)| PreparedBlock::new(input, senders))
-                .collect::<Result<Vec<_>, _>>()
-        })
+    // Timed as work, not as waits for a free budget thread: the hashes and checks from the
+    // moment the budget takes them up, the launch on this thread.
+    let (senders, mut busy) = ctx.recovery.recover_blocks_timed(&inputs, ctx.budget);
+    let senders = senders?;
+    let (prepared, span) = ctx.clock.on(ctx.budget, || {
+        use rayon::prelude::*;
+        inputs
+            .par_iter()
+            .zip(senders.par_iter())
+            .map(|(input, senders)| PreparedBlock::new(input, senders))
+            .collect::<Result<Vec<_>, _>>()
     });
+    busy += span.nanos();
+    // The batch's work, ending where it ended.
+    let span = StageSpan {
+        start_ns: span.end_ns.saturating_sub(busy),
+        end_ns: span.end_ns,
+    };
     let weights: Vec<u64> = inputs
         .iter()
         .map(|i| i.transactions.len() as u64)

@@ -129,13 +129,14 @@ impl PipelineRun {
 
     /// The pipeline's lower bound on wall time, ns: the largest of the process CPU time over
     /// the thread budget, the busiest stage's total (a stage handles one block at a time) and
-    /// the longest block (its stages depend on each other).
+    /// the longest block (its stages depend on each other: the time covered by at least one
+    /// of them, since a root computed from the shipped BAL runs beside the block's execution).
     pub fn bound_ns(&self) -> u64 {
         let busiest_stage = self.phases_ns().values().copied().max().unwrap_or(0);
         let longest_block = self
             .blocks
             .iter()
-            .map(|b| b.stages.values().map(StageSpan::nanos).sum::<u64>())
+            .map(|b| covered_ns(b.stages.values().copied()))
             .max()
             .unwrap_or(0);
         let cpu = self.cpu_ns.unwrap_or(0) / self.threads.max(1) as u64;
@@ -148,6 +149,22 @@ impl PipelineRun {
     }
 }
 
+/// Time covered by at least one of `spans` (the length of their union), ns.
+fn covered_ns(spans: impl Iterator<Item = StageSpan>) -> u64 {
+    let mut spans: Vec<StageSpan> = spans.filter(|s| s.nanos() > 0).collect();
+    spans.sort_by_key(|s| s.start_ns);
+    let mut covered = 0;
+    let mut reach = 0; // the end of what was counted so far
+    for s in spans {
+        let from = s.start_ns.max(reach);
+        if s.end_ns > from {
+            covered += s.end_ns - from;
+            reach = s.end_ns;
+        }
+    }
+    covered
+}
+
 /// Process CPU time (user + system) so far, from `/proc/self/stat`; `None` elsewhere.
 pub(super) fn process_cpu_ns() -> Option<u64> {
     let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
@@ -158,4 +175,25 @@ pub(super) fn process_cpu_ns() -> Option<u64> {
     let stime: u64 = fields.get(12)?.parse().ok()?;
     // The kernel's USER_HZ is 100 on every Linux architecture gigagas targets.
     Some((utime + stime) * 10_000_000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn span(start_ns: u64, end_ns: u64) -> StageSpan {
+        StageSpan { start_ns, end_ns }
+    }
+
+    #[test]
+    fn covered_time_counts_overlaps_once() {
+        assert_eq!(covered_ns(std::iter::empty()), 0);
+        // Back to back: the sum.
+        assert_eq!(covered_ns([span(0, 10), span(10, 30)].into_iter()), 30);
+        // A root beside execution: counted once; a gap is not covered.
+        let spans = [span(0, 10), span(10, 50), span(20, 60), span(70, 80)];
+        assert_eq!(covered_ns(spans.into_iter()), 70);
+        // One span inside another, in any order.
+        assert_eq!(covered_ns([span(5, 8), span(0, 20)].into_iter()), 20);
+    }
 }
