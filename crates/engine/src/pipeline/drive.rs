@@ -7,7 +7,8 @@ use super::{
     early::early_roots,
     execute::{execute_unit, verify, Unverified},
     prefetch::prefetch_unit,
-    recover::{recover_unit, recover_units}, BlockTimeline, Ctx, EarlyRoot, Executed, Recovered, Unit,
+    recover::{recover_unit, recover_units},
+    BlockTimeline, Ctx, EarlyRoot, Executed, Recovered, Unit,
 };
 use crate::root::DiskSnapshot;
 use gigagas_exec::ExecError;

@@ -145,10 +145,7 @@ fn recover_batch<'a>(
         start_ns: span.end_ns.saturating_sub(busy),
         end_ns: span.end_ns,
     };
-    let weights: Vec<u64> = inputs
-        .iter()
-        .map(|i| i.transactions.len() as u64)
-        .collect();
+    let weights: Vec<u64> = inputs.iter().map(|i| i.transactions.len() as u64).collect();
     Ok(blocks
         .zip(prepared?)
         .zip(share(span, &weights))
