@@ -4,11 +4,11 @@
 //! Model, per block and stage: the measured busy time at the two counts `a < b` fits
 //! Amdahl's law, `d(t) = serial + parallel / t` (both clamped at zero). The run is then a
 //! flow shop of the engine's stage threads, each handling one block at a time in order:
-//! recover; prefetch then the early root (one thread); execute then verify (needs the block's
-//! recovery and prefetch); write (the commit: needs the block's execution and root). With the
-//! stages back to back every block's stages run one after another. Either way the wall time is
-//! at least the total work over the thread budget (every stage's CPU work shares it), so the
-//! prediction is the larger of the two. Queue back-pressure (one unit per queue) and the I/O
+//! recover; prefetch then the early root (one thread); execute (needs the block's recovery and
+//! prefetch); verify (needs its execution); write (the commit: needs the block's verification
+//! and root). With the stages back to back every block's stages run one after another. Either
+//! way the wall time is at least the total work over the thread budget (every stage's CPU work
+//! shares it; recovery on a GPU does not), so the prediction is the larger of the two. Queue back-pressure (one unit per queue) and the I/O
 //! pool's waits are not modelled; contention (each transaction slower with more threads) is
 //! not seen: read predictions above the measured counts as a ceiling.
 
@@ -17,10 +17,11 @@ use std::collections::BTreeMap;
 
 /// The stage threads of the overlapped pipeline, each a list of the stages it runs in turn,
 /// in the order a block meets them.
-const LANES: [&[&str]; 4] = [
+const LANES: [&[&str]; 5] = [
     &["recover"],
     &["prefetch", "root"],
-    &["execute", "verify"],
+    &["execute"],
+    &["verify"],
     &["write"],
 ];
 
@@ -35,9 +36,13 @@ impl Fit {
             .map_or(0.0, |(serial, parallel)| serial + parallel / threads)
     }
 
-    /// Work on one thread, ns.
-    fn work(&self) -> f64 {
-        self.0.values().map(|(s, p)| s + p).sum()
+    /// Work on one thread of the budget, ns (`gpu_recovery`: the recover stage's is not).
+    fn work(&self, gpu_recovery: bool) -> f64 {
+        self.0
+            .iter()
+            .filter(|(stage, _)| !(gpu_recovery && stage.as_str() == "recover"))
+            .map(|(_, (s, p))| s + p)
+            .sum()
     }
 }
 
@@ -107,7 +112,7 @@ fn makespan(fits: &[Fit], threads: f64, overlap: bool) -> f64 {
             .sum();
     }
     // Each lane's time of being free, and each block's lane end times.
-    let mut free = [0.0f64; 4];
+    let mut free = [0.0f64; LANES.len()];
     for f in fits {
         let lane = |i: usize| LANES[i].iter().map(|s| f.at(s, threads)).sum::<f64>();
         let recover = free[0] + lane(0);
@@ -118,8 +123,10 @@ fn makespan(fits: &[Fit], threads: f64, overlap: bool) -> f64 {
         free[1] = rooted;
         let executed = free[2].max(recover).max(prefetched) + lane(2);
         free[2] = executed;
-        let written = free[3].max(executed).max(rooted) + lane(3);
-        free[3] = written;
+        let verified = free[3].max(executed) + lane(3);
+        free[3] = verified;
+        let written = free[4].max(verified).max(rooted) + lane(4);
+        free[4] = written;
     }
     free.into_iter().fold(0.0, f64::max)
 }
@@ -142,7 +149,8 @@ pub fn predict(
     };
     let fits = fit(a, b)?;
     let gas = a.total_gas as f64;
-    let work: f64 = fits.iter().map(Fit::work).sum();
+    let gpu_recovery = a.recovery.starts_with("gpu");
+    let work: f64 = fits.iter().map(|f| f.work(gpu_recovery)).sum();
     let model = |t: usize| {
         let tf = t.max(1) as f64;
         makespan(&fits, tf, a.overlap).max(work / tf).max(1.0)
@@ -229,5 +237,26 @@ mod tests {
         assert!((3000.0..3200.0).contains(&wall), "{wall}");
         // One count is not enough to fit.
         assert!(predict(&[&one], &[2]).is_err());
+    }
+
+    #[test]
+    fn verification_has_a_lane_and_gpu_recovery_leaves_the_budget() {
+        // Execute scales, verify is serial: on their own lanes a block costs the larger of
+        // the two at 16 threads (verify, 600), not their sum.
+        let stages = |t: u64| [("execute", 8000 / t), ("verify", 600), ("write", 10)];
+        let (one, two) = (row(1, true, &stages(1), 10), row(2, true, &stages(2), 10));
+        let wall = predict(&[&one, &two], &[16]).unwrap()[0].predicted_ns as f64;
+        assert!((6000.0..6700.0).contains(&wall), "{wall}");
+        // Recovery on a GPU: its time is no CPU work, so at 1 thread the budget bound is the
+        // other stages' work alone (recover 5000 and execute 1000 per block overlap).
+        let stages = |t: u64| [("recover", 5000), ("execute", 1000 / t)];
+        let mut gpu = [row(1, true, &stages(1), 4), row(2, true, &stages(2), 4)];
+        for r in &mut gpu {
+            r.recovery = "gpu (test)".into();
+        }
+        let cpu = [row(1, true, &stages(1), 4), row(2, true, &stages(2), 4)];
+        let on_gpu = predict(&[&gpu[0], &gpu[1]], &[1]).unwrap()[0].predicted_ns;
+        let on_cpu = predict(&[&cpu[0], &cpu[1]], &[1]).unwrap()[0].predicted_ns;
+        assert!(on_gpu < on_cpu, "gpu {on_gpu} vs cpu {on_cpu}");
     }
 }
