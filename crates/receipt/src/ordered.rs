@@ -27,7 +27,7 @@ pub fn ordered_trie_root(values: &[Vec<u8>]) -> B256 {
     let mut leaves: Vec<(Nibbles, usize)> = (0..values.len())
         .map(|i| (Nibbles::unpack(alloy_rlp::encode_fixed_size(&i)), i))
         .collect();
-    leaves.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    leaves.sort_unstable_by_key(|leaf| leaf.0);
     // The root is hashed whatever its length.
     keccak256(node(&leaves, 0, values))
 }
