@@ -15,6 +15,7 @@ mod limits;
 mod output;
 mod pages;
 mod store;
+mod term;
 
 /// Ethereum block execution engine and benchmark lab built on EIP-7928 block-level access
 /// lists: execute blocks sequentially and in parallel from their BAL, verify both, measure.

@@ -17,7 +17,7 @@
 //! - Files are written to a uniquely named temporary file in the target's directory and
 //!   renamed into place; the temporary file is removed on every failure path.
 
-use crate::common::note;
+use crate::term::note;
 use anyhow::{bail, Context, Result};
 use std::{
     fs,
@@ -508,7 +508,7 @@ impl OutputDir {
 }
 
 /// A closed stdout (`gigagas report FILE --out - | head`) ends the process quietly with status
-/// 141, as everywhere else ([`crate::common::stdout_failed`]); any other error is returned.
+/// 141, as everywhere else ([`crate::term::stdout_failed`]); any other error is returned.
 fn closed_stdout_is_quiet(fd: i32, e: anyhow::Error) -> anyhow::Error {
     if fd == 1 {
         if let Some(io) = e
@@ -516,7 +516,7 @@ fn closed_stdout_is_quiet(fd: i32, e: anyhow::Error) -> anyhow::Error {
             .find_map(|c| c.downcast_ref::<std::io::Error>())
             .filter(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
         {
-            crate::common::stdout_failed(io);
+            crate::term::stdout_failed(io);
         }
     }
     e

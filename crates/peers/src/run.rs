@@ -17,9 +17,6 @@ pub const PEER_TIMEOUT: Duration = Duration::from_secs(600);
 /// The flag that sets a peer run's deadline.
 const TIMEOUT_FLAG: &str = "gigagas peers --timeout";
 
-/// How long `BIN --version` may take (the start-floor measurement).
-pub const VERSION_TIMEOUT: Duration = Duration::from_secs(60);
-
 /// The engines `gigagas peers` runs as child processes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PeerKind {
@@ -224,7 +221,10 @@ pub fn start_floor(bin: &Path, repeats: usize) -> Option<u64> {
         let done = child::run(
             Command::new(bin).args(crate::tools::idle_args(bin)),
             "the start floor (the binary's version)",
-            &Limits::new(VERSION_TIMEOUT, "the built-in start-floor limit"),
+            &Limits::new(
+                crate::tools::VERSION_TIMEOUT,
+                "the built-in start-floor limit",
+            ),
         )
         .ok()
         .filter(|done| done.status.success())?;

@@ -4,7 +4,11 @@
 use std::{
     path::{Path, PathBuf},
     process::Command,
+    time::Duration,
 };
+
+/// How long `BIN --version` may take (the start-floor measurement).
+pub const VERSION_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// go-ethereum release the peers are pinned to.
 pub const GETH_VERSION: &str = "1.17.10";
@@ -70,10 +74,7 @@ pub fn version(bin: &Path) -> Option<String> {
         gigagas_guard::child::run(
             Command::new(bin).arg(arg),
             "the version of a peer",
-            &gigagas_guard::child::Limits::new(
-                crate::run::VERSION_TIMEOUT,
-                "the built-in version-query limit",
-            ),
+            &gigagas_guard::child::Limits::new(VERSION_TIMEOUT, "the built-in version-query limit"),
         )
         .ok()
         .filter(|done| done.status.success())
