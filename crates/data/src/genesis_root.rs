@@ -8,7 +8,7 @@
 //! streamed in hashed-key order in bounded passes ([`crate::SlotFill::for_each_sorted`]): the
 //! memory does not grow with the slots.
 
-use crate::chain::{check_storage_fill, AllocAccount, StorageFill};
+use crate::genesis::{check_storage_fill, AllocAccount, StorageFill};
 use crate::progress::Heartbeat;
 use alloy_consensus::{proofs, Header, EMPTY_OMMER_ROOT_HASH};
 use alloy_primitives::{keccak256, map::HashMap, Address, B256, U256};
@@ -115,7 +115,7 @@ fn account_leaf(address: &Address, account: TrieAccount) -> (B256, Vec<u8>) {
 }
 
 /// The state root of the genesis state `alloc` plus `storage_fill` entries describe (the root
-/// of [`crate::chain::genesis_state`], computed without expanding the fills). The entries are
+/// of `chain::genesis_state`, computed without expanding the fills). The entries are
 /// checked first ([`check_storage_fill`]).
 pub fn genesis_state_root(
     alloc: &BTreeMap<Address, AllocAccount>,

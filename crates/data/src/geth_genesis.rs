@@ -2,7 +2,7 @@
 //! the one fork its chain runs under, and the genesis allocation. Used by
 //! `gigagas fetch --genesis` to give a chain fetched from a node its complete genesis state.
 
-use crate::chain::AllocAccount;
+use crate::genesis::AllocAccount;
 use alloy_primitives::{Address, Bytes, U256};
 use revm::primitives::hardfork::SpecId;
 use serde_json::{Map, Value};

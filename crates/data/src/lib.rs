@@ -6,6 +6,7 @@
 
 pub mod chain;
 mod error;
+mod genesis;
 pub mod genesis_root;
 pub mod geth_genesis;
 pub mod integrity;
