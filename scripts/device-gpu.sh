@@ -36,7 +36,14 @@ set -uo pipefail
 bin_in="${1:?usage: scripts/device-gpu.sh BINARY[.gz|.zst|.xz] [OUTDIR]}"
 out="${2:-${OUT:?no OUTDIR given and OUT is unset}}"
 budget="${BUDGET:-420}"
-mkdir -p "$out"
+[[ $budget =~ ^[0-9]+$ ]] && (( budget >= 10 && budget <= 3600 )) ||
+  { echo "BUDGET must be whole seconds from 10 to 3600, not '$budget'" >&2; exit 2; }
+# Never over earlier results: the output folder must be new or empty.
+if [[ -e $out && ( ! -d $out || -n $(ls -A "$out" 2>/dev/null) ) ]]; then
+  echo "OUTDIR $out exists and is not an empty folder: give a new one (nothing is overwritten)" >&2
+  exit 2
+fi
+mkdir -p "$out" || exit 1
 start=$SECONDS
 log() { echo "$*" | tee -a "$out/steps.log"; }
 

@@ -145,22 +145,9 @@ impl Recoverer {
             let senders = on_cpu(&mut busy);
             return (senders, busy);
         };
-        let senders = match device.recover_many(inputs, pool, &mut busy) {
-            Ok(senders) => Ok(senders),
-            Err(gpu::Failure::Gpu(why)) if self.fallback => {
-                tracing::warn!(
-                    block = inputs.first().map_or(0, |i| i.number()),
-                    blocks = inputs.len(),
-                    "GPU sender recovery failed ({why}); recovered on the CPU"
-                );
-                on_cpu(&mut busy)
-            }
-            Err(gpu::Failure::Gpu(why)) => Err(ExecError::Unsupported {
-                block: inputs.first().map_or(0, |i| i.number()),
-                what: format!("GPU sender recovery failed: {why}"),
-            }),
-            Err(gpu::Failure::Block(e)) => Err(e),
-        };
+        let block = inputs.first().map_or(0, |i| i.number());
+        let gpu = device.recover_many(inputs, pool, &mut busy);
+        let senders = self.settle(block, gpu, || on_cpu(&mut busy));
         (senders, busy)
     }
 
@@ -173,17 +160,32 @@ impl Recoverer {
         let Some(device) = &self.gpu else {
             return recover_senders(input);
         };
-        match device.recover(input) {
+        self.settle(input.number(), device.recover(input), || {
+            recover_senders(input)
+        })
+    }
+}
+
+impl Recoverer {
+    /// A GPU answer for blocks from `block` on, as the run takes it: a GPU failure falls back
+    /// to `cpu` under `auto` and stops the run under `gpu`; a block's own error stands.
+    fn settle<T>(
+        &self,
+        block: u64,
+        gpu: Result<T, gpu::Failure>,
+        cpu: impl FnOnce() -> Result<T, ExecError>,
+    ) -> Result<T, ExecError> {
+        match gpu {
             Ok(senders) => Ok(senders),
             Err(gpu::Failure::Gpu(why)) if self.fallback => {
                 tracing::warn!(
-                    block = input.number(),
+                    block,
                     "GPU sender recovery failed ({why}); recovered on the CPU"
                 );
-                recover_senders(input)
+                cpu()
             }
             Err(gpu::Failure::Gpu(why)) => Err(ExecError::Unsupported {
-                block: input.number(),
+                block,
                 what: format!("GPU sender recovery failed: {why}"),
             }),
             Err(gpu::Failure::Block(e)) => Err(e),
