@@ -8,7 +8,10 @@
 # round. Prints each run (end to end, write share of the busy time with and without the final
 # flush, its ratio to the in-memory run) and the geometric mean of the adjacent B/A pairs.
 # Usage: scripts/measure-trie-buffer.sh WORK [SLOTS=2000000] [BLOCKS=6] [ROUNDS=2]
-# BIN overrides the binary; THREADS (default 2) is the thread count.
+# BIN overrides the binary; THREADS (default 2) is the thread count. A_FLAGS and B_FLAGS
+# replace what A and B add to the disk run (defaults: "--trie-buffer 0" and
+# "--trie-buffer 256M"); e.g. A_FLAGS="--trie-journal off" B_FLAGS="--trie-journal on"
+# compares the end of the run flushed and journaled.
 set -uo pipefail
 work="${1:?usage: scripts/measure-trie-buffer.sh WORK [SLOTS] [BLOCKS] [ROUNDS]}"
 slots="${2:-2000000}"; blocks="${3:-6}"; rounds="${4:-2}"; threads="${THREADS:-2}"
@@ -19,11 +22,13 @@ chain=chain-hot-$slots-$blocks; genesis=db-hot-$slots
 [[ -f $chain/chain.json ]] || /usr/bin/time -v "$BIN" gen sstore-bloated --existing-slots --fork Osaka \
   --block-gas 30M --slots "$slots" --blocks "$blocks" --out $chain > gen.out 2> gen.err || { tail -3 gen.err; exit 1; }
 [[ -d $genesis ]] || /usr/bin/time -v "$BIN" db init --data $chain --out $genesis > init.out 2> init.err || { tail -3 init.err; exit 1; }
-disk() {  # NAME BYTES
-  local name=$1 bytes=$2
+a_flags="${A_FLAGS:---trie-buffer 0}"; b_flags="${B_FLAGS:---trie-buffer 256M}"
+disk() {  # NAME FLAGS
+  local name=$1 flags=$2
   rm -rf tmpdb; cp -a $genesis tmpdb; sync; cat tmpdb/mdbx.dat > /dev/null
   echo "$name load $(cut -d' ' -f1-3 /proc/loadavg)" >> tb-runs.log
-  if ! /usr/bin/time -v "$BIN" run --data $chain --state disk --db tmpdb --trie-buffer "$bytes" \
+  # shellcheck disable=SC2086 # the flags are words
+  if ! /usr/bin/time -v "$BIN" run --data $chain --state disk --db tmpdb $flags \
       --root incremental --threads "$threads" --json tb-$name.json > tb-$name.out 2> tb-$name.err; then
     echo "$name: run failed"; tail -3 tb-$name.err; exit 1
   fi
@@ -40,7 +45,7 @@ for ((r = 1; r <= rounds; r++)); do
   if ((r % 2)); then order="A B B A"; else order="B A A B"; fi
   memory r$r-0-mem
   i=0; for o in $order; do
-    i=$((i + 1)); if [[ $o == A ]]; then disk r$r-$i-A 0; else disk r$r-$i-B 268435456; fi
+    i=$((i + 1)); if [[ $o == A ]]; then disk r$r-$i-A "$a_flags"; else disk r$r-$i-B "$b_flags"; fi
   done
 done
 rm -rf tmpdb

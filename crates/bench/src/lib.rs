@@ -96,6 +96,9 @@ pub struct BenchOptions {
     pub recovery_backends: Vec<gigagas_engine::RecoveryBackend>,
     /// The on-disk store's trie buffer, bytes (`None`: the engine's default; 0: none).
     pub trie_buffer: Option<u64>,
+    /// The on-disk store's trie buffer at the end of each pass: journaled (`true`, the
+    /// default) or flushed into the trie tables (`--trie-journal`).
+    pub trie_journal: Option<bool>,
 }
 
 impl Default for BenchOptions {
@@ -122,6 +125,7 @@ impl Default for BenchOptions {
             sync: None,
             recovery_backends: Vec::new(),
             trie_buffer: None,
+            trie_journal: None,
         }
     }
 }

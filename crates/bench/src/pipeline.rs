@@ -58,6 +58,7 @@ impl PipelineConfig {
                 overlay: (options.disk && self.overlap).then_some(self.overlay),
                 cold: self.cold,
                 trie_buffer: options.trie_buffer.filter(|_| options.disk),
+                trie_journal: options.trie_journal.filter(|_| options.disk),
             },
             warm_spin: None,
             small_block_gas: Some(0),
@@ -189,17 +190,26 @@ pub fn measure(
                     sync,
                     overlay,
                     cold,
+                    trie_buffer,
+                    trie_journal,
                     ..
                 },
             ) => {
                 let store = template.fresh(cases[0].number(), *sync)?;
+                let refused = |what: String| ExecError::Unsupported {
+                    block: cases[0].number(),
+                    what,
+                };
                 let store = if *cold {
-                    store.make_cold().map_err(|e| ExecError::Unsupported {
-                        block: cases[0].number(),
-                        what: format!("cold reads: {e}"),
-                    })?
+                    store
+                        .make_cold()
+                        .map_err(|e| refused(format!("cold reads: {e}")))?
                 } else {
-                    store.with_overlay(*overlay)
+                    store
+                        .with_overlay(*overlay)
+                        .with_trie_buffer(*trie_buffer)
+                        .map_err(refused)?
+                        .with_trie_journal(*trie_journal)
                 };
                 Some(Box::new(store) as Box<dyn IncrementalState>)
             }

@@ -229,6 +229,7 @@ pub(crate) fn spec_flag(field: &'static str, overrides: &[(&str, &str)]) -> Stri
         "state.overlay" => "--overlay",
         "state.cold" => "--cold",
         "state.trie_buffer" => "--trie-buffer",
+        "state.trie_journal" => "--trie-journal",
         "warm_spin" => "--warm-spin",
         "small_block_gas" => "--small-block-gas",
         "recovery" => "--recovery",

@@ -253,7 +253,9 @@ pub fn known_genesis(db: &Path, data: &Path) -> Option<gigagas_data::chain::Know
     if is_symlink(db) || !std::fs::read_dir(db).is_ok_and(|mut d| d.next().is_some()) {
         return None;
     }
-    let store: Store = Store::open(db).ok()?;
+    // A reader of one record: the run opens the store itself (and settles a trie journal or
+    // lagging tries there, for the run that goes on from them).
+    let store: Store = Store::open_unrecovered(db, true).ok()?;
     let known = store.genesis_alloc().ok()??;
     drop(store);
     let source = gigagas_data::DataSource::open(data).ok()?;

@@ -8,7 +8,8 @@ pub use crate::sync::SyncPolicy;
 use alloy_primitives::B256;
 use gigagas_data::BlockInput;
 use gigagas_store::{
-    BlockRef, CodeCache, DiskState, FlushStats, KvDiff, Overlay, SharedTrieBuffer, Store,
+    BlockRef, CodeCache, DiskState, FlushStats, JournalStats, KvDiff, Overlay, SharedTrieBuffer,
+    Store, TrieBuffer,
 };
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
@@ -45,6 +46,12 @@ pub struct DiskRoot {
     stats: Mutex<Vec<BlockWrite>>,
     /// The flush [`IncrementalState::finish`] did, if any.
     final_flush: Mutex<Option<Flush>>,
+    /// At the end of the run, the trie buffer journaled (`true`) instead of flushed.
+    journal: bool,
+    /// The journal [`IncrementalState::finish`] wrote, if any.
+    final_journal: Mutex<Option<JournalStats>>,
+    /// The last run's journal this state's trie buffer started from, if any.
+    resumed: Option<JournalStats>,
 }
 
 /// The blocks computed and not yet committed, and the last block committed.
@@ -91,7 +98,52 @@ impl DiskRoot {
             buffers: Mutex::new(vec![Arc::default()]),
             stats: Mutex::default(),
             final_flush: Mutex::default(),
+            journal: true,
+            final_journal: Mutex::default(),
+            resumed: None,
         }
+    }
+
+    /// The same state with its trie buffer, at the end of the run, journaled (`true`, the
+    /// default: written as one sequential file beside the store that the next run continues
+    /// from, geth's journal at shutdown; the run spec's `state.trie_journal`) or flushed into
+    /// the trie tables (`false`). Either is durable when the run ends.
+    pub fn with_trie_journal(self, journal: bool) -> Self {
+        Self { journal, ..self }
+    }
+
+    /// The same state with its trie buffer starting from `buffer`, the last run's journal
+    /// (`Store::open_resuming`), described by `stats`; refused without a trie buffer (set
+    /// its bound first): the store's tries lag its state until the buffer is flushed.
+    pub fn with_resumed_buffer(
+        self,
+        buffer: TrieBuffer,
+        stats: JournalStats,
+    ) -> Result<Self, String> {
+        if self.trie_buffer == 0 {
+            return Err(format!(
+                "the last run's trie journal (blocks {}..={}) needs a trie buffer to go on from; this state has none",
+                stats.base + 1,
+                stats.through
+            ));
+        }
+        Ok(Self {
+            buffers: Mutex::new(vec![Arc::new(RwLock::new(buffer))]),
+            resumed: Some(stats),
+            ..self
+        })
+    }
+
+    /// The last run's journal this state's trie buffer started from, if any.
+    pub fn resumed(&self) -> Option<JournalStats> {
+        self.resumed
+    }
+
+    /// The journal of the trie buffer written at the end of the run
+    /// ([`IncrementalState::finish`]), if it had blocks to journal: inside the run's
+    /// `final_sync_ns`.
+    pub fn final_journal(&self) -> Option<JournalStats> {
+        self.final_journal.lock().ok().and_then(|f| *f)
     }
 
     /// The same state with its trie-node writes gathered in a buffer of at most `bytes`
@@ -255,6 +307,25 @@ impl DiskRoot {
         })
     }
 
+    /// Writes the buffer blocks are merged into as the store's journal (at the end of the
+    /// run; `None` when it holds no block).
+    fn journal_buffer(&self, store: &Store) -> Result<Option<JournalStats>, String> {
+        let buffers = self.buffers.lock().map_err(poisoned)?;
+        let Some(active) = buffers.last() else {
+            return Ok(None);
+        };
+        let active = active.read().map_err(poisoned)?;
+        if active.blocks() == 0 {
+            return Ok(None);
+        }
+        store.journal_trie(&active).map(Some).map_err(|e| {
+            format!(
+                "store {}: journaling the trie buffer: {e}",
+                store.path().display()
+            )
+        })
+    }
+
     /// Flushes the buffer blocks are merged into: it is frozen (readers from now on read it
     /// under a new, empty one), written as one batch, then dropped from the list.
     fn flush_buffer(&self, store: &Store) -> Result<Option<FlushStats>, String> {
@@ -294,6 +365,10 @@ impl IncrementalState for DiskRoot {
 
     fn final_flush(&self) -> Option<Flush> {
         DiskRoot::final_flush(self)
+    }
+
+    fn final_journal(&self) -> Option<JournalStats> {
+        DiskRoot::final_journal(self)
     }
 
     fn compute(
@@ -433,7 +508,31 @@ impl IncrementalState for DiskRoot {
         let mut writes = self.writes()?;
         let mut flushed = writes.flushing.is_some();
         self.wait_flush(&mut writes)?;
-        if self.trie_buffer > 0 {
+        if self.trie_buffer > 0 && self.journal {
+            // The trie nodes still buffered, as the store's journal, beside the flat state's
+            // last sync: inside the run's time.
+            let stats = self.with_store(|store| {
+                let syncing = (self.sync != SyncPolicy::EveryBlock && writes.unsynced > 0)
+                    .then(|| store.sync_in_background());
+                let journal = self.journal_buffer(store);
+                if let Some(pending) = syncing {
+                    pending.wait().map_err(|e| {
+                        format!(
+                            "store {}: making the last blocks durable: {e}",
+                            store.path().display()
+                        )
+                    })?;
+                    writes.unsynced = 0;
+                    flushed = true;
+                }
+                journal
+            })?;
+            if let Some(stats) = stats {
+                tracing::debug!(?stats, "trie buffer journaled at the end");
+                *self.final_journal.lock().map_err(poisoned)? = Some(stats);
+                flushed = true;
+            }
+        } else if self.trie_buffer > 0 {
             // The trie nodes still buffered, as one batch: inside the run's time.
             let stats = self.with_store(|store| self.flush_buffer(store))?;
             if let Some(stats) = stats {

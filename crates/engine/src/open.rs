@@ -40,13 +40,17 @@ pub fn resume_store(state: &ValidState, dataset: &mut Dataset) -> Result<Resume,
         overlay,
         cold,
         trie_buffer,
+        trie_journal,
     } = state
     else {
         return Err("the run's state is in memory: there is no store to open".into());
     };
     let shown = dir.display();
-    let store: Store =
-        Store::open_with(dir, sync.durable_commits()).map_err(|e| format!("store {shown}: {e}"))?;
+    // The last run's trie journal is taken as this run's trie buffer where it has one (and
+    // the journal fits it); otherwise opening writes it into the trie tables.
+    let keep = if *cold { 0 } else { *trie_buffer };
+    let (store, journal): (Store, _) = Store::open_resuming(dir, sync.durable_commits(), keep)
+        .map_err(|e| format!("store {shown}: {e}"))?;
     let head = store
         .head()
         .map_err(|e| format!("store {shown}: {e}"))?
@@ -96,7 +100,14 @@ pub fn resume_store(state: &ValidState, dataset: &mut Dataset) -> Result<Resume,
     let disk = if *cold {
         disk.make_cold()?
     } else {
-        disk.with_overlay(*overlay).with_trie_buffer(*trie_buffer)?
+        let disk = disk
+            .with_overlay(*overlay)
+            .with_trie_buffer(*trie_buffer)?
+            .with_trie_journal(*trie_journal);
+        match journal {
+            Some((buffer, stats)) => disk.with_resumed_buffer(buffer, stats)?,
+            None => disk,
+        }
     };
     Ok(Resume::Run {
         state: Box::new(disk),

@@ -137,6 +137,12 @@ pub trait IncrementalState: Send + Sync {
     fn final_flush(&self) -> Option<Flush> {
         None
     }
+
+    /// The trie buffer's journal written at the end of the run ([`Self::finish`]), if it
+    /// wrote one.
+    fn final_journal(&self) -> Option<gigagas_store::JournalStats> {
+        None
+    }
 }
 
 /// What one block's commit ([`IncrementalState::commit`]) waited for and wrote.

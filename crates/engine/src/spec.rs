@@ -64,6 +64,10 @@ pub struct StateSpec {
     /// as one sorted batch when it is reached and at the end (disk only; 0: written with
     /// every block; default [`crate::DEFAULT_TRIE_BUFFER`]; off with cold reads).
     pub trie_buffer: Option<u64>,
+    /// At the end of the run, the trie buffer journaled (`true`: one sequential file beside
+    /// the store that the next run continues from, geth's journal at shutdown; the default)
+    /// or flushed into the trie tables (`false`). Disk with a trie buffer only.
+    pub trie_journal: Option<bool>,
 }
 
 /// Every setting of one run, as given (`None`: not given).
@@ -111,6 +115,9 @@ pub enum ValidState {
         cold: bool,
         /// The trie buffer's bound, bytes (0: none).
         trie_buffer: u64,
+        /// The trie buffer journaled at the end (`false`: flushed; always `false` without
+        /// a buffer).
+        trie_journal: bool,
     },
 }
 
@@ -309,6 +316,7 @@ impl RunSpec {
                 ("state.overlay", s.overlay.is_some()),
                 ("state.cold", s.cold),
                 ("state.trie_buffer", s.trie_buffer.is_some()),
+                ("state.trie_journal", s.trie_journal.is_some()),
             ];
             if let Some((field, _)) = disk_only.iter().find(|(_, given)| *given) {
                 return Err(SpecError::conflict(
@@ -366,12 +374,23 @@ impl RunSpec {
             (Some(b), false) => check_trie_buffer(b)?,
             (None, false) => crate::DEFAULT_TRIE_BUFFER,
         };
+        if let (Some(on), 0) = (s.trie_journal, trie_buffer) {
+            return Err(SpecError::conflict(
+                "state.trie_journal",
+                if s.cold { "state.cold" } else { "state.trie_buffer" },
+                format!(
+                    "trie journal {}: there is no trie buffer to journal or flush at the end (every block writes its trie nodes)",
+                    if on { "on" } else { "off" }
+                ),
+            ));
+        }
         Ok(ValidState::Disk {
             dir,
             sync,
             overlay: s.overlay.unwrap_or(true) && !s.cold,
             cold: s.cold,
             trie_buffer,
+            trie_journal: trie_buffer > 0 && s.trie_journal.unwrap_or(true),
         })
     }
 }

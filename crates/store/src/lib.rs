@@ -23,6 +23,7 @@
 
 pub mod codec;
 mod genesis;
+mod journal;
 pub mod kv;
 mod lock;
 pub mod mdbx;
@@ -38,6 +39,7 @@ pub use genesis::{
     STORE_BYTES_PER_SLOT,
 };
 use gigagas_trie::{ChangeSet, MemoryStore, Parallelism, StoreError};
+pub use journal::{JournalStats, TRIE_JOURNAL};
 use kv::{Backend, KvRead, KvWrite, Table};
 pub use lock::{WriterLock, WRITER_LOCK};
 pub use overlay::{KvDiff, Layered, SharedTrieBuffer, TrieBuffer};
@@ -450,12 +452,32 @@ impl<B: Backend> Store<B> {
     /// (a crash leaves the store at its last synced block: MDBX keeps the previous steady
     /// commit): how a node batches its persistence (`run --sync`).
     pub fn open_with(path: &Path, durable: bool) -> Result<Self, Error> {
+        Ok(Self::open_resuming(path, durable, 0)?.0)
+    }
+
+    /// [`Store::open_with`] for a run that goes on with a trie buffer of at most `keep`
+    /// bytes: a journal the last run left (its trie buffer at its end) that continues the
+    /// store's tries and fits is taken as that buffer instead of being written into the trie
+    /// tables. Returns it and what reading it took (`None`: there was none, or it was
+    /// written or removed).
+    #[allow(clippy::type_complexity)]
+    pub fn open_resuming(
+        path: &Path,
+        durable: bool,
+        keep: u64,
+    ) -> Result<(Self, Option<(TrieBuffer, JournalStats)>), Error> {
         let store = Self::open_inner(path, durable, true)?;
-        // Tries left behind by a run stopped between two flushes of its trie buffer are
-        // rebuilt before anything reads them (unless a live process holds them: then it
-        // writes them).
-        store.recover_trie(&|what| eprintln!("{what}"))?;
-        Ok(store)
+        let say = |what: &str| eprintln!("{what}");
+        // The last run's journal first: written into the tries (or taken), it spares the
+        // rebuild; one that does not continue them is removed.
+        let journal = store.settle_journal(keep, &say)?;
+        if journal.is_none() {
+            // Tries left behind by a run stopped between two flushes of its trie buffer are
+            // rebuilt before anything reads them (unless a live process holds them: then it
+            // writes them).
+            store.recover_trie(&say)?;
+        }
+        Ok((store, journal))
     }
 
     /// [`Store::open_with`] without rebuilding tries that lag the flat state: for a process

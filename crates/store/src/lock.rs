@@ -20,11 +20,13 @@ use std::{
 pub const WRITER_LOCK: &str = "writer.lock";
 
 /// The files a store directory may hold; none of them may be a symbolic link.
-pub(crate) const STORE_FILES: [&str; 4] = [
+pub(crate) const STORE_FILES: [&str; 6] = [
     "mdbx.dat",
     "mdbx.lck",
     crate::persist::TRIE_LOCK,
     WRITER_LOCK,
+    crate::journal::TRIE_JOURNAL,
+    crate::journal::TRIE_JOURNAL_TMP,
 ];
 
 /// Refuses a store directory that is a symbolic link, or whose store files are symbolic links

@@ -309,6 +309,16 @@ impl TrieBuffer {
         self.blocks += 1;
     }
 
+    /// A buffer holding `diff`, the trie-node writes of `blocks` blocks up to `through` (a
+    /// journal read back: [`crate::JournalStats`]).
+    pub(crate) fn resumed(diff: KvDiff, through: crate::Head, blocks: u64) -> Self {
+        Self {
+            diff,
+            through: Some(through),
+            blocks,
+        }
+    }
+
     /// The writes held.
     pub fn diff(&self) -> &KvDiff {
         &self.diff

@@ -318,6 +318,8 @@ proptest! {
         blocks in prop::collection::vec(block_strategy(), 1..7),
         flush_at in prop::collection::vec(any::<bool>(), 7),
         crash_at in prop::collection::vec(prop::bool::weighted(0.2), 7),
+        journal_at in prop::collection::vec(prop::bool::weighted(0.25), 7),
+        take_journal in prop::collection::vec(any::<bool>(), 7),
     ) {
         use gigagas_store::{Overlay, SharedTrieBuffer, TrieBuffer};
         use std::sync::Arc;
@@ -364,6 +366,36 @@ proptest! {
                 prop_assert!(verified.ok(), "after recovery at block {}: {:?}", number, verified);
                 store = Some(s);
                 active = Arc::default();
+            } else if journal_at[i] {
+                // The run ends here: a flush in flight first, then the buffer journaled; the
+                // next open takes it back as a buffer, or writes it into the tries.
+                if let Some(f) = frozen.take() {
+                    s.flush_trie(&f.read().unwrap()).unwrap();
+                }
+                let stats = s.journal_trie(&active.read().unwrap()).unwrap();
+                prop_assert_eq!(stats.through, number);
+                drop(store.take());
+                let keep = if take_journal[i] { u64::MAX } else { 0 };
+                let (s, taken) = Store::open_resuming(&path, true, keep).unwrap();
+                match taken {
+                    Some((buffer, read)) => {
+                        prop_assert!(take_journal[i]);
+                        prop_assert_eq!(read.entries, stats.entries);
+                        let was = active.read().unwrap();
+                        prop_assert_eq!(buffer.diff(), was.diff());
+                        drop(was);
+                        prop_assert_eq!(buffer.through(), Some(head));
+                        active = Arc::new(std::sync::RwLock::new(buffer));
+                    }
+                    None => {
+                        prop_assert!(!take_journal[i]);
+                        prop_assert_eq!(s.trie_lag().unwrap(), None);
+                        let verified = s.verify().unwrap();
+                        prop_assert!(verified.ok(), "journal written at block {}: {:?}", number, verified);
+                        active = Arc::default();
+                    }
+                }
+                store = Some(s);
             } else if flush_at[i] {
                 frozen = Some(std::mem::take(&mut active));
             }

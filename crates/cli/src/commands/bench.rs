@@ -136,6 +136,10 @@ pub struct BenchArgs {
     /// K/M/G; 0 or off for none; default 256M).
     #[arg(long, value_name = "SIZE", value_parser = limits::parse_bytes)]
     trie_buffer: Option<u64>,
+    /// With --state disk and a trie buffer: at the end of each pass the buffer is journaled
+    /// (on, the default, as `run --trie-journal`) or flushed into the trie tables (off).
+    #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
+    trie_journal: Option<bool>,
     /// Where the pipeline runs recover senders, comma-separated: cpu (libsecp256k1 on the
     /// thread budget), gpu (refused, naming what is missing, where no GPU answers) and/or
     /// auto (the GPU when one answers, else the CPU); each a row of its own. Asks for the
@@ -302,6 +306,7 @@ impl BenchPlan {
             sync: args.sync,
             recovery_backends: unique(&args.recovery),
             trie_buffer: args.trie_buffer,
+            trie_journal: args.trie_journal,
         };
         if options.disk && options.roots.is_empty() {
             bail!("--state disk measures the pipeline: give --root incremental");

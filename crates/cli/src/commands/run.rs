@@ -90,6 +90,14 @@ pub struct RunArgs {
     /// half this machine's memory; none with --cold.
     #[arg(long, value_name = "SIZE", value_parser = limits::parse_bytes)]
     trie_buffer: Option<u64>,
+    /// With --state disk and a trie buffer: at the end of the run the buffer is journaled
+    /// (on, the default): written as one sequential file beside the store (trie.journal),
+    /// synced, that the next run on the store takes as its trie buffer — geth's journal at
+    /// shutdown; any other command that opens the store writes it into the trie tables
+    /// first. Off: flushed into the trie tables as one batch (a random B-tree write of
+    /// nearly every page its nodes live on). Both end durable and whole.
+    #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
+    trie_journal: Option<bool>,
     /// With --state disk and --pipeline off: read every unit's state cold. Before the first
     /// block and after each commit the store is closed, the OS page cache of its files
     /// dropped (posix_fadvise, no privileges needed; Linux only) and the store reopened,
@@ -145,6 +153,7 @@ fn spec(args: &RunArgs) -> Result<RunSpec> {
             overlay: args.overlay,
             cold: args.cold,
             trie_buffer: args.trie_buffer,
+            trie_journal: args.trie_journal,
         },
         warm_spin: Some(args.pool.warm_spin),
         small_block_gas: Some(args.pool.small_block_gas),
@@ -221,6 +230,17 @@ pub fn exec(args: RunArgs) -> Result<()> {
                             db.display(),
                             head.number,
                             head.state_root
+                        );
+                    }
+                    if let Some(j) = state.resumed() {
+                        note!(
+                            "{}: the trie buffer goes on from the last run's journal: {} nodes of blocks {}..={} ({:.1} MB, read in {:.1} ms before the timed run)",
+                            db.display(),
+                            j.entries,
+                            j.base + 1,
+                            j.through,
+                            j.file_bytes as f64 / 1e6,
+                            j.ns as f64 / 1e6
                         );
                     }
                     Some(state)
@@ -422,6 +442,16 @@ fn print_run(
             f.blocks,
             f.pages.map_or(String::new(), |p| format!(" ({p} pages)")),
             ms(f.ns)
+        );
+    }
+    if let Some(j) = run.final_journal {
+        say!(
+            console,
+            "trie buffer journaled at the end: {} nodes of {} blocks ({:.1} MB, synced) in {:.1} ms (inside the wall time); the next run on this store goes on from it, any other command that opens the store writes it into the trie tables first",
+            j.entries,
+            j.blocks,
+            j.file_bytes as f64 / 1e6,
+            ms(j.ns)
         );
     }
     if let Some(sync) = sync {

@@ -475,3 +475,71 @@ fn kill_and_resume_with(trie_buffer: Option<u64>) {
     assert!(killed > 0);
     assert!(heads.iter().any(|h| *h > 0 && *h < last), "{heads:?}");
 }
+
+/// A run's trie buffer journaled at its end (the default) is what the next run on the store
+/// goes on from: a chain run in two halves (the first half a prefix data set) ends at the
+/// same head and root as the whole chain in one run; any other opener writes the journal
+/// into the trie tables; a damaged journal is removed and the tries rebuilt from the flat
+/// state; `--trie-journal off` flushes instead; a journal without a buffer is refused.
+#[test]
+fn the_trie_journal_carries_a_run_into_the_next() {
+    let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (short, long) = (chain(d1.path(), 4), chain(d2.path(), 8));
+    let reference = d1.path().join("reference");
+    let mut args = run_args(&long, &reference).to_vec();
+    args.extend(["--trie-journal", "off"]);
+    let (ok, out, err) = gigagas(&args);
+    assert!(ok, "{err}");
+    assert!(out.contains("trie buffer flushed at the end"), "{out}");
+    assert!(!reference.join(gigagas_store::TRIE_JOURNAL).exists());
+    let whole = verified_head(&reference);
+    assert_eq!(whole.0, 8);
+
+    let db = d1.path().join("db");
+    let (ok, out, err) = run_on_store(&short, &db);
+    assert!(ok, "{err}");
+    assert!(out.contains("trie buffer journaled at the end"), "{out}");
+    assert!(db.join(gigagas_store::TRIE_JOURNAL).is_file());
+    let lag = gigagas_store::Store::<gigagas_store::mdbx::Mdbx>::open_unrecovered(&db, true)
+        .unwrap()
+        .trie_lag()
+        .unwrap()
+        .expect("the tries wait in the journal");
+    assert_eq!((lag.0.number, lag.1.number), (0, 4));
+    let (ok, out, err) = run_on_store(&long, &db);
+    assert!(ok, "{err}");
+    assert!(
+        err.contains("goes on from the last run's journal") && err.contains("blocks 1..=4"),
+        "{err}"
+    );
+    assert_eq!(out.matches("= header").count(), 4, "{out}");
+    assert_eq!(verified_head(&db), whole);
+    // `db verify` wrote the second run's journal into the tries: none is left.
+    assert!(!db.join(gigagas_store::TRIE_JOURNAL).exists());
+
+    // A damaged journal: removed, the tries rebuilt from the flat state.
+    let damaged = d1.path().join("damaged");
+    assert!(run_on_store(&short, &damaged).0);
+    let journal = damaged.join(gigagas_store::TRIE_JOURNAL);
+    let bytes = std::fs::read(&journal).unwrap();
+    std::fs::write(&journal, &bytes[..bytes.len() / 2]).unwrap();
+    let (ok, _, err) = gigagas(&["db", "verify", s(&damaged)]);
+    assert!(
+        ok && err.contains("unreadable") && err.contains("rebuilding"),
+        "{err}"
+    );
+    assert!(!journal.exists());
+    let (ok, out, err) = run_on_store(&long, &damaged);
+    assert!(ok && out.matches("= header").count() == 4, "{err}");
+    assert_eq!(verified_head(&damaged), whole);
+
+    let fresh = d1.path().join("refused");
+    let mut refused = run_args(&short, &fresh).to_vec();
+    refused.extend(["--trie-journal", "on", "--trie-buffer", "0"]);
+    let (ok, _, err) = gigagas(&refused);
+    assert!(
+        !ok && err.contains("--trie-journal") && err.contains("--trie-buffer"),
+        "{err}"
+    );
+    assert!(!fresh.exists(), "a refused run created {}", fresh.display());
+}

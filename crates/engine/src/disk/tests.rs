@@ -37,7 +37,14 @@ fn a_trie_buffer_gives_the_same_store_flushing_where_its_bound_says() {
     let data = chain();
     let cases: Vec<BlockCase<'_>> = data.blocks.iter().map(|b| prepare(b).unwrap()).collect();
     let mut stores = Vec::new();
-    for bound in [0u64, 1, DEFAULT_TRIE_BUFFER] {
+    // (bound, journal at the end): none, a flush every block, one flush at the end, the
+    // journal at the end (written into the tries by the next open).
+    for (bound, journal) in [
+        (0u64, false),
+        (1, false),
+        (DEFAULT_TRIE_BUFFER, false),
+        (DEFAULT_TRIE_BUFFER, true),
+    ] {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("db");
         let first = &data.blocks[0];
@@ -52,7 +59,8 @@ fn a_trie_buffer_gives_the_same_store_flushing_where_its_bound_says() {
         drop(store);
         let disk = DiskRoot::new(Store::open_with(&path, false).unwrap())
             .with_sync(SyncPolicy::NODE)
-            .unwrap();
+            .unwrap()
+            .with_trie_journal(journal);
         // A bound of 1 byte (below what `with_trie_buffer` takes): a flush every block.
         let disk = Arc::new(DiskRoot {
             trie_buffer: bound,
@@ -95,16 +103,30 @@ fn a_trie_buffer_gives_the_same_store_flushing_where_its_bound_says() {
                     writes.last().unwrap().buffer_blocks,
                     data.blocks.len() as u64
                 );
-                let f = disk.final_flush().unwrap();
-                assert_eq!(f.blocks, data.blocks.len() as u64);
-                assert_eq!(f.through, data.blocks.last().unwrap().number());
+                let last = data.blocks.last().unwrap().number();
+                if journal {
+                    assert!(disk.final_flush().is_none());
+                    let j = disk.final_journal().unwrap();
+                    assert_eq!((j.blocks, j.through), (data.blocks.len() as u64, last));
+                    assert!(j.entries > 0 && j.file_bytes > 0);
+                    assert!(path.join(gigagas_store::TRIE_JOURNAL).is_file());
+                } else {
+                    assert!(disk.final_journal().is_none());
+                    let f = disk.final_flush().unwrap();
+                    assert_eq!((f.blocks, f.through), (data.blocks.len() as u64, last));
+                }
             }
         }
         drop(disk);
+        // Opening writes a journal into the tries.
         let store: Store = Store::open(&path).unwrap();
         assert_eq!(store.trie_lag().unwrap(), None);
+        assert!(!path.join(gigagas_store::TRIE_JOURNAL).exists());
         let verified = store.verify().unwrap();
-        assert!(verified.ok(), "bound {bound}: {verified:?}");
+        assert!(
+            verified.ok(),
+            "bound {bound}, journal {journal}: {verified:?}"
+        );
         let (memory, _) = store.to_memory().unwrap();
         stores.push(memory);
     }

@@ -258,6 +258,7 @@ pub fn run_pipeline_on(
         final_sync_ns,
         cpu_ns,
         final_flush: ctx.trie.and_then(|t| t.final_flush()),
+        final_journal: ctx.trie.and_then(|t| t.final_journal()),
     })
 }
 

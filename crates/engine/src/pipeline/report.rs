@@ -103,6 +103,10 @@ pub struct PipelineRun {
     /// The trie buffer's flush at the end of the run (inside `final_sync_ns`), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub final_flush: Option<crate::root::Flush>,
+    /// The trie buffer's journal written at the end of the run (inside `final_sync_ns`),
+    /// if any: what the next run on the store continues from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub final_journal: Option<gigagas_store::JournalStats>,
 }
 
 impl PipelineRun {

@@ -152,6 +152,7 @@ fn disk_defaults_follow_the_node() {
             overlay: true,
             cold: false,
             trie_buffer: gigagas_engine::DEFAULT_TRIE_BUFFER,
+            trie_journal: true,
         }
     );
     let cold = RunSpec {
@@ -172,4 +173,51 @@ fn disk_defaults_follow_the_node() {
             ..
         }
     ));
+}
+
+#[test]
+fn the_trie_journal_needs_a_trie_buffer_on_disk() {
+    let with = |journal: Option<bool>, buffer: Option<u64>, cold: bool| {
+        RunSpec {
+            pipeline: cold.then_some(false),
+            state: StateSpec {
+                trie_journal: journal,
+                trie_buffer: buffer,
+                cold,
+                ..disk()
+            },
+            ..RunSpec::default()
+        }
+        .validate(2)
+    };
+    let journal = |v: gigagas_engine::ValidRun| match v.state {
+        ValidState::Disk { trie_journal, .. } => trie_journal,
+        ValidState::Memory => panic!("on disk"),
+    };
+    assert!(journal(with(None, None, false).unwrap()));
+    assert!(!journal(with(Some(false), None, false).unwrap()));
+    // No buffer: nothing to journal, and saying either is refused by name.
+    assert!(!journal(with(None, Some(0), false).unwrap()));
+    assert!(!journal(with(None, None, true).unwrap()));
+    let e = with(Some(true), Some(0), false).unwrap_err().to_string();
+    assert!(
+        e.contains("state.trie_journal") && e.contains("state.trie_buffer"),
+        "{e}"
+    );
+    let e = with(Some(false), None, true).unwrap_err().to_string();
+    assert!(
+        e.contains("state.trie_journal") && e.contains("state.cold"),
+        "{e}"
+    );
+    let e = RunSpec {
+        state: StateSpec {
+            trie_journal: Some(true),
+            ..StateSpec::default()
+        },
+        ..RunSpec::default()
+    }
+    .validate(2)
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("state.trie_journal"), "{e}");
 }
