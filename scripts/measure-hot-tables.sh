@@ -7,7 +7,9 @@
 # means per block, the end flush, pages read from the device per block against the items read
 # ahead (the least a cold block can read, each item once).
 # Usage: scripts/measure-hot-tables.sh WORK [SLOTS=10000000] [BLOCKS=3] [ROUNDS=2]
-# BIN overrides the binary.
+# BIN overrides the binary; ONLY (space-separated names, e.g. "warm2 warm2-flush") runs only
+# those configurations. warm2 ends with the trie buffer journaled (run's default),
+# warm2-flush with it flushed into the trie tables (--trie-journal off).
 set -uo pipefail
 work="${1:?usage: scripts/measure-hot-tables.sh WORK [SLOTS] [BLOCKS] [ROUNDS]}"
 slots="${2:-10000000}"; blocks="${3:-3}"; rounds="${4:-2}"
@@ -20,10 +22,12 @@ chain=chain-hot-$slots-$blocks; genesis=db-hot-$slots-$blocks
 [[ -d $genesis ]] || /usr/bin/time -v "$BIN" db init --data $chain --out $genesis > init.out 2> init.err \
   || { tail -3 init.err; exit 1; }
 configs=("cold1|--pipeline off --cold --threads 1" "cold2|--pipeline off --cold --threads 2"
-  "warm1|--threads 1" "warm2|--threads 2" "warm2-nobuf|--threads 2 --trie-buffer 0")
+  "warm1|--threads 1" "warm2|--threads 2" "warm2-flush|--threads 2 --trie-journal off"
+  "warm2-nobuf|--threads 2 --trie-buffer 0")
 for ((r = 1; r <= rounds; r++)); do
   for cfg in "${configs[@]}"; do
     name=${cfg%%|*}; read -ra args <<< "${cfg#*|}"
+    [[ -n ${ONLY:-} && " $ONLY " != *" $name "* ]] && continue
     rm -rf tmpdb; cp -a $genesis tmpdb; sync
     [[ $name == warm* ]] && cat tmpdb/mdbx.dat > /dev/null
     echo "r$r-$name load $(cut -d' ' -f1-3 /proc/loadavg)" >> ht-runs.log
@@ -31,6 +35,7 @@ for ((r = 1; r <= rounds; r++)); do
       > ht-r$r-$name.out 2> ht-r$r-$name.err || { echo "r$r-$name failed"; tail -3 ht-r$r-$name.err; exit 1; }
   done
   # In memory the node store lists every slot: refused (by name) where that does not fit.
+  [[ -n ${ONLY:-} && " $ONLY " != *" mem "* ]] && continue
   "$BIN" run --data $chain --root incremental --threads 2 --json ht-r$r-mem.json > ht-r$r-mem.out 2> ht-r$r-mem.err \
     || echo "r$r-mem: no in-memory run: $(tail -1 ht-r$r-mem.err)"
 done

@@ -153,6 +153,7 @@ impl Rejection {
                 ExecError::Evm { .. } => format!("{path}: evm error"),
                 ExecError::Sender { .. } => format!("{path}: sender"),
                 ExecError::Unsupported { .. } => format!("{path}: unsupported"),
+                ExecError::State { .. } => format!("{path}: state store"),
             },
             Self::StateRoot { path, .. } => format!("{path}: state root"),
             Self::BalHash { .. } => "BAL hash".into(),

@@ -705,7 +705,7 @@ fn exec_reason(error: &ExecError) -> Option<Reason> {
                 "BlockException.SYSTEM_CONTRACT_EMPTY",
             ]
         )),
-        ExecError::Evm { .. } | ExecError::Unsupported { .. } => None,
+        ExecError::Evm { .. } | ExecError::Unsupported { .. } | ExecError::State { .. } => None,
     }
 }
 

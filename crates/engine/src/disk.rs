@@ -320,8 +320,9 @@ impl DiskRoot {
         }
         store.journal_trie(&active).map(Some).map_err(|e| {
             format!(
-                "store {}: journaling the trie buffer: {e}",
-                store.path().display()
+                "store {}: journaling the trie buffer: {e} (its blocks up to {} are written; its tries are rebuilt from them when it is next opened)",
+                store.path().display(),
+                active.through().map_or(0, |h| h.number)
             )
         })
     }

@@ -62,6 +62,15 @@ pub enum ExecError {
     /// Results did not verify.
     #[error(transparent)]
     Verify(#[from] VerifyError),
+    /// The state store failed while the block was read, written or made durable (a full
+    /// disk, an I/O error, a lock): the store's own message, with where it stopped.
+    #[error("block {block}: state store: {what}")]
+    State {
+        /// Block number.
+        block: u64,
+        /// What failed.
+        what: String,
+    },
 }
 
 /// Which part of a block an error is about.

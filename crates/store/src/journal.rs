@@ -14,9 +14,12 @@
 //! flat state as after any crash between flushes ([`Store::recover_trie`]): the flat state
 //! is the truth, the journal only saves that work. The file is written under a temporary
 //! name, synced, renamed and the directory synced, so a crash leaves the old journal, the new
-//! one or none — never half of one.
+//! one or none — never half of one; a CRC-32C over every byte before it ends the file, so a
+//! flipped bit anywhere is an unreadable journal, never a wrong node taken as a right one
+//! (the nodes are trusted as written: the next block's root reads them).
 
 use crate::{codec, kv::Backend, Error, Head, Store, TrieBuffer};
+use crc::{Crc, Digest, Table as CrcTable, CRC_32_ISCSI};
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
@@ -27,7 +30,43 @@ pub const TRIE_JOURNAL: &str = "trie.journal";
 /// The name it is written under before the rename.
 pub const TRIE_JOURNAL_TMP: &str = "trie.journal.tmp";
 /// The first bytes of a journal (the format's version in its last two).
-const MAGIC: &[u8; 8] = b"gg-trj01";
+const MAGIC: &[u8; 8] = b"gg-trj02";
+/// The journal's checksum (CRC-32C, 16-byte tables: ~GB/s, a few ms for a 20 MB journal).
+static CRC: Crc<u32, CrcTable<16>> = Crc::<u32, CrcTable<16>>::new(&CRC_32_ISCSI);
+
+/// A writer or reader that checksums every byte passing through it.
+struct Summed<T> {
+    inner: T,
+    digest: Digest<'static, u32, CrcTable<16>>,
+}
+
+impl<T> Summed<T> {
+    fn new(inner: T) -> Self {
+        Self {
+            inner,
+            digest: CRC.digest(),
+        }
+    }
+}
+
+impl<W: Write> Write for Summed<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.digest.update(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl<R: Read> Read for Summed<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.digest.update(&buf[..n]);
+        Ok(n)
+    }
+}
 const END: u8 = 0;
 const WIPE: u8 = 1;
 const PUT: u8 = 2;
@@ -61,6 +100,9 @@ struct Unreadable(String);
 
 impl From<std::io::Error> for Unreadable {
     fn from(e: std::io::Error) -> Self {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            return Unreadable("it ends early: truncated".into());
+        }
         Unreadable(e.to_string())
     }
 }
@@ -126,12 +168,22 @@ fn read_header(r: &mut impl Read) -> Result<Header, Unreadable> {
             String::from_utf8_lossy(MAGIC)
         )));
     }
-    Ok(Header {
+    let header = Header {
         through: read_head(r)?,
         base: read_head(r)?,
         blocks: read_u64(r)?,
         buffer_bytes: read_u64(r)?,
-    })
+    };
+    // The buffer holds the blocks after the tries' block, through its own: one each.
+    if header.through.number.checked_sub(header.base.number) != Some(header.blocks)
+        || header.blocks == 0
+    {
+        return Err(Unreadable(format!(
+            "it says {} blocks from block {} to block {}",
+            header.blocks, header.base.number, header.through.number
+        )));
+    }
+    Ok(header)
 }
 
 /// The records after the header, into a buffer at `header.through`.
@@ -162,13 +214,86 @@ fn read_records(r: &mut impl Read, header: &Header) -> Result<(TrieBuffer, u64),
             "{entries} records, its trailer says {recorded}"
         )));
     }
-    if r.read(&mut [0u8; 1])? != 0 {
-        return Err(Unreadable("bytes after its trailer".into()));
+    let buffer = TrieBuffer::resumed(diff, header.through, header.blocks);
+    if buffer.bytes() as u64 != header.buffer_bytes {
+        return Err(Unreadable(format!(
+            "its records take {} bytes as a buffer, its header says {}",
+            buffer.bytes(),
+            header.buffer_bytes
+        )));
     }
-    Ok((
-        TrieBuffer::resumed(diff, header.through, header.blocks),
-        entries,
-    ))
+    Ok((buffer, entries))
+}
+
+/// The checksum after everything it covers, then nothing.
+fn read_checksum<R: Read>(mut r: Summed<R>) -> Result<(), Unreadable> {
+    let computed = r.digest.finalize();
+    let mut b = [0u8; 4];
+    r.inner.read_exact(&mut b)?;
+    let recorded = u32::from_le_bytes(b);
+    if recorded != computed {
+        return Err(Unreadable(format!(
+            "checksum {recorded:08x}, its bytes give {computed:08x}: damaged"
+        )));
+    }
+    if r.inner.read(&mut [0u8; 1])? != 0 {
+        return Err(Unreadable("bytes after its checksum".into()));
+    }
+    Ok(())
+}
+
+/// Writes `buffer` as a journal over tries at block `base` into `w` (flushed): the header,
+/// the wipes, the nodes in key order, the end, the count and the checksum. Returns the
+/// writer and the records written.
+fn write_journal<W: Write>(w: W, buffer: &TrieBuffer, base: Head) -> std::io::Result<(W, u64)> {
+    let through = buffer
+        .through()
+        .ok_or_else(|| std::io::Error::other("an empty trie buffer has no journal"))?;
+    let mut w = Summed::new(w);
+    w.write_all(MAGIC)?;
+    write_bytes(&mut w, &codec::encode_head(&through))?;
+    write_bytes(&mut w, &codec::encode_head(&base))?;
+    w.write_all(&buffer.blocks().to_le_bytes())?;
+    w.write_all(&(buffer.bytes() as u64).to_le_bytes())?;
+    let mut entries = 0u64;
+    for (i, table) in TrieBuffer::TABLES.iter().enumerate() {
+        for prefix in buffer.diff().wiped(*table) {
+            w.write_all(&[WIPE, i as u8])?;
+            write_bytes(&mut w, prefix)?;
+            entries += 1;
+        }
+    }
+    for (i, table) in TrieBuffer::TABLES.iter().enumerate() {
+        for (key, value) in buffer.diff().entries(*table) {
+            w.write_all(&[if value.is_some() { PUT } else { DELETE }, i as u8])?;
+            write_bytes(&mut w, key)?;
+            if let Some(v) = value {
+                write_bytes(&mut w, v)?;
+            }
+            entries += 1;
+        }
+    }
+    w.write_all(&[END])?;
+    w.write_all(&entries.to_le_bytes())?;
+    let sum = w.digest.clone().finalize();
+    w.inner.write_all(&sum.to_le_bytes())?;
+    w.inner.flush()?;
+    Ok((w.inner, entries))
+}
+
+/// Everything after the header: the records into a buffer, then the checksum.
+fn read_rest<R: Read>(mut r: Summed<R>, header: &Header) -> Result<(TrieBuffer, u64), Unreadable> {
+    let read = read_records(&mut r, header)?;
+    read_checksum(r)?;
+    Ok(read)
+}
+
+/// Removes a file of the journal's, if it is there.
+pub(crate) fn remove_file(path: &Path) -> Result<(), Error> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(path)(e)),
+        _ => Ok(()),
+    }
 }
 
 /// Syncs a directory (a rename in it durable).
@@ -206,39 +331,19 @@ impl<B: Backend> Store<B> {
             )));
         }
         let tmp = self.path.join(TRIE_JOURNAL_TMP);
-        let file = File::create(&tmp).map_err(io(&tmp))?;
-        let mut w = BufWriter::with_capacity(1 << 20, file);
-        let mut entries = 0u64;
-        let written = (|| -> std::io::Result<()> {
-            w.write_all(MAGIC)?;
-            write_bytes(&mut w, &codec::encode_head(&through))?;
-            write_bytes(&mut w, &codec::encode_head(&base))?;
-            w.write_all(&buffer.blocks().to_le_bytes())?;
-            w.write_all(&(buffer.bytes() as u64).to_le_bytes())?;
-            for (i, table) in TrieBuffer::TABLES.iter().enumerate() {
-                for prefix in buffer.diff().wiped(*table) {
-                    w.write_all(&[WIPE, i as u8])?;
-                    write_bytes(&mut w, prefix)?;
-                    entries += 1;
-                }
-            }
-            for (i, table) in TrieBuffer::TABLES.iter().enumerate() {
-                for (key, value) in buffer.diff().entries(*table) {
-                    w.write_all(&[if value.is_some() { PUT } else { DELETE }, i as u8])?;
-                    write_bytes(&mut w, key)?;
-                    if let Some(v) = value {
-                        write_bytes(&mut w, v)?;
-                    }
-                    entries += 1;
-                }
-            }
-            w.write_all(&[END])?;
-            w.write_all(&entries.to_le_bytes())?;
-            w.flush()
-        })();
+        // Created anew (O_EXCL): never through a link or file someone put there.
+        remove_file(&tmp)?;
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(io(&tmp))?;
+        let written = write_journal(BufWriter::with_capacity(1 << 20, file), buffer, base);
         // A failed write (a full disk) leaves no journal: the tries are rebuilt on open.
-        let file = match written.and_then(|()| w.into_inner().map_err(|e| e.into_error())) {
-            Ok(file) => file,
+        let (file, entries) = match written
+            .and_then(|(w, entries)| Ok((w.into_inner().map_err(|e| e.into_error())?, entries)))
+        {
+            Ok(done) => done,
             Err(e) => {
                 let _ = std::fs::remove_file(&tmp);
                 return Err(io(&tmp)(e));
@@ -276,16 +381,16 @@ impl<B: Backend> Store<B> {
         progress: &dyn Fn(&str),
     ) -> Result<Option<(TrieBuffer, JournalStats)>, Error> {
         let path = self.path.join(TRIE_JOURNAL);
-        let _ = std::fs::remove_file(self.path.join(TRIE_JOURNAL_TMP));
+        remove_file(&self.path.join(TRIE_JOURNAL_TMP))?;
         let file = match File::open(&path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(io(&path)(e)),
         };
-        let remove = || std::fs::remove_file(&path).map_err(io(&path));
+        let remove = || remove_file(&path);
         let t0 = Instant::now();
         let file_bytes = file.metadata().map_err(io(&path))?.len();
-        let mut r = BufReader::with_capacity(1 << 20, file);
+        let mut r = Summed::new(BufReader::with_capacity(1 << 20, file));
         let header = match read_header(&mut r) {
             Ok(h) => h,
             Err(Unreadable(why)) => {
@@ -297,15 +402,21 @@ impl<B: Backend> Store<B> {
                 return Ok(None);
             }
         };
-        let continues = self
-            .trie_lag()?
-            .is_some_and(|(base, head)| base == header.base && head == header.through);
-        if !continues {
+        let lag = self.trie_lag()?;
+        if lag != Some((header.base, header.through)) {
             // Written before the store moved on (or rolled back): its work is done or lost.
+            progress(&format!(
+                "{}: it takes the tries from block {} to block {}, but the store's tries are at block {} and its state at block {}: it no longer continues them; removed",
+                path.display(),
+                header.base.number,
+                header.through.number,
+                lag.map_or(String::from("its head"), |(t, _)| t.number.to_string()),
+                self.require_head()?.number
+            ));
             remove()?;
             return Ok(None);
         }
-        let (buffer, entries) = match read_records(&mut r, &header) {
+        let (buffer, entries) = match read_rest(r, &header) {
             Ok(b) => b,
             Err(Unreadable(why)) => {
                 progress(&format!(
@@ -325,7 +436,7 @@ impl<B: Backend> Store<B> {
             buffer_bytes: buffer.bytes() as u64,
             ns: t0.elapsed().as_nanos() as u64,
         };
-        if keep > 0 && header.buffer_bytes <= keep {
+        if keep > 0 && (buffer.bytes() as u64) <= keep {
             // Left in place: it stays valid until the taker commits a block (the head moves
             // on and the next open removes it), so a run that stops before that loses nothing.
             return Ok(Some((buffer, stats)));
@@ -361,39 +472,13 @@ mod tests {
 
     /// A journal's bytes as `journal_trie` writes them (without a store).
     fn encode(buffer: &TrieBuffer, base: Head) -> Vec<u8> {
-        let mut w = Vec::new();
-        w.extend_from_slice(MAGIC);
-        write_bytes(&mut w, &codec::encode_head(&buffer.through().unwrap())).unwrap();
-        write_bytes(&mut w, &codec::encode_head(&base)).unwrap();
-        w.extend_from_slice(&buffer.blocks().to_le_bytes());
-        w.extend_from_slice(&(buffer.bytes() as u64).to_le_bytes());
-        let mut n = 0u64;
-        for (i, t) in TrieBuffer::TABLES.iter().enumerate() {
-            for p in buffer.diff().wiped(*t) {
-                w.extend_from_slice(&[WIPE, i as u8]);
-                write_bytes(&mut w, p).unwrap();
-                n += 1;
-            }
-        }
-        for (i, t) in TrieBuffer::TABLES.iter().enumerate() {
-            for (k, v) in buffer.diff().entries(*t) {
-                w.extend_from_slice(&[if v.is_some() { PUT } else { DELETE }, i as u8]);
-                write_bytes(&mut w, k).unwrap();
-                if let Some(v) = v {
-                    write_bytes(&mut w, v).unwrap();
-                }
-                n += 1;
-            }
-        }
-        w.push(END);
-        w.extend_from_slice(&n.to_le_bytes());
-        w
+        write_journal(Vec::new(), buffer, base).unwrap().0
     }
 
     fn decode(bytes: &[u8]) -> Result<TrieBuffer, String> {
-        let mut r = bytes;
+        let mut r = Summed::new(bytes);
         let h = read_header(&mut r).map_err(|e| e.0)?;
-        read_records(&mut r, &h).map(|(b, _)| b).map_err(|e| e.0)
+        read_rest(r, &h).map(|(b, _)| b).map_err(|e| e.0)
     }
 
     fn sample() -> TrieBuffer {
@@ -408,6 +493,21 @@ mod tests {
         buffer.merge(&a, head(5));
         buffer.merge(&b, head(6));
         buffer
+    }
+
+    #[test]
+    fn every_flipped_bit_is_refused() {
+        let bytes = encode(&sample(), head(4));
+        for at in 0..bytes.len() {
+            for bit in 0..8 {
+                let mut flipped = bytes.clone();
+                flipped[at] ^= 1 << bit;
+                assert!(
+                    decode(&flipped).is_err(),
+                    "byte {at} bit {bit} flipped decoded"
+                );
+            }
+        }
     }
 
     #[test]
@@ -428,11 +528,15 @@ mod tests {
         }
         let mut extra = bytes.clone();
         extra.push(0);
-        assert!(decode(&extra).unwrap_err().contains("after its trailer"));
+        assert!(decode(&extra).unwrap_err().contains("after its checksum"));
         let mut count = bytes.clone();
         let n = count.len();
-        count[n - 8] ^= 1;
+        count[n - 12] ^= 1;
         assert!(decode(&count).unwrap_err().contains("trailer says"));
+        let mut sum = bytes.clone();
+        sum[n - 1] ^= 1;
+        assert!(decode(&sum).unwrap_err().contains("damaged"));
+        assert!(decode(&bytes[..n - 2]).unwrap_err().contains("truncated"));
         let mut magic = bytes;
         magic[0] = b'x';
         assert!(decode(&magic).unwrap_err().contains("another format"));
@@ -441,7 +545,8 @@ mod tests {
     #[test]
     fn absurd_lengths_are_refused_before_allocating() {
         let mut bytes = encode(&sample(), head(4));
-        // The first record's key length (after magic, two heads, two u64s, tag, table).
+        // The first record's key length (after magic, two heads, two u64s, tag, table): the
+        // length is refused before the checksum is reached.
         let at = 8 + (4 + 72) * 2 + 16 + 2;
         bytes[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
         assert!(decode(&bytes).unwrap_err().contains("at most"));

@@ -195,6 +195,8 @@ impl<B: Backend> Store<B> {
             txn.put(Table::Meta, TRIE_HEAD, &codec::encode_head(&through))?;
         }
         txn.commit().map_err(|e| crate::at(&self.path, e))?;
+        // The tries moved: a journal of the blocks before no longer continues them.
+        crate::journal::remove_file(&self.path.join(crate::journal::TRIE_JOURNAL))?;
         Ok(FlushStats {
             through: through.number,
             blocks: buffer.blocks(),

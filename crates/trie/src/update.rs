@@ -256,8 +256,12 @@ impl<S: NodeStore + ?Sized> TrieWalk<'_, S> {
                     one(*nibble, group, &mut w).map(|s| (*nibble, s, w))
                 })
                 .collect();
-            for r in results {
-                let (nibble, sub, mut w) = r?;
+            let results = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+            // One growth for all the forks' writes: appended one by one, a large list is
+            // reallocated (fresh pages from the OS, zeroed by the kernel) at every doubling.
+            out.reserve(results.iter().map(|(_, _, w)| w.len()).sum());
+            out.reserve(results.iter().map(|(_, _, w)| w.len()).sum());
+            for (nibble, sub, mut w) in results {
                 out.append(&mut w);
                 slots[nibble as usize] = Slot::New(sub);
             }

@@ -84,7 +84,7 @@ pub(super) fn commit_block(
     // The block verified and its root matched: only now is it written.
     if let (Some(pending), Some(trie)) = (pending, ctx.trie) {
         let (written, span) = clock.on(budget, || trie.commit(input, pending));
-        written.map_err(|e| ExecError::Unsupported {
+        written.map_err(|e| ExecError::State {
             block: input.number(),
             what: format!("writing the state: {e}"),
         })?;

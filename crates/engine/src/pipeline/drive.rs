@@ -43,7 +43,7 @@ pub(super) fn back_to_back(
         }
         if let Some(t) = between {
             let t0 = Instant::now();
-            t.between_blocks().map_err(|e| ExecError::Unsupported {
+            t.between_blocks().map_err(|e| ExecError::State {
                 block: ctx.cases[unit.blocks.start].number(),
                 what: e,
             })?;

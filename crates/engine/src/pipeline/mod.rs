@@ -225,7 +225,7 @@ pub fn run_pipeline_on(
     let mut final_sync_ns = 0u64;
     if let Some(t) = ctx.trie {
         let t0 = std::time::Instant::now();
-        let flushed = t.finish().map_err(|e| ExecError::Unsupported {
+        let flushed = t.finish().map_err(|e| ExecError::State {
             block: cases.last().map_or(0, BlockCase::number),
             what: format!("making the state durable: {e}"),
         })?;

@@ -18,7 +18,7 @@ pub(super) fn prefetch_unit(
         return Ok((None, None));
     };
     let number = first.number();
-    let failed = |what: String| ExecError::Unsupported {
+    let failed = |what: String| ExecError::State {
         block: number,
         what,
     };
