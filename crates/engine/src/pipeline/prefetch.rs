@@ -52,8 +52,8 @@ pub(super) fn prefetch_unit(
         bals.iter().try_for_each(|bal| {
             if let Some(list) = variant.prefetch_values(bal) {
                 let before = crate::disk::io_read_bytes();
-                snap.prefetch_values(&list)?;
-                if went_to_device(before, crate::disk::io_read_bytes()) {
+                let items = snap.prefetch_values(&list)?;
+                if went_to_device(before, crate::disk::io_read_bytes(), items) {
                     snap.warm_trie_paths(&list)?;
                 } else {
                     tracing::debug!(
@@ -71,20 +71,30 @@ pub(super) fn prefetch_unit(
     Ok((Some(snap), Some(span)))
 }
 
-/// Whether reads between two `read_bytes` samples of this process went to the device (or
-/// either sample is missing). The trie nodes on the block's paths are read ahead only then:
+/// Whether the reads of `items` values between two `read_bytes` samples of this process went
+/// to the device: more than one page per [`ITEMS_PER_PAGE`] items (or either sample is
+/// missing). A few pages read by the way (another thread's miss, the page cache evicting a
+/// little while a sync writes) are not a cold store: on the seed's block at 2M slots, warm, a
+/// block after an `every-3` sync read 3 pages for 5,570 values and then walked 19k trie
+/// nodes ahead (26 ms) for nothing. The trie nodes on the block's paths are read ahead only then:
 /// their pages are hotter than the values' (the upper levels are shared by every path), so
 /// when every value was already in the page cache the nodes almost surely are too, and
 /// reading them ahead only repeats the root's own walk (on the seed's block at 2M slots,
 /// warm: 35–55 ms a block, the prefetch stage 5× what the values take; end to end 1.17×
 /// without it over 12 A-B-B-A pairs: `docs/results/trie-buffer-2m-2core.md`). A cold or larger-than-memory
 /// store misses on the values and keeps the parallel read-ahead the root's walks need.
-fn went_to_device(before: Option<u64>, after: Option<u64>) -> bool {
+fn went_to_device(before: Option<u64>, after: Option<u64>, items: usize) -> bool {
     match (before, after) {
-        (Some(before), Some(after)) => after > before,
+        (Some(before), Some(after)) => {
+            after.saturating_sub(before) / 4096 > (items / ITEMS_PER_PAGE) as u64
+        }
         _ => true,
     }
 }
+
+/// Values read ahead per page read from the device that still count as a warm store (a cold
+/// one reads about one page per value: 0.86–1.42 at 2M–75M slots).
+const ITEMS_PER_PAGE: usize = 100;
 
 #[cfg(test)]
 mod tests {
@@ -92,10 +102,16 @@ mod tests {
 
     #[test]
     fn paths_are_read_ahead_unless_the_values_were_all_cached() {
-        assert!(!went_to_device(Some(4096), Some(4096)));
-        assert!(went_to_device(Some(4096), Some(8192)));
+        assert!(!went_to_device(Some(4096), Some(4096), 10));
+        assert!(went_to_device(Some(4096), Some(8192), 10));
+        // A few pages for thousands of values: warm (one page per 100 values at most).
+        assert!(!went_to_device(Some(0), Some(3 * 4096), 5570));
+        assert!(!went_to_device(Some(0), Some(55 * 4096), 5570));
+        assert!(went_to_device(Some(0), Some(56 * 4096), 5570));
+        // A cold store: about a page per value.
+        assert!(went_to_device(Some(0), Some(5000 * 4096), 5570));
         // Unknown (no /proc/self/io): read ahead, as before.
-        assert!(went_to_device(None, Some(1)));
-        assert!(went_to_device(Some(1), None));
+        assert!(went_to_device(None, Some(1), 10));
+        assert!(went_to_device(Some(1), None, 10));
     }
 }
