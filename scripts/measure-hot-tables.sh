@@ -9,7 +9,8 @@
 # Usage: scripts/measure-hot-tables.sh WORK [SLOTS=10000000] [BLOCKS=3] [ROUNDS=2]
 # BIN overrides the binary; ONLY (space-separated names, e.g. "warm2 warm2-flush") runs only
 # those configurations. warm2 ends with the trie buffer journaled (run's default),
-# warm2-flush with it flushed into the trie tables (--trie-journal off).
+# warm2-flush with it flushed into the trie tables (--trie-journal off); cold*-buf are cold
+# runs with a trie buffer (cold takes none unless given).
 set -uo pipefail
 work="${1:?usage: scripts/measure-hot-tables.sh WORK [SLOTS] [BLOCKS] [ROUNDS]}"
 slots="${2:-10000000}"; blocks="${3:-3}"; rounds="${4:-2}"
@@ -22,6 +23,8 @@ chain=chain-hot-$slots-$blocks; genesis=db-hot-$slots-$blocks
 [[ -d $genesis ]] || /usr/bin/time -v "$BIN" db init --data $chain --out $genesis > init.out 2> init.err \
   || { tail -3 init.err; exit 1; }
 configs=("cold1|--pipeline off --cold --threads 1" "cold2|--pipeline off --cold --threads 2"
+  "cold1-buf|--pipeline off --cold --threads 1 --trie-buffer 256M"
+  "cold2-buf|--pipeline off --cold --threads 2 --trie-buffer 256M"
   "warm1|--threads 1" "warm2|--threads 2" "warm2-flush|--threads 2 --trie-journal off"
   "warm2-nobuf|--threads 2 --trie-buffer 0")
 for ((r = 1; r <= rounds; r++)); do

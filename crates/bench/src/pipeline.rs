@@ -200,16 +200,16 @@ pub fn measure(
                     block: cases[0].number(),
                     what,
                 };
+                let store = store
+                    .with_trie_buffer(*trie_buffer)
+                    .map_err(refused)?
+                    .with_trie_journal(*trie_journal);
                 let store = if *cold {
                     store
                         .make_cold()
                         .map_err(|e| refused(format!("cold reads: {e}")))?
                 } else {
-                    store
-                        .with_overlay(*overlay)
-                        .with_trie_buffer(*trie_buffer)
-                        .map_err(refused)?
-                        .with_trie_journal(*trie_journal)
+                    store.with_overlay(*overlay)
                 };
                 Some(Box::new(store) as Box<dyn IncrementalState>)
             }

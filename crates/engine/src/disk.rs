@@ -152,8 +152,8 @@ impl DiskRoot {
     /// state (accounts, slots, codes, block hashes, head) is still written per block; a
     /// crash between flushes leaves the store at a whole block, its tries rebuilt from the
     /// flat state when it is next opened. A bound below [`MIN_TRIE_BUFFER`] or above half
-    /// this machine's memory is refused, naming the field and both numbers. Cold mode
-    /// writes every block's nodes with it (it closes the store after every block).
+    /// this machine's memory is refused, naming the field and both numbers. In cold mode the
+    /// store is reopened between blocks as it is (its tries lag on purpose).
     pub fn with_trie_buffer(self, bytes: u64) -> Result<Self, String> {
         if bytes != 0 && bytes < MIN_TRIE_BUFFER {
             return Err(format!(
@@ -168,7 +168,7 @@ impl DiskRoot {
             }
         }
         Ok(Self {
-            trie_buffer: if self.cold { 0 } else { bytes },
+            trie_buffer: bytes,
             ..self
         })
     }
@@ -255,11 +255,7 @@ impl DiskRoot {
                 self.sync
             ));
         }
-        let this = Self {
-            cold: true,
-            trie_buffer: 0,
-            ..self
-        };
+        let this = Self { cold: true, ..self };
         this.evict()?;
         Ok(this)
     }
@@ -279,8 +275,14 @@ impl DiskRoot {
         // cached.
         drop(store.take());
         drop_file_cache(&path)?;
-        let reopened =
-            Store::open(&path).map_err(|e| format!("reopening {}: {e}", path.display()))?;
+        // With a trie buffer the tries lag the flat state on purpose: reopened as they are
+        // (their nodes are in the buffer), never rebuilt.
+        let reopened = if self.trie_buffer > 0 {
+            Store::reopen_buffered(&path)
+        } else {
+            Store::open(&path)
+        }
+        .map_err(|e| format!("reopening {}: {e}", path.display()))?;
         *store = Some(reopened);
         *self.codes.write().map_err(poisoned)? = Arc::default();
         Ok(())

@@ -48,7 +48,7 @@ pub fn resume_store(state: &ValidState, dataset: &mut Dataset) -> Result<Resume,
     let shown = dir.display();
     // The last run's trie journal is taken as this run's trie buffer where it has one (and
     // the journal fits it); otherwise opening writes it into the trie tables.
-    let keep = if *cold { 0 } else { *trie_buffer };
+    let keep = *trie_buffer;
     let (store, journal): (Store, _) = Store::open_resuming(dir, sync.durable_commits(), keep)
         .map_err(|e| format!("store {shown}: {e}"))?;
     let head = store
@@ -96,18 +96,18 @@ pub fn resume_store(state: &ValidState, dataset: &mut Dataset) -> Result<Resume,
             next.header.parent_hash
         ));
     }
-    let disk = DiskRoot::new(store).with_sync(*sync)?;
+    let disk = DiskRoot::new(store)
+        .with_sync(*sync)?
+        .with_trie_buffer(*trie_buffer)?
+        .with_trie_journal(*trie_journal);
+    let disk = match journal {
+        Some((buffer, stats)) => disk.with_resumed_buffer(buffer, stats)?,
+        None => disk,
+    };
     let disk = if *cold {
         disk.make_cold()?
     } else {
-        let disk = disk
-            .with_overlay(*overlay)
-            .with_trie_buffer(*trie_buffer)?
-            .with_trie_journal(*trie_journal);
-        match journal {
-            Some((buffer, stats)) => disk.with_resumed_buffer(buffer, stats)?,
-            None => disk,
-        }
+        disk.with_overlay(*overlay)
     };
     Ok(Resume::Run {
         state: Box::new(disk),

@@ -480,6 +480,16 @@ impl<B: Backend> Store<B> {
         Ok((store, journal))
     }
 
+    /// Reopens, every commit durable, the store a process closed with its tries lagging its
+    /// flat state on purpose (their nodes in its trie buffer; cold reads close the store
+    /// between blocks): the writer lock and the trie lock taken again, nothing rebuilt and
+    /// no journal settled.
+    pub fn reopen_buffered(path: &Path) -> Result<Self, Error> {
+        let store = Self::open_inner(path, true, true)?;
+        store.hold_trie_lock()?;
+        Ok(store)
+    }
+
     /// [`Store::open_with`] without rebuilding tries that lag the flat state: for a process
     /// that reads only the head or the flat state beside a running one (whose trie buffer
     /// holds the rest). Its trie reads and verification are refused or fail while the tries

@@ -213,7 +213,7 @@ impl<B: Backend> Store<B> {
 
     /// Takes the store's trie lock for as long as this store is open (once). Another process
     /// holding it is an error: two processes cannot both buffer the store's trie nodes.
-    fn hold_trie_lock(&self) -> Result<(), Error> {
+    pub(crate) fn hold_trie_lock(&self) -> Result<(), Error> {
         if self.trie_lock.get().is_some() {
             return Ok(());
         }

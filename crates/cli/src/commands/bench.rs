@@ -133,7 +133,7 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',', value_name = "on|off", value_parser = parse_on_off)]
     overlay: Vec<bool>,
     /// With --state disk: the store's trie buffer (as `run --trie-buffer`: bytes, or with
-    /// K/M/G; 0 or off for none; default 256M).
+    /// K/M/G; 0 or off for none; default 256M, none on cold rows unless given).
     #[arg(long, value_name = "SIZE", value_parser = limits::parse_bytes)]
     trie_buffer: Option<u64>,
     /// With --state disk and a trie buffer: at the end of each pass the buffer is journaled

@@ -86,8 +86,9 @@ pub struct RunArgs {
     /// --sync; its trie-node writes are gathered across blocks in memory (later writes to a
     /// node replace earlier ones) and flushed as one sorted batch when the buffer reaches
     /// this bound and at the end. After a crash the store opens at its last whole block and
-    /// rebuilds the unflushed tries from the flat state. Default 256M; at least 1M, at most
-    /// half this machine's memory; none with --cold.
+    /// rebuilds the unflushed tries from the flat state. Default 256M (with --cold: none,
+    /// every block's nodes written with it, unless given); at least 1M, at most half this
+    /// machine's memory.
     #[arg(long, value_name = "SIZE", value_parser = limits::parse_bytes)]
     trie_buffer: Option<u64>,
     /// With --state disk and a trie buffer: at the end of the run the buffer is journaled

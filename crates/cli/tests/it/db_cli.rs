@@ -197,7 +197,27 @@ fn cold_runs() {
         "{out}"
     );
     assert!(out.contains("left out of the wall time"), "{out}");
-    assert_eq!(verified_head(&db).0, 3);
+    let head = verified_head(&db);
+    assert_eq!(head.0, 3);
+    // With a trie buffer asked for: the store is reopened between blocks with its tries
+    // lagging (never rebuilt), the buffer journaled at the end; the same store.
+    let buffered = dir.path().join("db-buffered");
+    let mut args = run_args(&data, &buffered).to_vec();
+    args.extend([
+        "--pipeline",
+        "off",
+        "--cold",
+        "--threads",
+        "2",
+        "--trie-buffer",
+        "1M",
+    ]);
+    let (ok, out, err) = gigagas(&args);
+    assert!(ok, "{err}");
+    assert_eq!(out.matches("= header").count(), 3, "{out}");
+    assert!(out.contains("trie buffer journaled at the end"), "{out}");
+    assert!(!err.contains("rebuilding"), "{err}");
+    assert_eq!(verified_head(&buffered), head);
     let fresh = dir.path().join("db2");
     let (ok, _, err) = cold(&fresh, "on", "disk");
     assert!(!ok && err.contains("--cold with --pipeline"), "{err}");

@@ -199,6 +199,17 @@ fn the_trie_journal_needs_a_trie_buffer_on_disk() {
     // No buffer: nothing to journal, and saying either is refused by name.
     assert!(!journal(with(None, Some(0), false).unwrap()));
     assert!(!journal(with(None, None, true).unwrap()));
+    // Cold reads with a buffer asked for: journaled at the end like any other.
+    let cold = with(None, Some(1 << 20), true).unwrap();
+    assert!(matches!(
+        cold.state,
+        ValidState::Disk {
+            cold: true,
+            trie_buffer: 1_048_576,
+            trie_journal: true,
+            ..
+        }
+    ));
     let e = with(Some(true), Some(0), false).unwrap_err().to_string();
     assert!(
         e.contains("state.trie_journal") && e.contains("state.trie_buffer"),
