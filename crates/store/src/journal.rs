@@ -391,16 +391,17 @@ impl<B: Backend> Store<B> {
         let t0 = Instant::now();
         let file_bytes = file.metadata().map_err(io(&path))?.len();
         let mut r = Summed::new(BufReader::with_capacity(1 << 20, file));
+        // A journal that does not decode: said, removed, and the tries rebuilt.
+        let unreadable = |Unreadable(why)| {
+            progress(&format!(
+                "{}: unreadable ({why}): removed; the tries are rebuilt from the state",
+                path.display()
+            ));
+            remove()
+        };
         let header = match read_header(&mut r) {
             Ok(h) => h,
-            Err(Unreadable(why)) => {
-                progress(&format!(
-                    "{}: unreadable ({why}): removed; the tries are rebuilt from the state",
-                    path.display()
-                ));
-                remove()?;
-                return Ok(None);
-            }
+            Err(e) => return unreadable(e).map(|()| None),
         };
         let lag = self.trie_lag()?;
         if lag != Some((header.base, header.through)) {
@@ -418,14 +419,7 @@ impl<B: Backend> Store<B> {
         }
         let (buffer, entries) = match read_rest(r, &header) {
             Ok(b) => b,
-            Err(Unreadable(why)) => {
-                progress(&format!(
-                    "{}: unreadable ({why}): removed; the tries are rebuilt from the state",
-                    path.display()
-                ));
-                remove()?;
-                return Ok(None);
-            }
+            Err(e) => return unreadable(e).map(|()| None),
         };
         let stats = JournalStats {
             through: header.through.number,

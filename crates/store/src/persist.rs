@@ -314,7 +314,7 @@ impl<B: Backend> Store<B> {
             Ok(true)
         })?;
         progress(&format!(
-            "{}: its trie nodes are at block {}, its state at block {} (the run stopped before flushing its trie buffer): rebuilding {} storage trie(s) and the account trie from the state",
+            "{}: its trie nodes are at block {}, its state at block {} (a run stopped before writing its trie buffer into them): rebuilding {} storage trie(s) and the account trie from the state",
             self.path.display(),
             trie.number,
             head.number,
