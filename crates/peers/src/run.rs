@@ -87,8 +87,9 @@ impl PeerKind {
                  building the BAL (untimed inside the process, timed here); the node pipeline \
                  on the store: prefetch, parallel execution, verification, incremental state \
                  root per block (= header), the flat state written per block and made durable \
-                 every 3 blocks, the trie nodes buffered and written at the end (run's \
-                 defaults, all cores); its own figure: the pipeline's end to end"
+                 every 3 blocks, the trie nodes buffered and journaled at the end (one \
+                 synced file the next open takes or writes into the tries; run's defaults, \
+                 all cores); its own figure: the pipeline's end to end"
             }
             Self::GigagasDiskCold => {
                 "as the warm row, with the stages back to back and the store's page cache \
