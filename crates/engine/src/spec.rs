@@ -373,11 +373,12 @@ impl RunSpec {
         if let (Some(on), 0) = (s.trie_journal, trie_buffer) {
             return Err(SpecError::conflict(
                 "state.trie_journal",
-                if s.cold { "state.cold" } else { "state.trie_buffer" },
+                // The field that made it none: the buffer given as 0, else cold's default.
+                if s.cold && s.trie_buffer.is_none() { "state.cold" } else { "state.trie_buffer" },
                 format!(
                     "trie journal {}: there is no trie buffer to journal or flush at the end (every block writes its trie nodes{})",
                     if on { "on" } else { "off" },
-                    if s.cold { "; with cold reads, unless state.trie_buffer is given" } else { "" }
+                    if s.cold && s.trie_buffer.is_none() { "; with cold reads, unless state.trie_buffer is given" } else { "" }
                 ),
             ));
         }

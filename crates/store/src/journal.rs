@@ -95,6 +95,9 @@ pub struct JournalStats {
     pub ns: u64,
 }
 
+/// A journal taken as a run's trie buffer, and what reading it took.
+pub type Resumed = (TrieBuffer, JournalStats);
+
 /// A journal that does not decode: why, for the message that precedes the rebuild.
 struct Unreadable(String);
 
@@ -379,7 +382,7 @@ impl<B: Backend> Store<B> {
         &self,
         keep: u64,
         progress: &dyn Fn(&str),
-    ) -> Result<Option<(TrieBuffer, JournalStats)>, Error> {
+    ) -> Result<Option<Resumed>, Error> {
         let path = self.path.join(TRIE_JOURNAL);
         remove_file(&self.path.join(TRIE_JOURNAL_TMP))?;
         let file = match File::open(&path) {

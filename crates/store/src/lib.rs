@@ -39,7 +39,7 @@ pub use genesis::{
     STORE_BYTES_PER_SLOT,
 };
 use gigagas_trie::{ChangeSet, MemoryStore, Parallelism, StoreError};
-pub use journal::{JournalStats, TRIE_JOURNAL};
+pub use journal::{JournalStats, Resumed, TRIE_JOURNAL};
 use kv::{Backend, KvRead, KvWrite, Table};
 pub use lock::{WriterLock, WRITER_LOCK};
 pub use overlay::{KvDiff, Layered, SharedTrieBuffer, TrieBuffer};
@@ -460,12 +460,11 @@ impl<B: Backend> Store<B> {
     /// store's tries and fits is taken as that buffer instead of being written into the trie
     /// tables. Returns it and what reading it took (`None`: there was none, or it was
     /// written or removed).
-    #[allow(clippy::type_complexity)]
     pub fn open_resuming(
         path: &Path,
         durable: bool,
         keep: u64,
-    ) -> Result<(Self, Option<(TrieBuffer, JournalStats)>), Error> {
+    ) -> Result<(Self, Option<Resumed>), Error> {
         let store = Self::open_inner(path, durable, true)?;
         let say = |what: &str| eprintln!("{what}");
         // The last run's journal first: written into the tries (or taken), it spares the

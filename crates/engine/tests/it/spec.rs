@@ -220,6 +220,12 @@ fn the_trie_journal_needs_a_trie_buffer_on_disk() {
         e.contains("state.trie_journal") && e.contains("state.cold"),
         "{e}"
     );
+    // Cold with the buffer given as 0: that field is named.
+    let e = with(Some(true), Some(0), true).unwrap_err().to_string();
+    assert!(
+        e.contains("state.trie_journal") && e.contains("state.trie_buffer"),
+        "{e}"
+    );
     let e = RunSpec {
         state: StateSpec {
             trie_journal: Some(true),
