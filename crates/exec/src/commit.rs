@@ -14,18 +14,18 @@ use crate::{
     system, ExecError, PreparedBlock, StateProvider,
 };
 use alloy_eip7928::BlockAccessIndex;
-use alloy_primitives::B256;
+use alloy_primitives::{Address, B256};
 use gigagas_receipt::TxReceipt;
 use gigagas_verify::{bal_divergence, BalViolation};
 use revm::{
     database::{CacheState, State, WrapDatabaseRef},
     database_interface::DatabaseCommit,
-    state::{bal::Bal, EvmState},
+    state::{bal::Bal, Account, EvmState},
 };
 use std::{
     sync::{
-        atomic::{AtomicUsize, Ordering},
-        Mutex, MutexGuard, PoisonError,
+        atomic::{fence, AtomicU32, AtomicUsize, Ordering},
+        Mutex, MutexGuard, OnceLock, PoisonError,
     },
     time::Instant,
 };
@@ -73,33 +73,88 @@ fn finish<S: StateProvider>(
     Ok(std::mem::take(&mut state.cache))
 }
 
-/// The commit of one block while its transactions execute: its two jobs, the BAL builder
-/// and the canonical cache update, each behind a lock with its own cursor, and one hand-over
-/// place per transaction.
+/// The commit of one block while its transactions execute, split by account into lanes.
 ///
-/// A worker hands over transaction `i`'s checked changes ([`Self::offer`]) and then takes
-/// whichever job is free: the builder reads every consecutive transaction from its cursor
-/// whose changes are there; the cache update takes, by value, every change the builder has
-/// read. The two jobs run at once on different workers, each in block order, as
-/// [`commit_and_rebuild`]'s two halves do after the workers. A worker that finds both jobs
-/// taken goes back to executing; what is left when the workers are done is committed by
-/// [`Self::finish`], so the order and the result are exactly those of
-/// [`commit_and_rebuild`].
+/// A worker hands over transaction `i`'s checked changes ([`Self::offer`]); once every
+/// transaction below some `p` has been handed over (the *prefix*), each lane may commit up to
+/// `p`. A lane owns the accounts whose address maps to it ([`lane_of`]) and has the commit's
+/// two jobs for them, each behind its own lock with its own cursor, each in block order: the
+/// BAL builder reads the lane's accounts of every transaction, the cache update takes them by
+/// value once the builder has read them. Lanes never share an account, so their order across
+/// lanes does not matter: per account, every change is applied in block order, exactly as
+/// [`commit_and_rebuild`] does after the workers. The worker whose hand-over extends the
+/// prefix works on the lanes it gave work to, whichever job is free; a worker that finds a
+/// job taken goes back to executing (the job's holder looks again before it leaves). What is
+/// left when the workers are done is committed by [`Self::finish`], which joins the lanes'
+/// caches and lists into one.
+///
+/// One lane is the former single commit (its two jobs on two workers at most). At 16
+/// threads a dense block's commit — a serial pass over every account and slot the block
+/// touched — took longer than the parallel execution it follows (`docs/results/`); lanes
+/// split that pass over the workers, the join after them is one move of each lane's maps.
 pub(crate) struct StreamCommit<'a, S: StateProvider> {
-    builder: Mutex<Building>,
-    cache: Mutex<Committed<'a, S>>,
-    /// Transactions the builder has read (their changes may go to the cache).
-    built: AtomicUsize,
-    pending: Vec<Mutex<Option<EvmState>>>,
+    lanes: Vec<Lane<'a, S>>,
+    /// Per transaction: 0 until handed over, then [`OFFERED`] | the mask of lanes its changes
+    /// touch.
+    offered: Vec<AtomicU32>,
+    /// Per transaction, once handed over: its changes split by lane.
+    pending: Vec<OnceLock<Box<[Part]>>>,
+    /// Every transaction below it has been handed over.
+    prefix: AtomicUsize,
+    prefix_lock: Mutex<()>,
 }
 
-/// The BAL builder (none where the state has none) and the next transaction it reads.
+/// Marks a handed-over transaction in [`StreamCommit::offered`] (lane masks use bits 0..31).
+const OFFERED: u32 = 1 << 31;
+
+/// The most lanes a commit is split into (a lane mask is 31 bits).
+pub(crate) const MAX_LANES: usize = 16;
+
+/// The lanes a block's commit is split into on `threads` workers: one up to 2 threads (where
+/// the joining of lanes cost more than a second lane gained, measured on 2 cores), then one
+/// per worker, at most [`MAX_LANES`].
+pub(crate) fn commit_lanes(threads: usize) -> usize {
+    if threads <= 2 {
+        1
+    } else {
+        threads.min(MAX_LANES)
+    }
+}
+
+/// The lane of `address` among `lanes`.
+fn lane_of(address: &Address, lanes: usize) -> usize {
+    if lanes == 1 {
+        return 0;
+    }
+    let low = u32::from_le_bytes([address[16], address[17], address[18], address[19]]);
+    let high = u32::from_le_bytes([address[0], address[1], address[2], address[3]]);
+    ((low ^ high.rotate_left(16)).wrapping_mul(0x9E37_79B1) >> 16) as usize % lanes
+}
+
+/// One lane's share of a transaction's changes: read by the lane's builder, then taken by
+/// its cache update (no other lane touches it).
+struct Part {
+    lane: usize,
+    changes: Mutex<Vec<(Address, Account)>>,
+}
+
+/// One lane of a [`StreamCommit`].
+struct Lane<'a, S: StateProvider> {
+    builder: Mutex<Building>,
+    /// Transactions the lane's builder has read (their changes may go to its cache).
+    built: AtomicUsize,
+    cache: Mutex<Committed<'a, S>>,
+}
+
+/// A lane's share of the BAL builder (none where the state has none) and the next
+/// transaction it reads.
 struct Building {
     bal: Option<Bal>,
     next: usize,
 }
 
-/// The canonical state, its builder taken out, and the next transaction it takes.
+/// A lane's canonical cache (lane 0's is the block's canonical state, its builder taken
+/// out) and the next transaction it takes.
 struct Committed<'a, S: StateProvider> {
     state: Canonical<'a, S>,
     next: usize,
@@ -110,107 +165,262 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl<'a, S: StateProvider> StreamCommit<'a, S> {
-    /// The commit of `block` over `pre_state`, pre-execution done; `None` where the receipts
-    /// need a state root after every transaction (the commit must then run after the workers,
-    /// [`commit_and_rebuild`]).
+    /// The commit of `block` over `pre_state` in `lanes` lanes (1 to [`MAX_LANES`]),
+    /// pre-execution done; `None` where the receipts need a state root after every
+    /// transaction (the commit must then run after the workers, [`commit_and_rebuild`]).
     pub(crate) fn new(
         block: &PreparedBlock<'_>,
         pre_state: &'a S,
+        lanes: usize,
     ) -> Result<Option<Self>, ExecError> {
         if crate::provider::intermediate_roots(block, pre_state)?.is_some() {
             return Ok(None);
         }
+        let lanes = lanes.clamp(1, MAX_LANES);
         let mut state = canonical(block, pre_state)?;
-        let bal = state.bal_state.bal_builder.take();
-        Ok(Some(Self {
+        let mut bal = state.bal_state.bal_builder.take();
+        // Pre-execution's accounts (cache and list) go to their lanes; lane 0 keeps the
+        // canonical state itself.
+        let mut caches: Vec<Canonical<'a, S>> = (1..lanes)
+            .map(|_| State::builder().with_database_ref(pre_state).build())
+            .collect();
+        let mut bals: Vec<Option<Bal>> = (1..lanes)
+            .map(|_| bal.as_ref().map(|_| Bal::new()))
+            .collect();
+        if lanes > 1 {
+            let accounts = std::mem::take(&mut state.cache.accounts);
+            for (address, account) in accounts {
+                match lane_of(&address, lanes) {
+                    0 => state.cache.accounts.insert(address, account),
+                    j => caches[j - 1].cache.accounts.insert(address, account),
+                };
+            }
+            if let Some(bal) = bal.as_mut() {
+                for (address, account) in std::mem::take(&mut bal.accounts) {
+                    match lane_of(&address, lanes) {
+                        0 => bal.accounts.insert(address, account),
+                        j => bals[j - 1]
+                            .as_mut()
+                            .and_then(|b| b.accounts.insert(address, account)),
+                    };
+                }
+            }
+        }
+        let lane = |bal: Option<Bal>, state: Canonical<'a, S>| Lane {
             builder: Mutex::new(Building { bal, next: 0 }),
-            cache: Mutex::new(Committed { state, next: 0 }),
             built: AtomicUsize::new(0),
-            pending: (0..block.txs.len()).map(|_| Mutex::new(None)).collect(),
+            cache: Mutex::new(Committed { state, next: 0 }),
+        };
+        let mut all = Vec::with_capacity(lanes);
+        all.push(lane(bal, state));
+        all.extend(bals.into_iter().zip(caches).map(|(b, s)| lane(b, s)));
+        let n = block.txs.len();
+        Ok(Some(Self {
+            lanes: all,
+            offered: (0..n).map(|_| AtomicU32::new(0)).collect(),
+            pending: (0..n).map(|_| OnceLock::new()).collect(),
+            prefix: AtomicUsize::new(0),
+            prefix_lock: Mutex::new(()),
         }))
     }
 
-    /// Hands over transaction `tx`'s checked state changes, then works on whichever job of
-    /// the commit is free while there is work for it.
+    /// Hands over transaction `tx`'s checked state changes, then works on the lanes it gave
+    /// work to while there is work for them.
     pub(crate) fn offer(&self, tx: usize, diff: EvmState) {
-        if let Some(slot) = self.pending.get(tx) {
-            *lock(slot) = Some(diff);
+        let lanes = self.lanes.len();
+        let Some(slot) = self.pending.get(tx) else {
+            return;
+        };
+        let mut changes: Vec<(usize, Address, Account)> = diff
+            .into_iter()
+            .map(|(address, account)| (lane_of(&address, lanes), address, account))
+            .collect();
+        changes.sort_unstable_by_key(|c| c.0);
+        let mut mask = OFFERED;
+        let mut parts: Vec<Part> = Vec::new();
+        for (lane, address, account) in changes {
+            if mask & (1 << lane) == 0 {
+                mask |= 1 << lane;
+                parts.push(Part {
+                    lane,
+                    changes: Mutex::new(Vec::new()),
+                });
+            }
+            if let Some(part) = parts.last_mut() {
+                part.changes
+                    .get_mut()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push((address, account));
+            }
         }
+        let _ = slot.set(parts.into_boxed_slice());
+        self.offered[tx].store(mask, Ordering::Release);
+        fence(Ordering::SeqCst);
+        let ready = self.advance();
+        let ready = ready & !OFFERED;
+        if ready == 0 {
+            return;
+        }
+        // Start at a lane of this transaction's own, so that workers spread over the lanes.
+        let start = tx % lanes;
+        for k in 0..lanes {
+            let j = (start + k) % lanes;
+            if ready & (1 << j) != 0 {
+                self.work(j);
+            }
+        }
+    }
+
+    /// Extends the prefix over every transaction handed over without a gap; returns the
+    /// union of their masks (0 where another worker is extending it, or nothing was added).
+    fn advance(&self) -> u32 {
+        let n = self.offered.len();
+        let mut mask = 0;
         loop {
-            let built = self
+            let Ok(guard) = self.prefix_lock.try_lock() else {
+                // Its holder looks again after letting go (below).
+                return mask;
+            };
+            let mut p = self.prefix.load(Ordering::Relaxed);
+            while p < n {
+                let m = self.offered[p].load(Ordering::Acquire);
+                if m == 0 {
+                    break;
+                }
+                mask |= m;
+                p += 1;
+            }
+            self.prefix.store(p, Ordering::Release);
+            drop(guard);
+            fence(Ordering::SeqCst);
+            if p >= n || self.offered[p].load(Ordering::Acquire) == 0 {
+                return mask;
+            }
+        }
+    }
+
+    /// Works on lane `j`'s two jobs, whichever is free, while either finds work.
+    fn work(&self, j: usize) {
+        let lane = &self.lanes[j];
+        loop {
+            let built = lane
                 .builder
                 .try_lock()
-                .is_ok_and(|mut b| self.build(&mut b));
-            let applied = self.cache.try_lock().is_ok_and(|mut c| self.apply(&mut c));
+                .is_ok_and(|mut b| self.build(j, &mut b));
+            let applied = lane
+                .cache
+                .try_lock()
+                .is_ok_and(|mut c| self.apply(j, &mut c));
             if !(built || applied) {
                 return;
             }
         }
     }
 
-    /// The builder reads every consecutive transaction from its cursor whose changes are
-    /// there; true if it read any.
-    fn build(&self, building: &mut Building) -> bool {
+    /// Lane `j`'s share of transaction `i`'s changes, once handed over.
+    fn part(&self, i: usize, j: usize) -> Option<&Part> {
+        self.pending.get(i)?.get()?.iter().find(|p| p.lane == j)
+    }
+
+    /// Lane `j`'s builder reads its accounts of every transaction from its cursor up to the
+    /// prefix; true if it read any.
+    fn build(&self, j: usize, building: &mut Building) -> bool {
         let start = building.next;
-        while let Some(slot) = self.pending.get(building.next) {
-            let diff = lock(slot);
-            let Some(diff) = diff.as_ref() else {
-                break;
-            };
-            if let Some(bal) = building.bal.as_mut() {
-                let index = BlockAccessIndex::from_tx_index(building.next as u64);
-                for (address, account) in diff {
-                    bal.update_account(index, *address, account);
+        let prefix = self.prefix.load(Ordering::Acquire);
+        while building.next < prefix {
+            let i = building.next;
+            if self.offered[i].load(Ordering::Acquire) & (1 << j) != 0 {
+                if let (Some(bal), Some(part)) = (building.bal.as_mut(), self.part(i, j)) {
+                    let index = BlockAccessIndex::from_tx_index(i as u64);
+                    for (address, account) in lock(&part.changes).iter() {
+                        bal.update_account(index, *address, account);
+                    }
                 }
             }
             building.next += 1;
-            self.built.store(building.next, Ordering::Release);
+            self.lanes[j].built.store(building.next, Ordering::Release);
         }
         building.next > start
     }
 
-    /// The cache update takes every change the builder has read; true if it took any.
-    fn apply(&self, committed: &mut Committed<'_, S>) -> bool {
+    /// Lane `j`'s cache update takes its accounts of every transaction its builder has read;
+    /// true if it took any.
+    fn apply(&self, j: usize, committed: &mut Committed<'_, S>) -> bool {
         let start = committed.next;
-        while committed.next < self.built.load(Ordering::Acquire) {
-            let Some(diff) = lock(&self.pending[committed.next]).take() else {
-                break;
-            };
-            // The builder is out of the state: this commit only updates the cache.
-            committed.state.commit_iter(&mut diff.into_iter());
+        let built = self.lanes[j].built.load(Ordering::Acquire);
+        while committed.next < built {
+            let i = committed.next;
+            if self.offered[i].load(Ordering::Acquire) & (1 << j) != 0 {
+                if let Some(part) = self.part(i, j) {
+                    let changes = std::mem::take(&mut *lock(&part.changes));
+                    // The builder is out of the state: this commit only updates the cache.
+                    committed.state.commit_iter(&mut changes.into_iter());
+                }
+            }
             committed.next += 1;
         }
         committed.next > start
     }
 
-    /// Commits what the workers left, runs post-execution and checks the rebuilt BAL. Every
-    /// transaction's changes must have been handed over.
+    /// Commits what the workers left, joins the lanes, runs post-execution and checks the
+    /// rebuilt BAL. Every transaction's changes must have been handed over.
     pub(crate) fn finish(
         self,
         block: &PreparedBlock<'_>,
         plan: &ParallelPlan,
     ) -> Result<CacheState, ExecError> {
-        let bal = {
-            let mut building = lock(&self.builder);
-            self.build(&mut building);
-            building.bal.take()
-        };
-        {
-            let mut committed = lock(&self.cache);
-            self.apply(&mut committed);
-        }
-        let mut committed = self
-            .cache
-            .into_inner()
-            .unwrap_or_else(PoisonError::into_inner);
-        if committed.next != self.pending.len() {
+        self.advance();
+        let prefix = self.prefix.load(Ordering::Acquire);
+        if prefix != self.pending.len() {
             return Err(ExecError::Unsupported {
                 block: block.number(),
-                what: format!("tx {}: no state changes to commit", committed.next),
+                what: format!("tx {prefix}: no state changes to commit"),
             });
         }
-        committed.state.bal_state.bal_builder = bal;
-        finish(committed.state, block, plan)
+        for (j, lane) in self.lanes.iter().enumerate() {
+            self.build(j, &mut lock(&lane.builder));
+            self.apply(j, &mut lock(&lane.cache));
+        }
+        let mut lanes = self.lanes.into_iter().map(|lane| {
+            let building = lane
+                .builder
+                .into_inner()
+                .unwrap_or_else(PoisonError::into_inner);
+            let committed = lane
+                .cache
+                .into_inner()
+                .unwrap_or_else(PoisonError::into_inner);
+            (building.bal, committed.state)
+        });
+        let Some((mut bal, mut state)) = lanes.next() else {
+            return Err(ExecError::Unsupported {
+                block: block.number(),
+                what: "a commit without lanes".into(),
+            });
+        };
+        let rest: Vec<_> = lanes.collect();
+        if !rest.is_empty() {
+            let accounts: usize = rest.iter().map(|(_, s)| s.cache.accounts.len()).sum();
+            state.cache.accounts.reserve(accounts);
+            if let Some(bal) = bal.as_mut() {
+                let listed: usize = rest
+                    .iter()
+                    .filter_map(|(b, _)| b.as_ref())
+                    .map(|b| b.accounts.len())
+                    .sum();
+                bal.accounts.reserve(listed);
+            }
+            for (lane_bal, lane_state) in rest {
+                let cache = lane_state.cache;
+                state.cache.accounts.extend(cache.accounts);
+                state.cache.contracts.extend(cache.contracts);
+                if let (Some(bal), Some(lane_bal)) = (bal.as_mut(), lane_bal) {
+                    bal.accounts.extend(lane_bal.accounts);
+                }
+            }
+        }
+        state.bal_state.bal_builder = bal;
+        finish(state, block, plan)
     }
 }
 

@@ -2,7 +2,7 @@
 //! of earlier indices"; results merge in block order and are checked against the BAL.
 
 use crate::{
-    commit::{commit_block, StreamCommit},
+    commit::{commit_block, commit_lanes, StreamCommit},
     lifecycle::{events_of, LifecycleEvent},
     receipt_of,
     worker_db::WorkerDb,
@@ -241,7 +241,7 @@ pub fn execute_parallel<S: StateProvider>(
         plans: std::slice::from_ref(plan),
     };
     let start = Instant::now();
-    let stream = StreamCommit::new(block, pre_state)?;
+    let stream = StreamCommit::new(block, pre_state, commit_lanes(pool.threads()))?;
     let (mut done, times) = run_unit(&unit, pre_state, pool, &order, stream.as_ref())?;
     debug_assert_eq!(done.len(), block.txs.len());
     let receipts = merge_receipts(block, &mut done)?;
