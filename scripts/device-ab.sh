@@ -14,7 +14,8 @@
 #
 # Usage: scripts/device-ab.sh BIN_A[.gz] BIN_B[.gz] [OUTDIR=$OUT]
 #   BUDGET (default 360): seconds for the whole script; each step stops at its own limit.
-#   ROUNDS (default 2): A B B A rounds per step.
+#   ROUNDS (default 2): A B B A rounds per step; SHAPE_ROUNDS, PIPE_ROUNDS override it per step.
+#   PIPE_THREADS (default all cores): thread counts of the pipeline step, comma-separated.
 #   SHAPES, SHAPE_GAS (default issue 39's five dense shapes at 300M, 2 blocks each).
 #   ENV_B: extra environment for side B only (e.g. "MIMALLOC_PURGE_DELAY=-1"), to A-B a
 #     setting with one binary (give the same binary twice).
@@ -29,8 +30,10 @@ budget="${BUDGET:-360}"
 rounds="${ROUNDS:-2}"
 [[ $budget =~ ^[0-9]+$ ]] && (( budget >= 10 && budget <= 3600 )) ||
   { echo "BUDGET must be whole seconds from 10 to 3600, not '$budget'" >&2; exit 2; }
-[[ $rounds =~ ^[0-9]+$ ]] && (( rounds >= 1 && rounds <= 10 )) ||
-  { echo "ROUNDS must be 1 to 10, not '$rounds'" >&2; exit 2; }
+for r in "$rounds" "${SHAPE_ROUNDS:-1}" "${PIPE_ROUNDS:-1}"; do
+  [[ $r =~ ^[0-9]+$ ]] && (( r >= 1 && r <= 10 )) ||
+    { echo "ROUNDS, SHAPE_ROUNDS and PIPE_ROUNDS must be 1 to 10, not '$r'" >&2; exit 2; }
+done
 if [[ -e $out && ( ! -d $out || -n $(ls -A "$out" 2>/dev/null) ) ]]; then
   echo "OUTDIR $out exists and is not an empty folder: give a new one (nothing is overwritten)" >&2
   exit 2
@@ -73,7 +76,7 @@ cat "$out/steps.log"
 steps=",${STEPS:-shapes,floor,pipeline},"
 # ab NAME LIMIT BENCH_ARGS...: A B B A × ROUNDS, then `compare` (B's binary) of the pooled sides.
 ab() {
-  local name=$1 limit=$2; shift 2
+  local name=$1 limit=$2 rounds=$3; shift 3
   [[ $steps == *",$name,"* ]] || return 0
   local l; l=$(left); (( limit > l )) && limit=$l
   if (( limit < 20 )); then log "$name skipped: $l s of the budget left"; return 99; fi
@@ -121,7 +124,7 @@ if [[ $steps == *,shapes,* || $steps == *,floor,* ]]; then
 fi
 if (( ${#dirs[@]} )); then
   # Parallel execution alone (no pipeline) at every core: the commit runs inside it.
-  ab shapes 150 --data "$(IFS=,; echo "${dirs[*]}")" --threads "$threads" --scheduler ordered \
+  ab shapes 150 "${SHAPE_ROUNDS:-$rounds}" --data "$(IFS=,; echo "${dirs[*]}")" --threads "$threads" --scheduler ordered \
     --repeats 3 --warmup 1
 fi
 # The machine's contention floor on the first shape: T threads each running their own copy
@@ -144,7 +147,7 @@ fi
 if [[ $steps == *,pipeline,* ]] && gen mainnet-mix 300M 3 "$work/mm300"; then
   rec=cpu
   "$work/B" gpu info > /dev/null 2>&1 && rec=cpu,auto
-  ab pipeline 150 --data "$work/mm300" --threads "$threads" --scheduler ordered \
+  ab pipeline 150 "${PIPE_ROUNDS:-$rounds}" --data "$work/mm300" --threads "${PIPE_THREADS:-$threads}" --scheduler ordered \
     --root incremental --pipeline on --recovery "$rec" --repeats 2 --warmup 1
 fi
 log "done in $((SECONDS - start)) s"

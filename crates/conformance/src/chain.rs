@@ -909,7 +909,7 @@ fn reject_mutants(
 /// Post-state of one path, its root checked against the header.
 fn checked_post_state(
     pre: &PreState,
-    cache: &revm::database::CacheState,
+    cache: &gigagas_data::PostState,
     header: &Header,
     path: &'static str,
 ) -> Result<PreState, Rejection> {

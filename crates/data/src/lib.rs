@@ -13,6 +13,7 @@ pub mod integrity;
 mod mainnet;
 mod model;
 mod pack;
+mod post;
 mod prestate;
 pub mod progress;
 mod shared;
@@ -22,6 +23,7 @@ pub use error::DataError;
 pub use mainnet::parse_block_json;
 pub use model::{BlockInput, Dataset, Transaction};
 pub use pack::pack_sample;
+pub use post::{lane_of, FinalAccounts, PostState};
 pub use prestate::{PreAccount, PreState, PreStateError, SlotFill, FILL_PASS_SLOTS};
 pub use shared::shared_data_dir;
 pub use source::{

@@ -2,6 +2,7 @@
 //! builds the BAL, header and state-root checks, the parallel plan) and one verified run of
 //! it in either mode.
 
+use gigagas_data::PostState;
 use gigagas_data::{BlockInput, PreState};
 use gigagas_exec::{
     execute_parallel, execute_sequential, execute_sequential_without_bal, recover_senders, spec,
@@ -12,7 +13,6 @@ use gigagas_receipt::TxReceipt;
 use gigagas_verify::{
     bal_divergence, check_against_header, compare_receipts, BalViolation, HeaderCheck, VerifyError,
 };
-use revm::database::CacheState;
 use std::time::Instant;
 
 /// A block prepared for measurement: its verified sequential baseline and parallel plan.
@@ -434,7 +434,7 @@ pub struct ModeRun {
     /// One receipt per transaction.
     pub receipts: Vec<TxReceipt>,
     /// Every account the block touched, in its final state.
-    pub post: CacheState,
+    pub post: PostState,
     /// The BAL the run built (the sequential baseline only).
     pub access: Option<BlockAccess>,
     /// Execution wall time, ns.

@@ -14,7 +14,6 @@
 
 use alloy_primitives::B256;
 use gigagas_data::PreState;
-use revm::database::CacheState;
 
 /// Which state root the pipeline computes after each block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -319,11 +318,11 @@ pub fn change_set(
 /// a node's own bundle state gives them. A destroyed account's storage is wiped first.
 pub fn change_set_of_execution(
     pre: &PreState,
-    post: &revm::database::CacheState,
+    post: &(impl gigagas_data::FinalAccounts + ?Sized),
 ) -> gigagas_trie::ChangeSet {
     use alloy_primitives::keccak256;
     let mut changes = gigagas_trie::ChangeSet::default();
-    for (address, cached) in &post.accounts {
+    for (address, cached) in post.final_accounts() {
         if cached.status.is_not_modified() {
             continue;
         }
@@ -368,7 +367,7 @@ pub fn full_root(mode: RootMode, state: &PreState) -> B256 {
 /// The state root after a block: its touched accounts (`post`, a run's final cache) applied
 /// to `pre` ([`gigagas_state::apply_changes`]) and the root computed from scratch. The
 /// reference every incremental root is checked against.
-pub fn post_state_root(pre: &PreState, post: &CacheState) -> B256 {
+pub fn post_state_root(pre: &PreState, post: &(impl gigagas_data::FinalAccounts + ?Sized)) -> B256 {
     gigagas_state::state_root(&gigagas_state::apply_changes(pre, post))
 }
 

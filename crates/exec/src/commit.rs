@@ -4,17 +4,20 @@
 //!
 //! Two ways reach the same state. A block run alone commits *while it executes*
 //! ([`StreamCommit`]): each worker hands over its transaction's changes once they passed the
-//! per-transaction checks, and whichever worker finds the commit free applies every
-//! consecutive change that is ready, so the commit follows the execution instead of starting
-//! after it. The blocks of a mega-block, and blocks whose receipts need a state root after
-//! every transaction (before Byzantium), commit after the workers ([`commit_and_rebuild`]).
+//! per-transaction checks, split by account into lanes, and whichever worker finds a lane's
+//! job free applies every consecutive change that is ready, so the commit follows the
+//! execution instead of starting after it; the lanes' caches stay apart in the block's
+//! [`PostState`]. The blocks of a mega-block, and blocks whose receipts need a state root
+//! after every transaction (before Byzantium), commit after the workers
+//! ([`commit_and_rebuild`]).
 
 use crate::{
     parallel::{ParallelPlan, ParallelRun, TxDone},
-    system, ExecError, PreparedBlock, StateProvider,
+    system, ExecError, PreparedBlock, StateProvider, WorkerPool,
 };
 use alloy_eip7928::BlockAccessIndex;
 use alloy_primitives::{Address, B256};
+use gigagas_data::{lane_of, PostState};
 use gigagas_receipt::TxReceipt;
 use gigagas_verify::{bal_divergence, BalViolation};
 use revm::{
@@ -54,23 +57,69 @@ fn finish<S: StateProvider>(
     block: &PreparedBlock<'_>,
     plan: &ParallelPlan,
 ) -> Result<CacheState, ExecError> {
-    state.set_bal_index(BlockAccessIndex::from_tx_index(block.txs.len() as u64));
-    system::post_execution(&mut state, block.input, &block.envs.cfg, &block.envs.block)?;
-    let rebuilt = state.take_built_bal().unwrap_or_default();
-    // Equal lookup structures give equal canonical lists (the conversion sorts); anything
-    // else is settled on the canonical list, which also names the first difference.
-    if rebuilt != *plan.bal() {
-        let rebuilt = rebuilt.into_alloy_bal();
-        if rebuilt != *plan.expected() {
-            let what = bal_divergence(plan.expected(), &rebuilt)
-                .unwrap_or_else(|| "the lists differ".into());
-            return Err(ExecError::bal(
-                block.number(),
-                BalViolation::RebuiltDiffers(what),
-            ));
-        }
-    }
+    let rebuilt = post_execute(&mut state, block)?;
+    check_rebuilt(block, plan, rebuilt, Vec::new(), None)?;
     Ok(std::mem::take(&mut state.cache))
+}
+
+/// Runs post-execution (BAL index n+1) on `state`, whose transactions are all committed;
+/// returns the BAL its builder built.
+fn post_execute<S: StateProvider>(
+    state: &mut Canonical<'_, S>,
+    block: &PreparedBlock<'_>,
+) -> Result<Bal, ExecError> {
+    state.set_bal_index(BlockAccessIndex::from_tx_index(block.txs.len() as u64));
+    system::post_execution(state, block.input, &block.envs.cfg, &block.envs.block)?;
+    Ok(state.take_built_bal().unwrap_or_default())
+}
+
+/// Requires the rebuilt BAL — `rebuilt` and the disjoint `shards` of it built elsewhere — to
+/// equal the plan's (shard by shard on `pool` where given). Equal lookup structures give
+/// equal canonical lists (the conversion sorts); anything else is settled on the canonical
+/// list, which also names the first difference.
+fn check_rebuilt(
+    block: &PreparedBlock<'_>,
+    plan: &ParallelPlan,
+    mut rebuilt: Bal,
+    shards: Vec<Bal>,
+    pool: Option<&rayon::ThreadPool>,
+) -> Result<(), ExecError> {
+    use rayon::prelude::*;
+    let expected = plan.bal();
+    let listed = rebuilt.accounts.len() + shards.iter().map(|b| b.accounts.len()).sum::<usize>();
+    let same = |shard: &Bal| {
+        shard
+            .accounts
+            .iter()
+            .all(|(address, account)| expected.accounts.get(address) == Some(account))
+    };
+    let equal = listed == expected.accounts.len()
+        && match pool {
+            Some(pool) => pool.install(|| {
+                std::iter::once(&rebuilt)
+                    .chain(&shards)
+                    .collect::<Vec<_>>()
+                    .into_par_iter()
+                    .all(same)
+            }),
+            None => std::iter::once(&rebuilt).chain(&shards).all(same),
+        };
+    if equal {
+        return Ok(());
+    }
+    for shard in shards {
+        rebuilt.accounts.extend(shard.accounts);
+    }
+    let rebuilt = rebuilt.into_alloy_bal();
+    if rebuilt != *plan.expected() {
+        let what =
+            bal_divergence(plan.expected(), &rebuilt).unwrap_or_else(|| "the lists differ".into());
+        return Err(ExecError::bal(
+            block.number(),
+            BalViolation::RebuiltDiffers(what),
+        ));
+    }
+    Ok(())
 }
 
 /// The commit of one block while its transactions execute, split by account into lanes.
@@ -85,13 +134,15 @@ fn finish<S: StateProvider>(
 /// [`commit_and_rebuild`] does after the workers. The worker whose hand-over extends the
 /// prefix works on the lanes it gave work to, whichever job is free; a worker that finds a
 /// job taken goes back to executing (the job's holder looks again before it leaves). What is
-/// left when the workers are done is committed by [`Self::finish`], which joins the lanes'
-/// caches and lists into one.
+/// left when the workers are done is committed by [`Self::finish`], which keeps the lanes'
+/// caches apart (the block's [`PostState`] has them as parts) and checks the lanes' lists
+/// against the plan's on the pool.
 ///
 /// One lane is the former single commit (its two jobs on two workers at most). At 16
-/// threads a dense block's commit — a serial pass over every account and slot the block
-/// touched — took longer than the parallel execution it follows (`docs/results/`); lanes
-/// split that pass over the workers, the join after them is one move of each lane's maps.
+/// threads a dense block's single commit — a serial pass over every account and slot the
+/// block touched — took longer than the parallel execution it follows, and joining the
+/// lanes' maps after them cost as much again
+/// (`docs/results/pipeline-16core-h200.md`, "The commit in lanes").
 pub(crate) struct StreamCommit<'a, S: StateProvider> {
     lanes: Vec<Lane<'a, S>>,
     /// Per transaction: 0 until handed over, then [`OFFERED`] | the mask of lanes its changes
@@ -102,6 +153,10 @@ pub(crate) struct StreamCommit<'a, S: StateProvider> {
     /// Every transaction below it has been handed over.
     prefix: AtomicUsize,
     prefix_lock: Mutex<()>,
+    /// The block's pre-state (post-execution's scratch run reads it).
+    pre_state: &'a S,
+    /// The workers' pool, for the lanes' checks after them.
+    pool: &'a rayon::ThreadPool,
 }
 
 /// Marks a handed-over transaction in [`StreamCommit::offered`] (lane masks use bits 0..31).
@@ -119,16 +174,6 @@ pub(crate) fn commit_lanes(threads: usize) -> usize {
     } else {
         threads.min(MAX_LANES)
     }
-}
-
-/// The lane of `address` among `lanes`.
-fn lane_of(address: &Address, lanes: usize) -> usize {
-    if lanes == 1 {
-        return 0;
-    }
-    let low = u32::from_le_bytes([address[16], address[17], address[18], address[19]]);
-    let high = u32::from_le_bytes([address[0], address[1], address[2], address[3]]);
-    ((low ^ high.rotate_left(16)).wrapping_mul(0x9E37_79B1) >> 16) as usize % lanes
 }
 
 /// One lane's share of a transaction's changes: read by the lane's builder, then taken by
@@ -165,13 +210,15 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl<'a, S: StateProvider> StreamCommit<'a, S> {
-    /// The commit of `block` over `pre_state` in `lanes` lanes (1 to [`MAX_LANES`]),
-    /// pre-execution done; `None` where the receipts need a state root after every
-    /// transaction (the commit must then run after the workers, [`commit_and_rebuild`]).
+    /// The commit of `block` over `pre_state` in `lanes` lanes (1 to [`MAX_LANES`]) for the
+    /// workers of `pool`, pre-execution done; `None` where the receipts need a state root
+    /// after every transaction (the commit must then run after the workers,
+    /// [`commit_and_rebuild`]).
     pub(crate) fn new(
         block: &PreparedBlock<'_>,
         pre_state: &'a S,
         lanes: usize,
+        pool: &'a WorkerPool,
     ) -> Result<Option<Self>, ExecError> {
         if crate::provider::intermediate_roots(block, pre_state)?.is_some() {
             return Ok(None);
@@ -221,6 +268,8 @@ impl<'a, S: StateProvider> StreamCommit<'a, S> {
             pending: (0..n).map(|_| OnceLock::new()).collect(),
             prefix: AtomicUsize::new(0),
             prefix_lock: Mutex::new(()),
+            pre_state,
+            pool: pool.rayon_pool(),
         }))
     }
 
@@ -362,13 +411,17 @@ impl<'a, S: StateProvider> StreamCommit<'a, S> {
         committed.next > start
     }
 
-    /// Commits what the workers left, joins the lanes, runs post-execution and checks the
-    /// rebuilt BAL. Every transaction's changes must have been handed over.
+    /// Commits what the workers left, runs post-execution and checks the rebuilt BAL; the
+    /// lanes' caches stay apart (a [`PostState`] of parts: joining them into one map was a
+    /// serial pass over every account, longer than the parallel execution of a dense block at
+    /// 16 threads). Post-execution runs on lane 0's state, so the accounts it touches move
+    /// there first: a run of it on a scratch state names them. Every transaction's changes
+    /// must have been handed over.
     pub(crate) fn finish(
         self,
         block: &PreparedBlock<'_>,
         plan: &ParallelPlan,
-    ) -> Result<CacheState, ExecError> {
+    ) -> Result<PostState, ExecError> {
         self.advance();
         let prefix = self.prefix.load(Ordering::Acquire);
         if prefix != self.pending.len() {
@@ -381,46 +434,75 @@ impl<'a, S: StateProvider> StreamCommit<'a, S> {
             self.build(j, &mut lock(&lane.builder));
             self.apply(j, &mut lock(&lane.cache));
         }
-        let mut lanes = self.lanes.into_iter().map(|lane| {
-            let building = lane
-                .builder
-                .into_inner()
-                .unwrap_or_else(PoisonError::into_inner);
-            let committed = lane
-                .cache
-                .into_inner()
-                .unwrap_or_else(PoisonError::into_inner);
-            (building.bal, committed.state)
-        });
-        let Some((mut bal, mut state)) = lanes.next() else {
-            return Err(ExecError::Unsupported {
-                block: block.number(),
-                what: "a commit without lanes".into(),
-            });
-        };
-        let rest: Vec<_> = lanes.collect();
-        if !rest.is_empty() {
-            let accounts: usize = rest.iter().map(|(_, s)| s.cache.accounts.len()).sum();
-            state.cache.accounts.reserve(accounts);
-            if let Some(bal) = bal.as_mut() {
-                let listed: usize = rest
-                    .iter()
-                    .filter_map(|(b, _)| b.as_ref())
-                    .map(|b| b.accounts.len())
-                    .sum();
-                bal.accounts.reserve(listed);
+        let lanes = self.lanes.len();
+        let (mut bals, mut states): (Vec<Option<Bal>>, Vec<Canonical<'a, S>>) = self
+            .lanes
+            .into_iter()
+            .map(|lane| {
+                let building = lane
+                    .builder
+                    .into_inner()
+                    .unwrap_or_else(PoisonError::into_inner);
+                let committed = lane
+                    .cache
+                    .into_inner()
+                    .unwrap_or_else(PoisonError::into_inner);
+                (building.bal, committed.state)
+            })
+            .unzip();
+        if lanes == 1 {
+            let mut state = states.remove(0);
+            state.bal_state.bal_builder = bals.remove(0);
+            return Ok(finish(state, block, plan)?.into());
+        }
+        // The accounts post-execution touches (its credits and system contracts: which ones
+        // does not depend on their values), from a scratch run over the pre-state.
+        let mut scratch = State::builder().with_database_ref(self.pre_state).build();
+        system::post_execution(
+            &mut scratch,
+            block.input,
+            &block.envs.cfg,
+            &block.envs.block,
+        )?;
+        let touched: Vec<Address> = scratch.cache.accounts.into_keys().collect();
+        let (first, rest) = states.split_at_mut(1);
+        let (first_bal, rest_bals) = bals.split_at_mut(1);
+        let lane0 = &mut first[0];
+        for address in &touched {
+            let j = lane_of(address, lanes);
+            if j == 0 {
+                continue;
             }
-            for (lane_bal, lane_state) in rest {
-                let cache = lane_state.cache;
-                state.cache.accounts.extend(cache.accounts);
-                state.cache.contracts.extend(cache.contracts);
-                if let (Some(bal), Some(lane_bal)) = (bal.as_mut(), lane_bal) {
-                    bal.accounts.extend(lane_bal.accounts);
-                }
+            if let Some(account) = rest[j - 1].cache.accounts.remove(address) {
+                lane0.cache.accounts.insert(*address, account);
+            }
+            let moved = rest_bals[j - 1]
+                .as_mut()
+                .and_then(|b| b.accounts.swap_remove(address));
+            if let (Some(bal), Some(moved)) = (first_bal[0].as_mut(), moved) {
+                bal.accounts.insert(*address, moved);
             }
         }
-        state.bal_state.bal_builder = bal;
-        finish(state, block, plan)
+        lane0.bal_state.bal_builder = first_bal[0].take();
+        let rebuilt = post_execute(lane0, block)?;
+        // Every account post-execution touched must have moved: one it reached elsewhere
+        // would hold two states.
+        for (address, _) in lane0.cache.accounts.iter() {
+            let j = lane_of(address, lanes);
+            if j != 0 && rest[j - 1].cache.accounts.contains_key(address) {
+                return Err(ExecError::Unsupported {
+                    block: block.number(),
+                    what: format!(
+                        "post-execution touched {address}, which its scratch run did not name"
+                    ),
+                });
+            }
+        }
+        let shards = rest_bals.iter_mut().filter_map(Option::take).collect();
+        check_rebuilt(block, plan, rebuilt, shards, Some(self.pool))?;
+        Ok(PostState::from_parts(
+            states.into_iter().map(|s| s.cache).collect(),
+        ))
     }
 }
 
@@ -441,7 +523,11 @@ pub(crate) fn commit_block<S: StateProvider>(
     let commit_start = Instant::now();
     let (post, roots) = match stream {
         Some(stream) => (stream.finish(block, plan)?, Vec::new()),
-        None => commit_and_rebuild(block, pre_state, plan, done.into_iter().map(|d| d.diff))?,
+        None => {
+            let (post, roots) =
+                commit_and_rebuild(block, pre_state, plan, done.into_iter().map(|d| d.diff))?;
+            (post.into(), roots)
+        }
     };
     for (receipt, root) in receipts.iter_mut().zip(roots) {
         receipt.post_state = Some(root);

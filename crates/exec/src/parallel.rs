@@ -17,7 +17,6 @@ use gigagas_verify::{
 };
 use revm::{
     context::{result::EVMError, ContextTr},
-    database::CacheState,
     database_interface::bal::EvmDatabaseError,
     handler::{instructions::EthInstructions, MainBuilder},
     state::{
@@ -153,7 +152,7 @@ pub struct ParallelRun {
     pub commit_nanos: u64,
     /// Every account the block touched, in its final state after the canonical commit (the
     /// input of `gigagas_state::apply_changes`).
-    pub post: CacheState,
+    pub post: gigagas_data::PostState,
 }
 
 /// A transaction's outcome as a worker hands it over.
@@ -241,7 +240,7 @@ pub fn execute_parallel<S: StateProvider>(
         plans: std::slice::from_ref(plan),
     };
     let start = Instant::now();
-    let stream = StreamCommit::new(block, pre_state, commit_lanes(pool.threads()))?;
+    let stream = StreamCommit::new(block, pre_state, commit_lanes(pool.threads()), pool)?;
     let (mut done, times) = run_unit(&unit, pre_state, pool, &order, stream.as_ref())?;
     debug_assert_eq!(done.len(), block.txs.len());
     let receipts = merge_receipts(block, &mut done)?;

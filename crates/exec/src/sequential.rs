@@ -3,6 +3,7 @@
 use crate::{lifecycle::Lifecycle, receipt_of, system, ExecError, PreparedBlock, StateProvider};
 use alloy_eip7928::{compute_block_access_list_hash, BlockAccessIndex, BlockAccessList};
 use alloy_primitives::B256;
+use gigagas_data::PostState;
 use gigagas_receipt::TxReceipt;
 use revm::{
     context::ContextTr,
@@ -50,7 +51,7 @@ pub struct SequentialRun {
     pub exec_nanos: u64,
     /// Every account the block touched, in its final state (the input of
     /// `gigagas_state::apply_changes`).
-    pub post: CacheState,
+    pub post: PostState,
 }
 
 /// Result of a sequential run that built no BAL ([`execute_sequential_without_bal`]).
@@ -66,7 +67,7 @@ pub struct PlainSequentialRun {
     /// nanoseconds.
     pub exec_nanos: u64,
     /// Every account the block touched, in its final state.
-    pub post: CacheState,
+    pub post: PostState,
 }
 
 /// Executes `block` sequentially on `pre_state` with revm's BAL builder.
@@ -83,7 +84,7 @@ pub fn execute_sequential<S: StateProvider>(
         tx_allocations: run.tx_allocations,
         tx_gas_spent: run.tx_gas_spent,
         exec_nanos: run.exec_nanos,
-        post: run.post,
+        post: run.post.into(),
     })
 }
 
@@ -101,7 +102,7 @@ pub fn execute_sequential_without_bal<S: StateProvider>(
         tx_nanos: run.tx_nanos,
         tx_allocations: run.tx_allocations,
         exec_nanos: run.exec_nanos,
-        post: run.post,
+        post: run.post.into(),
     })
 }
 

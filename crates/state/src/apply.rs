@@ -1,8 +1,8 @@
 //! Pre-state + an executed block's final accounts → post-state.
 
 use alloy_primitives::map::HashMap;
+use gigagas_data::FinalAccounts;
 use gigagas_data::{PreAccount, PreState};
-use revm::database::CacheState;
 
 /// Applies the final accounts of an executed block (`cache`: the revm `State` cache after
 /// every transaction and the post-execution operations were committed) to `pre`.
@@ -12,12 +12,12 @@ use revm::database::CacheState;
 /// others overlay theirs (`PreAccount::set_slot`: a value the account's rule or zero already
 /// gives is not stored). Block hashes
 /// are carried over unchanged.
-pub fn apply_changes(pre: &PreState, cache: &CacheState) -> PreState {
+pub fn apply_changes(pre: &PreState, cache: &(impl FinalAccounts + ?Sized)) -> PreState {
     let mut accounts: HashMap<_, _> = pre
         .accounts()
         .map(|(address, account)| (*address, account.clone()))
         .collect();
-    for (address, cached) in &cache.accounts {
+    for (address, cached) in cache.final_accounts() {
         if cached.status.is_not_modified() {
             continue;
         }
@@ -36,7 +36,7 @@ pub fn apply_changes(pre: &PreState, cache: &CacheState) -> PreState {
         }
         let mut info = plain.info.clone();
         if info.code.is_none() {
-            info.code = cache.contracts.get(&info.code_hash).cloned().or_else(|| {
+            info.code = cache.created_code(&info.code_hash).cloned().or_else(|| {
                 entry
                     .info
                     .code

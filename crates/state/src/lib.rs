@@ -1,7 +1,7 @@
 //! World state after a block, and its Merkle-Patricia root.
 //!
 //! - [`apply_changes`]: pre-state + the final accounts of an executed block (revm's
-//!   `CacheState`, from either execution path) → the next block's pre-state, with
+//!   `PostState`, from either execution path) → the next block's pre-state, with
 //!   self-destructed and EIP-161-deleted accounts removed and zero slots dropped;
 //!   [`first_difference`] names where two states differ.
 //! - [`state_root`]: the accounts trie over keccak(address) with every account's storage trie

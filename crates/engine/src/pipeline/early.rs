@@ -10,7 +10,6 @@ use crate::root::{
 };
 use alloy_primitives::B256;
 use gigagas_data::{BlockInput, PreState};
-use revm::database::CacheState;
 
 /// The write and root stages done from a shipped BAL, before execution confirmed it.
 pub(super) struct EarlyRoot {
@@ -111,7 +110,7 @@ pub(super) fn incremental_root(
 pub(super) fn incremental_root_of_execution(
     ctx: Ctx<'_, '_>,
     input: &BlockInput,
-    post: &CacheState,
+    post: &gigagas_data::PostState,
 ) -> Option<EarlyRoot> {
     let trie = ctx.trie?;
     let (computed, span) = ctx.clock.on(ctx.budget, || {

@@ -8,8 +8,8 @@
 use super::{Ctx, Recovered, StageSpan, Unit};
 use crate::block::{execute_mode, pool_for, verify_run, Mode, ModeRun};
 use crate::root::DiskSnapshot;
+use gigagas_data::PostState;
 use gigagas_exec::{ExecError, PreparedBlock};
-use revm::database::CacheState;
 
 /// The execute stage's output: a block's results, not yet verified.
 pub(super) struct Unverified {
@@ -22,7 +22,7 @@ pub(super) struct Unverified {
     /// The receipts, the final state of every touched account, and the BAL a sequential run
     /// built.
     receipts: Vec<gigagas_receipt::TxReceipt>,
-    post: CacheState,
+    post: PostState,
     access: Option<gigagas_exec::BlockAccess>,
     /// The recover and execute stages' spans.
     recover: StageSpan,
@@ -40,7 +40,7 @@ pub(super) struct Executed {
     /// Items the prefetch read ([`super::BlockTimeline::read_ahead`]).
     pub(super) read_ahead: Option<u64>,
     /// Every account the block touched, in its final state.
-    pub(super) post: CacheState,
+    pub(super) post: PostState,
     /// The recover stage's span.
     pub(super) recover: StageSpan,
     /// The execute stage's span (a mega-block's later blocks: empty, at its end).
