@@ -15,7 +15,8 @@
 # Usage: scripts/device-ab.sh BIN_A[.gz] BIN_B[.gz] [OUTDIR=$OUT]
 #   BUDGET (default 360): seconds for the whole script; each step stops at its own limit.
 #   ROUNDS (default 2): A B B A rounds per step; SHAPE_ROUNDS, PIPE_ROUNDS override it per step.
-#   PIPE_THREADS (default all cores): thread counts of the pipeline step, comma-separated.
+#   PIPE_THREADS, SHAPE_THREADS (default all cores): thread counts of the pipeline and shapes
+#     steps, comma-separated.
 #   SHAPES, SHAPE_GAS (default issue 39's five dense shapes at 300M, 2 blocks each).
 #   ENV_B: extra environment for side B only (e.g. "MIMALLOC_PURGE_DELAY=-1"), to A-B a
 #     setting with one binary (give the same binary twice).
@@ -124,7 +125,7 @@ if [[ $steps == *,shapes,* || $steps == *,floor,* ]]; then
 fi
 if (( ${#dirs[@]} )); then
   # Parallel execution alone (no pipeline) at every core: the commit runs inside it.
-  ab shapes 150 "${SHAPE_ROUNDS:-$rounds}" --data "$(IFS=,; echo "${dirs[*]}")" --threads "$threads" --scheduler ordered \
+  ab shapes 150 "${SHAPE_ROUNDS:-$rounds}" --data "$(IFS=,; echo "${dirs[*]}")" --threads "${SHAPE_THREADS:-$threads}" --scheduler ordered \
     --repeats 3 --warmup 1
 fi
 # The machine's contention floor on the first shape: T threads each running their own copy
