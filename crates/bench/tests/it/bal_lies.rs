@@ -24,22 +24,37 @@ fn case(number: u64) -> BlockCase<'static> {
     prepare(block).unwrap()
 }
 
-/// Runs `case` in parallel from `access` (2 threads) and returns the error it must produce.
+/// Runs `case` in parallel from `access` and returns the error it must produce: at 2 threads
+/// (one commit) and at 8 (the commit in lanes), which must reject it for the same reason.
 fn run_with(case: &BlockCase<'_>, access: &BlockAccess) -> ExecError {
     let plan = match ParallelPlan::new(case.number(), access, case.prepared.txs.len(), None) {
         Ok(plan) => plan,
         Err(e) => return e,
     };
-    let pool = WorkerPool::new(2);
-    match execute_parallel(
-        &case.prepared,
-        &*case.prepared.input.pre_state,
-        &plan,
-        &pool,
-        Scheduler::Ordered,
-    ) {
-        Ok(_) => panic!("a lying BAL was accepted"),
-        Err(e) => e,
+    let [two, eight] = [2, 8].map(|threads| {
+        let pool = WorkerPool::new(threads);
+        match execute_parallel(
+            &case.prepared,
+            &*case.prepared.input.pre_state,
+            &plan,
+            &pool,
+            Scheduler::Ordered,
+        ) {
+            Ok(_) => panic!("a lying BAL was accepted ({threads} threads)"),
+            Err(e) => e,
+        }
+    });
+    assert_eq!(reason(&two), reason(&eight), "2 threads: {two}\n8 threads: {eight}");
+    two
+}
+
+/// The kind of a rejection (the violation's, for a BAL violation), without its details.
+fn reason(err: &ExecError) -> String {
+    match err {
+        ExecError::Verify(VerifyError::Bal { violation, .. }) => {
+            format!("{:?}", std::mem::discriminant(&**violation))
+        }
+        other => format!("{:?}", std::mem::discriminant(other)),
     }
 }
 
