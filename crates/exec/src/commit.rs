@@ -215,13 +215,14 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl<'a, S: StateProvider> StreamCommit<'a, S> {
-    /// The commit of `block` over `pre_state` in `lanes` lanes (1 to [`MAX_LANES`]) for the
+    /// The commit of `block` (run from `plan`) over `pre_state` in `lanes` lanes (1 to [`MAX_LANES`]) for the
     /// workers of `pool`, pre-execution done; `None` where the receipts need a state root
     /// after every transaction (the commit must then run after the workers,
     /// [`commit_and_rebuild`]).
     pub(crate) fn new(
         block: &PreparedBlock<'_>,
         pre_state: &'a S,
+        plan: &ParallelPlan,
         lanes: usize,
         pool: &'a WorkerPool,
     ) -> Result<Option<Self>, ExecError> {
@@ -257,6 +258,20 @@ impl<'a, S: StateProvider> StreamCommit<'a, S> {
                     };
                 }
             }
+        }
+        // Each lane's maps sized once for its share of the accounts the plan lists (growing
+        // them rehashed every entry at each doubling and touched fresh pages each time).
+        let listed = plan.bal().accounts.len();
+        let share = listed / lanes + listed / (4 * lanes) + 8;
+        for state in std::iter::once(&mut state).chain(caches.iter_mut()) {
+            state
+                .cache
+                .accounts
+                .reserve(share.saturating_sub(state.cache.accounts.len()));
+        }
+        for bal in std::iter::once(&mut bal).chain(bals.iter_mut()).flatten() {
+            bal.accounts
+                .reserve(share.saturating_sub(bal.accounts.len()));
         }
         let lane = |bal: Option<Bal>, state: Canonical<'a, S>| Lane {
             builder: Mutex::new(Building { bal, next: 0 }),

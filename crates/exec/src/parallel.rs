@@ -240,7 +240,7 @@ pub fn execute_parallel<S: StateProvider>(
         plans: std::slice::from_ref(plan),
     };
     let start = Instant::now();
-    let stream = StreamCommit::new(block, pre_state, commit_lanes(pool.threads()), pool)?;
+    let stream = StreamCommit::new(block, pre_state, plan, commit_lanes(pool.threads()), pool)?;
     let (mut done, times) = run_unit(&unit, pre_state, pool, &order, stream.as_ref())?;
     debug_assert_eq!(done.len(), block.txs.len());
     let receipts = merge_receipts(block, &mut done)?;

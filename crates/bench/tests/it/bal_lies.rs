@@ -44,7 +44,11 @@ fn run_with(case: &BlockCase<'_>, access: &BlockAccess) -> ExecError {
             Err(e) => e,
         }
     });
-    assert_eq!(reason(&two), reason(&eight), "2 threads: {two}\n8 threads: {eight}");
+    assert_eq!(
+        reason(&two),
+        reason(&eight),
+        "2 threads: {two}\n8 threads: {eight}"
+    );
     two
 }
 
