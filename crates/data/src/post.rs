@@ -178,7 +178,10 @@ mod tests {
                 counts[lane_of(&a, 16)] += 1;
             }
             // 256 addresses over 16 lanes: 16 each on average; none empty, none over 3x.
-            assert!(counts.iter().all(|&c| (1..=48).contains(&c)), "byte {byte}: {counts:?}");
+            assert!(
+                counts.iter().all(|&c| (1..=48).contains(&c)),
+                "byte {byte}: {counts:?}"
+            );
         }
     }
 }
