@@ -58,14 +58,8 @@ unpack() {  # IN OUT
 unpack "$a_in" "$work/A" || { log "cannot unpack $a_in"; exit 1; }
 unpack "$b_in" "$work/B" || { log "cannot unpack $b_in"; exit 1; }
 threads=$(nproc)
-# NVRTC and the driver library for `--recovery auto` (as scripts/device-gpu.sh finds them).
-extra=""
-for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/nvidia/lib64 /usr/local/nvidia/lib; do
-  [[ -d $d ]] && extra="$extra:$d"
-done
-while IFS= read -r f; do extra="$extra:$(dirname "$f")"; done < <(
-  timeout 10 find /usr/local /opt -xdev \( -name 'libnvrtc.so.1[0-9]' -o -name 'libnvrtc.so' \) 2>/dev/null | head -5)
-export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}${extra}"
+# NVRTC and the driver library for `--recovery auto`.
+source "$(dirname "$0")/cuda-libs.sh"
 {
   echo "# $(date -u +%FT%TZ) A: $("$work/A" --version 2>&1)"
   echo "# B: $("$work/B" --version 2>&1)${ENV_B:+ with $ENV_B}"

@@ -57,16 +57,8 @@ case "$bin_in" in
 esac || { log "cannot unpack $bin_in"; exit 1; }
 chmod +x "$bin"
 
-# NVRTC and the driver library: on the loader's path already, or in the CUDA toolkit, the
-# driver's mount, or the Python wheels (nvidia-cuda-nvrtc); cudarc dlopens libnvrtc.so.13 /
-# libnvrtc.so and libcuda.so.1 by name.
-extra=""
-for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/nvidia/lib64 /usr/local/nvidia/lib; do
-  [[ -d $d ]] && extra="$extra:$d"
-done
-while IFS= read -r f; do extra="$extra:$(dirname "$f")"; done < <(
-  timeout 10 find /usr/local /opt -xdev \( -name 'libnvrtc.so.1[0-9]' -o -name 'libnvrtc.so' \) 2>/dev/null | head -5)
-export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}${extra}"
+# NVRTC and the driver library for `--recovery auto`.
+source "$(dirname "$0")/cuda-libs.sh"
 
 {
   echo "# $(date -u +%FT%TZ) $("$bin" --version 2>&1)"
