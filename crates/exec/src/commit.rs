@@ -133,8 +133,9 @@ fn check_rebuilt(
 /// lanes does not matter: per account, every change is applied in block order, exactly as
 /// [`commit_and_rebuild`] does after the workers. The worker whose hand-over extends the
 /// prefix works on the lanes it gave work to, whichever job is free; a worker that finds a
-/// job taken goes back to executing (the job's holder looks again before it leaves). What is
-/// left when the workers are done is committed by [`Self::finish`], which keeps the lanes'
+/// job taken goes back to executing (work a holder leaving at that moment did not see waits
+/// for the next hand-over to that lane, or for the end). What is left when the workers are
+/// done is committed by [`Self::finish`], which keeps the lanes'
 /// caches apart (the block's [`PostState`] has them as parts) and checks the lanes' lists
 /// against the plan's on the pool.
 ///
@@ -498,6 +499,18 @@ impl<'a, S: StateProvider> StreamCommit<'a, S> {
                 continue;
             }
             if let Some(account) = rest[j - 1].cache.accounts.remove(address) {
+                // Code the account created in this block travels with it.
+                let created = account.account.as_ref().and_then(|a| {
+                    let hash = a.info.code_hash;
+                    rest[j - 1]
+                        .cache
+                        .contracts
+                        .get(&hash)
+                        .map(|c| (hash, c.clone()))
+                });
+                if let Some((hash, code)) = created {
+                    lane0.cache.contracts.insert(hash, code);
+                }
                 lane0.cache.accounts.insert(*address, account);
             }
             let moved = rest_bals[j - 1]
@@ -510,17 +523,30 @@ impl<'a, S: StateProvider> StreamCommit<'a, S> {
         lane0.bal_state.bal_builder = first_bal[0].take();
         let rebuilt = post_execute(lane0, block)?;
         // Every account post-execution touched must have moved: one it reached elsewhere
-        // would hold two states.
-        for (address, _) in lane0.cache.accounts.iter() {
-            let j = lane_of(address, lanes);
-            if j != 0 && rest[j - 1].cache.accounts.contains_key(address) {
-                return Err(ExecError::Unsupported {
-                    block: block.number(),
-                    what: format!(
-                        "post-execution touched {address}, which its scratch run did not name"
-                    ),
-                });
+        // would hold two states, or two list entries (an account the transactions only read
+        // is in its lane's list and not in its cache).
+        let elsewhere = |address: &Address| match lane_of(address, lanes) {
+            0 => false,
+            j => {
+                rest[j - 1].cache.accounts.contains_key(address)
+                    || rest_bals[j - 1]
+                        .as_ref()
+                        .is_some_and(|b| b.accounts.contains_key(address))
             }
+        };
+        let reached = lane0
+            .cache
+            .accounts
+            .keys()
+            .chain(rebuilt.accounts.keys())
+            .find(|a| elsewhere(a));
+        if let Some(address) = reached {
+            return Err(ExecError::Unsupported {
+                block: block.number(),
+                what: format!(
+                    "post-execution touched {address}, which its scratch run did not name"
+                ),
+            });
         }
         let shards = rest_bals.iter_mut().filter_map(Option::take).collect();
         check_rebuilt(block, plan, rebuilt, shards, Some(self.pool))?;
