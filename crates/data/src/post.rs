@@ -9,8 +9,7 @@ use revm::{
 /// The final accounts of an executed block: one revm cache (the sequential path, and the
 /// parallel commit on one lane), or several whose accounts are disjoint (the parallel commit's
 /// lanes, [`lane_of`]: each account in exactly one part, the part of its lane or part 0).
-/// Readers iterate [`Self::accounts`]; nothing joins the parts into one map unless a reader
-/// asks for it ([`Self::into_cache`]).
+/// Readers iterate [`Self::accounts`]; nothing joins the parts into one map.
 #[derive(Debug, Clone, Default)]
 pub struct PostState {
     parts: Vec<CacheState>,
@@ -52,11 +51,6 @@ impl PostState {
         self.parts.iter().flat_map(|p| p.accounts.iter())
     }
 
-    /// The parts, for readers that split their work by part.
-    pub fn parts(&self) -> &[CacheState] {
-        &self.parts
-    }
-
     /// The account at `address`, if execution loaded it.
     pub fn account(&self, address: &Address) -> Option<&CacheAccount> {
         let lane = lane_of(address, self.parts.len());
@@ -82,18 +76,6 @@ impl PostState {
     /// True when execution left no account.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
-    }
-
-    /// The parts joined into one revm cache (a serial pass over every account: for readers
-    /// that need revm's own type).
-    pub fn into_cache(self) -> CacheState {
-        let mut parts = self.parts.into_iter();
-        let mut cache = parts.next().unwrap_or_default();
-        for part in parts {
-            cache.accounts.extend(part.accounts);
-            cache.contracts.extend(part.contracts);
-        }
-        cache
     }
 }
 
@@ -163,8 +145,7 @@ mod tests {
             );
         }
         assert!(post.account(&Address::repeat_byte(0xee)).is_none());
-        let joined = post.into_cache();
-        assert_eq!(joined.accounts.len(), addresses.len());
+        assert_eq!(post.accounts().count(), addresses.len());
         // Lanes spread addresses over every part, also addresses that differ in one byte.
         let used: std::collections::HashSet<usize> =
             addresses.iter().map(|a| lane_of(a, lanes)).collect();

@@ -216,10 +216,10 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl<'a, S: StateProvider> StreamCommit<'a, S> {
-    /// The commit of `block` (run from `plan`) over `pre_state` in `lanes` lanes (1 to [`MAX_LANES`]) for the
-    /// workers of `pool`, pre-execution done; `None` where the receipts need a state root
-    /// after every transaction (the commit must then run after the workers,
-    /// [`commit_and_rebuild`]).
+    /// The commit of `block` (run from `plan`) over `pre_state` in `lanes` lanes (1 to
+    /// [`MAX_LANES`]) for the workers of `pool`, pre-execution done; `None` where the receipts
+    /// need a state root after every transaction (the commit must then run after the
+    /// workers, [`commit_and_rebuild`]).
     pub(crate) fn new(
         block: &PreparedBlock<'_>,
         pre_state: &'a S,
@@ -326,8 +326,7 @@ impl<'a, S: StateProvider> StreamCommit<'a, S> {
         let _ = slot.set(parts.into_boxed_slice());
         self.offered[tx].store(mask, Ordering::Release);
         fence(Ordering::SeqCst);
-        let ready = self.advance();
-        let ready = ready & !OFFERED;
+        let ready = self.advance() & !OFFERED;
         if ready == 0 {
             return;
         }
