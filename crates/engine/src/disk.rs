@@ -73,6 +73,9 @@ struct Writes {
     /// The flush after the last `every-N` block (its number), running beside the next
     /// block's prefetch and root; the next commit (or the end of the run) waits for it.
     flushing: Option<(u64, gigagas_store::PendingSync)>,
+    /// The early writeback after the last block that was not synced
+    /// (`Store::writeback_in_background`), if one was started.
+    writeback: Option<gigagas_store::PendingSync>,
 }
 
 fn poisoned<T>(_: T) -> String {
@@ -354,6 +357,19 @@ impl IncrementalState for DiskRoot {
         } else {
             writes.unsynced + 1
         };
+        if flushing.is_none() && self.sync != SyncPolicy::EveryBlock {
+            // The policy's sync comes later: the device starts on this block's pages now,
+            // beside the next blocks, so that sync (the last one inside the run's time) waits
+            // for less. One at a time: while the last one still queues pages, this block's
+            // are left to the next one or to the sync.
+            if writes.writeback.as_ref().is_none_or(|w| w.is_finished()) {
+                if let Some(done) = writes.writeback.take() {
+                    done.wait()
+                        .map_err(|e| format!("starting the store's writes early: {e}"))?;
+                }
+                writes.writeback = self.with_store(|store| Ok(store.writeback_in_background()))?;
+            }
+        }
         writes.flushing = flushing.map(|f| (input.number(), f));
         stat.persist_wait_ns = persist_wait_ns;
         {
@@ -426,6 +442,11 @@ impl IncrementalState for DiskRoot {
             tracing::debug!(ns = t0.elapsed().as_nanos() as u64, "final sync");
             writes.unsynced = 0;
             flushed = true;
+        }
+        if let Some(done) = writes.writeback.take() {
+            // Long over (the sync wrote what it queued); an error it met is still the run's.
+            done.wait()
+                .map_err(|e| format!("starting the store's writes early: {e}"))?;
         }
         // What did commit is durable by now; a block computed and never committed is a
         // run that ended early, not a finished one.

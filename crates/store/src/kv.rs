@@ -131,6 +131,13 @@ pub trait Backend: Send + Sync + Sized {
     /// [`Backend::sync`] as a task another thread can run while this one reads and writes on
     /// (the next write transaction waits for it).
     fn sync_task(&self) -> Box<dyn FnOnce() -> Result<(), Error> + Send + 'static>;
+    /// A task that starts writing the commits made so far to the device without waiting for
+    /// the writes (a store opened without `durable`), so that the next [`Backend::sync`] has
+    /// less left to write; durability is unchanged (only a sync makes a commit durable).
+    /// `None` where the backend has no such thing.
+    fn writeback_task(&self) -> Option<Box<dyn FnOnce() -> Result<(), Error> + Send + 'static>> {
+        None
+    }
     /// A snapshot for up to `threads` reading threads at once.
     fn read(&self, threads: usize) -> Result<Self::Read, Error>;
     /// Starts the write transaction (waits while another one is open).

@@ -238,6 +238,14 @@ enum PendingSyncState {
 }
 
 impl PendingSync {
+    /// Whether the work is over ([`Self::wait`] then returns at once).
+    pub fn is_finished(&self) -> bool {
+        match &self.0 {
+            Some(PendingSyncState::Running(thread)) => thread.is_finished(),
+            _ => true,
+        }
+    }
+
     /// Waits for the flush: every commit made before it started is durable when this
     /// returns `Ok`.
     pub fn wait(mut self) -> Result<(), Error> {
@@ -554,6 +562,20 @@ impl<B: Backend> Store<B> {
     /// Makes every commit so far durable (a store opened without `durable`).
     pub fn sync(&self) -> Result<(), Error> {
         self.backend.sync().map_err(|e| at(&self.path, e))
+    }
+
+    /// Starts writing the commits made so far to the device on its own thread, without
+    /// waiting for the device (a store opened without `durable`), so that the next
+    /// [`Self::sync`] waits for less; durability is unchanged. `None` where the backend has no
+    /// such thing or no thread can be started (nothing is lost: the sync writes it all).
+    pub fn writeback_in_background(&self) -> Option<PendingSync> {
+        let task = self.backend.writeback_task()?;
+        let path = self.path.clone();
+        std::thread::Builder::new()
+            .name("store-writeback".into())
+            .spawn(move || task().map_err(|e| at(&path, e)))
+            .ok()
+            .map(|thread| PendingSync(Some(PendingSyncState::Running(thread))))
     }
 
     /// Starts [`Self::sync`] on its own thread and returns at once: the flush runs beside
