@@ -11,7 +11,8 @@
 # BIN overrides the binary; THREADS (default 2) is the thread count. A_FLAGS and B_FLAGS
 # replace what A and B add to the disk run (defaults: "--trie-buffer 0" and
 # "--trie-buffer 256M"); e.g. A_FLAGS="--trie-journal off" B_FLAGS="--trie-journal on"
-# compares the end of the run flushed and journaled.
+# compares the end of the run flushed and journaled. A_BIN and B_BIN (default: BIN) run A
+# and B with two binaries (a before/after of a change; the in-memory run uses B's).
 set -uo pipefail
 work="${1:?usage: scripts/measure-trie-buffer.sh WORK [SLOTS] [BLOCKS] [ROUNDS]}"
 slots="${2:-2000000}"; blocks="${3:-6}"; rounds="${4:-2}"; threads="${THREADS:-2}"
@@ -23,12 +24,13 @@ chain=chain-hot-$slots-$blocks; genesis=db-hot-$slots
   --block-gas 30M --slots "$slots" --blocks "$blocks" --out $chain > gen.out 2> gen.err || { tail -3 gen.err; exit 1; }
 [[ -d $genesis ]] || /usr/bin/time -v "$BIN" db init --data $chain --out $genesis > init.out 2> init.err || { tail -3 init.err; exit 1; }
 a_flags="${A_FLAGS:---trie-buffer 0}"; b_flags="${B_FLAGS:---trie-buffer 256M}"
-disk() {  # NAME FLAGS
-  local name=$1 flags=$2
+a_bin="${A_BIN:-$BIN}"; b_bin="${B_BIN:-$BIN}"
+disk() {  # NAME FLAGS BIN
+  local name=$1 flags=$2 bin=$3
   rm -rf tmpdb; cp -a $genesis tmpdb; sync; cat tmpdb/mdbx.dat > /dev/null
   echo "$name load $(cut -d' ' -f1-3 /proc/loadavg)" >> tb-runs.log
   # shellcheck disable=SC2086 # the flags are words
-  if ! /usr/bin/time -v "$BIN" run --data $chain --state disk --db tmpdb $flags \
+  if ! /usr/bin/time -v "$bin" run --data $chain --state disk --db tmpdb $flags \
       --root incremental --threads "$threads" --json tb-$name.json > tb-$name.out 2> tb-$name.err; then
     echo "$name: run failed"; tail -3 tb-$name.err; exit 1
   fi
@@ -38,14 +40,14 @@ disk() {  # NAME FLAGS
 }
 memory() {  # NAME
   echo "$1 load $(cut -d' ' -f1-3 /proc/loadavg)" >> tb-runs.log
-  "$BIN" run --data $chain --root incremental --threads "$threads" --json tb-$1.json > tb-$1.out 2> tb-$1.err \
+  "$b_bin" run --data $chain --root incremental --threads "$threads" --json tb-$1.json > tb-$1.out 2> tb-$1.err \
     || { echo "$1: run failed"; tail -3 tb-$1.err; exit 1; }
 }
 for ((r = 1; r <= rounds; r++)); do
   if ((r % 2)); then order="A B B A"; else order="B A A B"; fi
   memory r$r-0-mem
   i=0; for o in $order; do
-    i=$((i + 1)); if [[ $o == A ]]; then disk r$r-$i-A "$a_flags"; else disk r$r-$i-B "$b_flags"; fi
+    i=$((i + 1)); if [[ $o == A ]]; then disk r$r-$i-A "$a_flags" "$a_bin"; else disk r$r-$i-B "$b_flags" "$b_bin"; fi
   done
 done
 rm -rf tmpdb
