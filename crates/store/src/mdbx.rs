@@ -676,13 +676,21 @@ impl Backend for Mdbx {
                 )));
             }
             // SAFETY: a plain system call on a descriptor the environment holds open.
-            if unsafe { libc::sync_file_range(fd, 0, 0, libc::SYNC_FILE_RANGE_WRITE) } != 0 {
-                return Err(Error::Io {
-                    path: file,
-                    source: std::io::Error::last_os_error(),
-                });
+            if unsafe { libc::sync_file_range(fd, 0, 0, libc::SYNC_FILE_RANGE_WRITE) } == 0 {
+                return Ok(());
             }
-            Ok(())
+            let e = std::io::Error::last_os_error();
+            match e.raw_os_error() {
+                // A file system that cannot start writes early: only a hint is lost, the
+                // policy's sync still writes everything.
+                Some(libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP | libc::ESPIPE) => Ok(()),
+                // The device failing (EIO), or no space or memory: the run is told now (the
+                // sync would fail the same way).
+                _ => Err(Error::Io {
+                    path: file,
+                    source: e,
+                }),
+            }
         }))
     }
 
