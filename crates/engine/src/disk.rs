@@ -73,9 +73,17 @@ struct Writes {
     /// The flush after the last `every-N` block (its number), running beside the next
     /// block's prefetch and root; the next commit (or the end of the run) waits for it.
     flushing: Option<(u64, gigagas_store::PendingSync)>,
-    /// The early writeback after the last block that was not synced
-    /// (`Store::writeback_in_background`), if one was started.
-    writeback: Option<gigagas_store::PendingSync>,
+    /// The early writeback after the last block that was not synced (its number), if one
+    /// was started (`Store::writeback_in_background`).
+    writeback: Option<(u64, gigagas_store::PendingSync)>,
+}
+
+/// The result of the early writeback started after block `.0`: an error names that block
+/// (it is seen at a later block's commit, or at the end).
+fn wait_writeback((block, done): (u64, gigagas_store::PendingSync)) -> Result<(), String> {
+    done.wait().map_err(|e| {
+        format!("the early writeback of the blocks up to {block} failed (they are committed, not known durable): {e}")
+    })
 }
 
 fn poisoned<T>(_: T) -> String {
@@ -362,12 +370,17 @@ impl IncrementalState for DiskRoot {
             // beside the next blocks, so that sync (the last one inside the run's time) waits
             // for less. One at a time: while the last one still queues pages, this block's
             // are left to the next one or to the sync.
-            if writes.writeback.as_ref().is_none_or(|w| w.is_finished()) {
+            if writes
+                .writeback
+                .as_ref()
+                .is_none_or(|(_, w)| w.is_finished())
+            {
                 if let Some(done) = writes.writeback.take() {
-                    done.wait()
-                        .map_err(|e| format!("starting the store's writes early: {e}"))?;
+                    wait_writeback(done)?;
                 }
-                writes.writeback = self.with_store(|store| Ok(store.writeback_in_background()))?;
+                writes.writeback = self
+                    .with_store(|store| Ok(store.writeback_in_background()))?
+                    .map(|w| (input.number(), w));
             }
         }
         writes.flushing = flushing.map(|f| (input.number(), f));
@@ -445,8 +458,7 @@ impl IncrementalState for DiskRoot {
         }
         if let Some(done) = writes.writeback.take() {
             // Long over (the sync wrote what it queued); an error it met is still the run's.
-            done.wait()
-                .map_err(|e| format!("starting the store's writes early: {e}"))?;
+            wait_writeback(done)?;
         }
         // What did commit is durable by now; a block computed and never committed is a
         // run that ended early, not a finished one.

@@ -13,10 +13,11 @@
 //! the store back), or that does not decode, is removed and the tries are rebuilt from the
 //! flat state as after any crash between flushes ([`Store::recover_trie`]): the flat state
 //! is the truth, the journal only saves that work. The file is written under a temporary
-//! name, synced, renamed and the directory synced, so a crash leaves the old journal, the new
-//! one or none — never half of one; a CRC-32C over every byte before it ends the file, so a
-//! flipped bit anywhere is an unreadable journal, never a wrong node taken as a right one
-//! (the nodes are trusted as written: the next block's root reads them).
+//! name and renamed, not synced (a cache, never state): a process crash leaves the old
+//! journal, the new one or none, and a system crash may leave a truncated or garbled one; a
+//! CRC-32C over every byte before it ends the file, so a flipped bit or a lost write anywhere
+//! is an unreadable journal (removed, the tries rebuilt), never a wrong node taken as a right
+//! one (the nodes are trusted as written: the next block's root reads them).
 
 use crate::{codec, kv::Backend, Error, Head, Store, TrieBuffer};
 use crc::{Crc, Digest, Table as CrcTable, CRC_32_ISCSI};
@@ -91,7 +92,7 @@ pub struct JournalStats {
     pub file_bytes: u64,
     /// Memory the buffer takes (estimated, as the trie buffer's bound counts it).
     pub buffer_bytes: u64,
-    /// Time taken to write (and sync) or read it, ns.
+    /// Time taken to write or read it, ns.
     pub ns: u64,
 }
 
@@ -402,13 +403,22 @@ impl<B: Backend> Store<B> {
         let lag = self.trie_lag()?;
         if lag != Some((header.base, header.through)) {
             // Written before the store moved on (or rolled back): its work is done or lost.
+            // Same numbers with other hashes: another chain's journal, or a damaged header.
+            let same_numbers = lag.is_some_and(|(t, h)| {
+                t.number == header.base.number && h.number == header.through.number
+            });
             progress(&format!(
-                "{}: it takes the tries from block {} to block {}, but the store's tries are at block {} and its state at block {}: it no longer continues them; removed",
+                "{}: it takes the tries from block {} to block {}, but the store's tries are at block {} and its state at block {}{}; removed",
                 path.display(),
                 header.base.number,
                 header.through.number,
                 lag.map_or(String::from("its head"), |(t, _)| t.number.to_string()),
-                self.require_head()?.number
+                self.require_head()?.number,
+                if same_numbers {
+                    ": the same numbers, but its blocks' hashes or roots are not the store's (another chain's journal, or a damaged one)"
+                } else {
+                    ": it no longer continues them"
+                }
             ));
             remove()?;
             return Ok(None);

@@ -92,11 +92,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZE", value_parser = limits::parse_bytes)]
     trie_buffer: Option<u64>,
     /// With --state disk and a trie buffer: at the end of the run the buffer is journaled
-    /// (on, the default): written as one sequential file beside the store (trie.journal),
-    /// synced, that the next run on the store takes as its trie buffer — geth's journal at
-    /// shutdown; any other command that opens the store writes it into the trie tables
-    /// first. Off: flushed into the trie tables as one batch (a random B-tree write of
-    /// nearly every page its nodes live on). Both end durable and whole.
+    /// (on, the default): written as one sequential file beside the store (trie.journal,
+    /// not synced: a cache the flat state rebuilds after a system crash), that the next run
+    /// on the store takes as its trie buffer — geth's journal at shutdown; any other command
+    /// that opens the store writes it into the trie tables first. Off: flushed into the trie
+    /// tables as one batch (a random B-tree write of nearly every page its nodes live on).
+    /// Both end with every block durable and the store whole.
     #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
     trie_journal: Option<bool>,
     /// With --state disk and --pipeline off: read every unit's state cold. Before the first
@@ -448,7 +449,7 @@ fn print_run(
     if let Some(j) = run.final_journal {
         say!(
             console,
-            "trie buffer journaled at the end: {} nodes of {} blocks ({:.1} MB, synced) in {:.1} ms (inside the wall time); the next run on this store goes on from it, any other command that opens the store writes it into the trie tables first",
+            "trie buffer journaled at the end: {} nodes of {} blocks ({:.1} MB, written, not synced: a cache the flat state rebuilds) in {:.1} ms (inside the wall time); the next run on this store goes on from it, any other command that opens the store writes it into the trie tables first",
             j.entries,
             j.blocks,
             j.file_bytes as f64 / 1e6,
