@@ -88,7 +88,7 @@ impl PeerKind {
                  on the store: prefetch, parallel execution, verification, incremental state \
                  root per block (= header), the flat state written per block and made durable \
                  every 3 blocks, the trie nodes buffered and journaled at the end (one \
-                 synced file the next open takes or writes into the tries; run's defaults, \
+                 unsynced file the next open takes or writes into the tries; run's defaults, \
                  all cores); its own figure: the pipeline's end to end"
             }
             Self::GigagasDiskCold => {
