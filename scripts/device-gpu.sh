@@ -104,8 +104,9 @@ step bench 90 "$bin" gpu bench --batch-sizes "${BATCHES:-100,1000,10000,45000,10
 
 # The node pipeline on mainnet-mix blocks in memory (incremental root) at 4, 8 and 16 threads,
 # senders recovered on the CPU and (auto) on the GPU: end to end, stage shares and % of the
-# pipeline's bound per row, one sweep over the 300M and the 1G chain; `gigagas simulate
-# pipeline.json` predicts 32 and 64.
+# pipeline's bound per row, one sweep over the 300M and the 1G chain, overlapped and back to
+# back; `gigagas simulate pipeline.json` predicts 32 and 64, and predicts the overlapped rows
+# from the back-to-back stages with no calibration (every measured count a test).
 gen() {  # GAS BLOCKS DIR
   local t0=$SECONDS
   if timeout 90 "$bin" gen mainnet-mix --block-gas "$1" --blocks "$2" --out "$3" --force \
@@ -127,7 +128,7 @@ threads="${PIPE_THREADS:-4,8,16}"
 all_threads=$(nproc)
 if (( ${#chains[@]} )); then
   step pipeline 150 "$bin" bench --data "$(IFS=,; echo "${chains[*]}")" --threads "$threads" \
-    --scheduler ordered --root incremental --pipeline on --recovery "$recovery" \
+    --scheduler ordered --root incremental --pipeline on,off --recovery "$recovery" \
     --repeats 2 --warmup 1 --json "$out/pipeline.json"
 fi
 # The 300M chain on MDBX: a fresh store per pass, durable every 3 blocks, overlay on.

@@ -11,6 +11,12 @@
 //! shares it; recovery on a GPU does not), so the prediction is the larger of the two. Queue back-pressure (one unit per queue) and the I/O
 //! pool's waits are not modelled; contention (each transaction slower with more threads) is
 //! not seen: read predictions above the measured counts as a ceiling.
+//!
+//! Two fits: [`predict`] fits the overlapped rows themselves and scales to the larger
+//! calibration count's wall (that count reads 0% by construction); [`predict_from_stages`]
+//! fits the same configuration measured back to back (`--pipeline off`: each stage alone on
+//! the budget, so its span is its work) and predicts the overlapped rows with no scale, every
+//! measured count a test.
 
 use crate::{PipelineBlock, PipelineReport};
 use std::collections::BTreeMap;
@@ -179,6 +185,59 @@ pub fn predict(
         .collect())
 }
 
+/// Predictions for the overlapped pipeline `overlapped` (one configuration at one or more
+/// thread counts) from its stages measured back to back: `back_to_back` is the same
+/// configuration with `--pipeline off` at two thread counts or more. There each stage ran
+/// alone on the thread budget, so its span is its work; in an overlapped run a stage's
+/// parallel parts share the pool with the other stages' jobs and its span also counts their
+/// waits, which made the work fitted from overlapped runs too large and its budget bound too
+/// steep (`docs/results/pipeline-16core-h200.md`). The two smallest back-to-back counts fit
+/// the stages; the overlapped flow shop under the budget is then predicted with no
+/// calibration on any overlapped run, so every measured overlapped count is a test.
+pub fn predict_from_stages(
+    back_to_back: &[&PipelineReport],
+    overlapped: &[&PipelineReport],
+    threads: &[usize],
+) -> Result<Vec<PipelinePrediction>, String> {
+    let mut sorted: Vec<&PipelineReport> = back_to_back.to_vec();
+    sorted.sort_by_key(|r| r.threads);
+    sorted.dedup_by_key(|r| r.threads);
+    let [a, b, ..] = sorted[..] else {
+        return Err(
+            "the stages need the configuration back to back (--pipeline off) at two thread counts"
+                .into(),
+        );
+    };
+    if sorted.iter().any(|r| r.overlap) || overlapped.iter().any(|r| !r.overlap) {
+        return Err(
+            "the stages come from back-to-back rows, the predictions are for overlapped ones"
+                .into(),
+        );
+    }
+    let fits = fit(a, b)?;
+    let gas = a.total_gas as f64;
+    let gpu_recovery = a.recovery.starts_with("gpu");
+    let work: f64 = fits.iter().map(|f| f.work(gpu_recovery)).sum();
+    Ok(threads
+        .iter()
+        .map(|&t| {
+            let tf = t.max(1) as f64;
+            let wall = makespan(&fits, tf, true).max(work / tf).max(1.0);
+            let measured = overlapped
+                .iter()
+                .find(|r| r.threads == t)
+                .map(|r| r.median_ns);
+            PipelinePrediction {
+                threads: t,
+                predicted_ns: wall as u64,
+                predicted_mgas_per_s: gas / wall * 1e3,
+                measured_ns: measured,
+                error_percent: measured.map(|m| (wall - m as f64) / (m.max(1) as f64) * 100.0),
+            }
+        })
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -258,5 +317,33 @@ mod tests {
         let on_gpu = predict(&[&gpu[0], &gpu[1]], &[1]).unwrap()[0].predicted_ns;
         let on_cpu = predict(&[&cpu[0], &cpu[1]], &[1]).unwrap()[0].predicted_ns;
         assert!(on_gpu < on_cpu, "gpu {on_gpu} vs cpu {on_cpu}");
+    }
+
+    #[test]
+    fn the_overlapped_wall_is_predicted_from_the_back_to_back_stages_without_calibration() {
+        // Back to back: recover and execute scale, write is serial.
+        let stages = |t: u64| [("recover", 4000 / t), ("execute", 2000 / t), ("write", 500)];
+        let (one, two) = (row(1, false, &stages(1), 10), row(2, false, &stages(2), 10));
+        // Overlapped at 2 threads: measured 3,500 per 10 blocks (not used for the fit).
+        let measured = row(2, true, &stages(2), 10);
+        let measured = PipelineReport {
+            median_ns: 35_000,
+            ..measured
+        };
+        let p = predict_from_stages(&[&one, &two], &[&measured], &[2, 8]).unwrap();
+        // At 2 threads the budget binds: (4000 + 2000 + 500) × 10 / 2 = 32,500.
+        assert_eq!(p[0].predicted_ns, 32_500);
+        let error = p[0].error_percent.unwrap();
+        assert!((error - (32_500.0 - 35_000.0) / 35_000.0 * 100.0).abs() < 1e-9);
+        // At 8 threads the budget still binds (65,000 / 8 = 8,125) over the lanes (~5,750).
+        assert!(p[1].measured_ns.is_none());
+        assert!(
+            (8_000..=9_000).contains(&p[1].predicted_ns),
+            "{}",
+            p[1].predicted_ns
+        );
+        // Overlapped rows as the stages' source are refused.
+        assert!(predict_from_stages(&[&measured, &two], &[&measured], &[2]).is_err());
+        assert!(predict_from_stages(&[&one], &[&measured], &[2]).is_err());
     }
 }

@@ -79,6 +79,18 @@ pub fn exec(args: SimulateArgs) -> Result<()> {
 fn print_pipeline(report: &gigagas_lab::BenchReport, threads: &[usize]) {
     use std::collections::BTreeMap;
     let mut groups: BTreeMap<String, Vec<&gigagas_lab::PipelineReport>> = BTreeMap::new();
+    // The same configurations without the pipeline label: the back-to-back rows each
+    // overlapped configuration's stages can be fitted from.
+    let mut back_to_back: BTreeMap<String, Vec<&gigagas_lab::PipelineReport>> = BTreeMap::new();
+    let config = |row: &gigagas_lab::PipelineReport| {
+        format!(
+            "root {}{}{}, bal {}",
+            row.root,
+            row.where_label(),
+            row.recovery_label(),
+            row.bal
+        )
+    };
     for row in &report.pipeline {
         let key = format!(
             "root {}{}, pipeline {}{}, bal {}",
@@ -89,6 +101,9 @@ fn print_pipeline(report: &gigagas_lab::BenchReport, threads: &[usize]) {
             row.bal
         );
         groups.entry(key).or_default().push(row);
+        if !row.overlap {
+            back_to_back.entry(config(row)).or_default().push(row);
+        }
     }
     for (key, rows) in groups {
         let mut counts: Vec<usize> = threads.to_vec();
@@ -105,22 +120,51 @@ fn print_pipeline(report: &gigagas_lab::BenchReport, threads: &[usize]) {
                 continue;
             }
         };
-        let mut table = comfy_table::Table::new();
-        table.set_header(["threads", "predicted Mgas/s", "measured Mgas/s", "error"]);
         let gas = rows.first().map_or(0, |r| r.total_gas) as f64;
-        for p in &predictions {
-            table.add_row([
-                p.threads.to_string(),
-                format!("{:.0}", p.predicted_mgas_per_s),
-                p.measured_ns.map_or("-".into(), |ns| {
-                    format!("{:.0}", gas / ns.max(1) as f64 * 1e3)
-                }),
-                p.error_percent.map_or("-".into(), |e| format!("{e:+.0}%")),
-            ]);
-        }
+        let table = prediction_table(&predictions, gas);
         out!(
             "pipeline {} (simulated from its two smallest thread counts, scaled to the larger one's wall; stages as a flow shop under one thread budget, contention not modelled: a ceiling above the measured counts)\n{table}",
             gigagas_guard::text::printable(&key)
         );
+        // The overlapped rows again, predicted from the back-to-back stages with no
+        // calibration on any overlapped run: every measured count is a test.
+        let Some(stages) = rows
+            .first()
+            .filter(|r| r.overlap)
+            .and_then(|r| back_to_back.get(&config(r)))
+        else {
+            continue;
+        };
+        match gigagas_lab::pipeline_sim::predict_from_stages(stages, &rows, &counts) {
+            Ok(predictions) => out!(
+                "pipeline {} predicted from its stages measured back to back (--pipeline off, two smallest counts; no calibration on the overlapped runs)\n{}",
+                gigagas_guard::text::printable(&key),
+                prediction_table(&predictions, gas)
+            ),
+            Err(why) => note!(
+                "pipeline {}: not predicted from back-to-back stages: {why}",
+                gigagas_guard::text::printable(&key)
+            ),
+        }
     }
+}
+
+/// Predicted against measured end to end, one row per thread count.
+fn prediction_table(
+    predictions: &[gigagas_lab::pipeline_sim::PipelinePrediction],
+    gas: f64,
+) -> comfy_table::Table {
+    let mut table = comfy_table::Table::new();
+    table.set_header(["threads", "predicted Mgas/s", "measured Mgas/s", "error"]);
+    for p in predictions {
+        table.add_row([
+            p.threads.to_string(),
+            format!("{:.0}", p.predicted_mgas_per_s),
+            p.measured_ns.map_or("-".into(), |ns| {
+                format!("{:.0}", gas / ns.max(1) as f64 * 1e3)
+            }),
+            p.error_percent.map_or("-".into(), |e| format!("{e:+.0}%")),
+        ]);
+    }
+    table
 }

@@ -342,6 +342,45 @@ fn simulate_replays_a_bench_result_and_rejects_bad_input() {
     assert!(!ok);
 }
 
+/// With the pipeline measured both ways, `simulate` also predicts the overlapped rows from
+/// the back-to-back stages, with an error at every measured count (no calibration count).
+#[test]
+fn simulate_predicts_the_overlapped_pipeline_from_its_back_to_back_stages() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = fixture_in(dir.path());
+    let (_, json) = bench_fixture(
+        &data,
+        "pipe.json",
+        &[
+            "--threads",
+            "1,2",
+            "--repeats",
+            "1",
+            "--scheduler",
+            "ordered",
+            "--root",
+            "parallel",
+            "--pipeline",
+            "on,off",
+        ],
+    );
+    let (ok, stdout, stderr) = gigagas(&["simulate", json.to_str().unwrap(), "--threads", "1,2,8"]);
+    assert!(ok, "{stderr}");
+    let table = stdout
+        .split("predicted from its stages measured back to back")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no back-to-back prediction: {stdout}"));
+    let rows: Vec<&str> = table
+        .lines()
+        .filter(|l| l.starts_with("| 1 ") || l.starts_with("| 2 ") || l.starts_with("| 8 "))
+        .take(3)
+        .collect();
+    assert_eq!(rows.len(), 3, "{table}");
+    // Measured at 1 and 2 threads: an error each; 8 is a prediction only.
+    assert!(rows[0].contains('%') && rows[1].contains('%'), "{table}");
+    assert!(!rows[2].contains('%'), "{table}");
+}
+
 #[test]
 fn compare_gives_a_verdict_per_configuration() {
     let dir = tempfile::tempdir().unwrap();
