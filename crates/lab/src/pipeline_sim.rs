@@ -137,6 +137,74 @@ fn makespan(fits: &[Fit], threads: f64, overlap: bool) -> f64 {
     free.into_iter().fold(0.0, f64::max)
 }
 
+/// The stages of one configuration fitted from its two smallest thread counts in `rows`
+/// (`missing` says what is needed when there are fewer), with the total work on the budget.
+struct Model {
+    fits: Vec<Fit>,
+    gas: f64,
+    work: f64,
+}
+
+impl Model {
+    /// The model and the rows sorted by thread count (one per count).
+    fn fit_smallest<'r>(
+        rows: &[&'r PipelineReport],
+        missing: &str,
+    ) -> Result<(Self, Vec<&'r PipelineReport>), String> {
+        let mut sorted: Vec<&PipelineReport> = rows.to_vec();
+        sorted.sort_by_key(|r| r.threads);
+        sorted.dedup_by_key(|r| r.threads);
+        let [a, b, ..] = sorted[..] else {
+            return Err(missing.into());
+        };
+        let fits = fit(a, b)?;
+        let gpu_recovery = a.recovery.starts_with("gpu");
+        let work = fits.iter().map(|f| f.work(gpu_recovery)).sum();
+        let model = Self {
+            fits,
+            gas: a.total_gas as f64,
+            work,
+        };
+        Ok((model, sorted))
+    }
+
+    /// The wall at `threads`, ns: the flow shop's makespan (`overlap`: the stage threads at
+    /// once), at least the work over the budget.
+    fn wall(&self, threads: usize, overlap: bool) -> f64 {
+        let tf = threads.max(1) as f64;
+        makespan(&self.fits, tf, overlap)
+            .max(self.work / tf)
+            .max(1.0)
+    }
+
+    /// One prediction per count of `threads` (`wall` gives it), each beside the measurement
+    /// `measured` holds for its count.
+    fn predictions(
+        &self,
+        threads: &[usize],
+        measured: &[&PipelineReport],
+        wall: impl Fn(usize) -> f64,
+    ) -> Vec<PipelinePrediction> {
+        threads
+            .iter()
+            .map(|&t| {
+                let wall = wall(t).max(1.0);
+                let measured = measured
+                    .iter()
+                    .find(|r| r.threads == t)
+                    .map(|r| r.median_ns);
+                PipelinePrediction {
+                    threads: t,
+                    predicted_ns: wall as u64,
+                    predicted_mgas_per_s: self.gas / wall * 1e3,
+                    measured_ns: measured,
+                    error_percent: measured.map(|m| (wall - m as f64) / (m.max(1) as f64) * 100.0),
+                }
+            })
+            .collect()
+    }
+}
+
 /// Predictions for `rows` (one configuration at several thread counts; the two smallest
 /// counts calibrate: their stage times fit the model, the larger one's wall sets its scale)
 /// at every count of `threads`, each beside its measurement where `rows` holds it.
@@ -144,45 +212,21 @@ pub fn predict(
     rows: &[&PipelineReport],
     threads: &[usize],
 ) -> Result<Vec<PipelinePrediction>, String> {
-    let mut sorted: Vec<&PipelineReport> = rows.to_vec();
-    sorted.sort_by_key(|r| r.threads);
-    sorted.dedup_by_key(|r| r.threads);
-    let [a, b, ..] = sorted[..] else {
-        return Err(
-            "the simulator needs the same configuration at two thread counts (e.g. --threads 1,2)"
-                .into(),
-        );
-    };
-    let fits = fit(a, b)?;
-    let gas = a.total_gas as f64;
-    let gpu_recovery = a.recovery.starts_with("gpu");
-    let work: f64 = fits.iter().map(|f| f.work(gpu_recovery)).sum();
-    let model = |t: usize| {
-        let tf = t.max(1) as f64;
-        makespan(&fits, tf, a.overlap).max(work / tf).max(1.0)
-    };
+    let (model, sorted) = Model::fit_smallest(
+        rows,
+        "the simulator needs the same configuration at two thread counts (e.g. --threads 1,2)",
+    )?;
+    let overlap = sorted[0].overlap;
     // Calibrated on the larger calibration count, as the transaction simulator is on its
     // 1-thread run: stage spans that overlap on the machine's cores even under a small budget
     // (the stage threads' own work) make the model's wall too long by a constant factor.
     // The smaller count is then a real check of the model's shape.
+    let b = sorted[1];
     let scale = match b.median_ns {
         0 => 1.0,
-        measured => measured as f64 / model(b.threads),
+        measured => measured as f64 / model.wall(b.threads, overlap),
     };
-    Ok(threads
-        .iter()
-        .map(|&t| {
-            let wall = (model(t) * scale).max(1.0);
-            let measured = sorted.iter().find(|r| r.threads == t).map(|r| r.median_ns);
-            PipelinePrediction {
-                threads: t,
-                predicted_ns: wall as u64,
-                predicted_mgas_per_s: gas / wall * 1e3,
-                measured_ns: measured,
-                error_percent: measured.map(|m| (wall - m as f64) / (m.max(1) as f64) * 100.0),
-            }
-        })
-        .collect())
+    Ok(model.predictions(threads, &sorted, |t| model.wall(t, overlap) * scale))
 }
 
 /// Predictions for the overlapped pipeline `overlapped` (one configuration at one or more
@@ -199,43 +243,17 @@ pub fn predict_from_stages(
     overlapped: &[&PipelineReport],
     threads: &[usize],
 ) -> Result<Vec<PipelinePrediction>, String> {
-    let mut sorted: Vec<&PipelineReport> = back_to_back.to_vec();
-    sorted.sort_by_key(|r| r.threads);
-    sorted.dedup_by_key(|r| r.threads);
-    let [a, b, ..] = sorted[..] else {
-        return Err(
-            "the stages need the configuration back to back (--pipeline off) at two thread counts"
-                .into(),
-        );
-    };
-    if sorted.iter().any(|r| r.overlap) || overlapped.iter().any(|r| !r.overlap) {
+    if back_to_back.iter().any(|r| r.overlap) || overlapped.iter().any(|r| !r.overlap) {
         return Err(
             "the stages come from back-to-back rows, the predictions are for overlapped ones"
                 .into(),
         );
     }
-    let fits = fit(a, b)?;
-    let gas = a.total_gas as f64;
-    let gpu_recovery = a.recovery.starts_with("gpu");
-    let work: f64 = fits.iter().map(|f| f.work(gpu_recovery)).sum();
-    Ok(threads
-        .iter()
-        .map(|&t| {
-            let tf = t.max(1) as f64;
-            let wall = makespan(&fits, tf, true).max(work / tf).max(1.0);
-            let measured = overlapped
-                .iter()
-                .find(|r| r.threads == t)
-                .map(|r| r.median_ns);
-            PipelinePrediction {
-                threads: t,
-                predicted_ns: wall as u64,
-                predicted_mgas_per_s: gas / wall * 1e3,
-                measured_ns: measured,
-                error_percent: measured.map(|m| (wall - m as f64) / (m.max(1) as f64) * 100.0),
-            }
-        })
-        .collect())
+    let (model, _) = Model::fit_smallest(
+        back_to_back,
+        "the stages need the configuration back to back (--pipeline off) at two thread counts",
+    )?;
+    Ok(model.predictions(threads, overlapped, |t| model.wall(t, true)))
 }
 
 #[cfg(test)]
