@@ -110,22 +110,20 @@ fn print_pipeline(report: &gigagas_lab::BenchReport, threads: &[usize]) {
         counts.extend(rows.iter().map(|r| r.threads));
         counts.sort_unstable();
         counts.dedup();
-        let predictions = match gigagas_lab::pipeline_sim::predict(&rows, &counts) {
-            Ok(p) => p,
-            Err(why) => {
-                note!(
-                    "pipeline {}: not simulated: {why}",
-                    gigagas_guard::text::printable(&key)
-                );
-                continue;
-            }
-        };
         let gas = rows.first().map_or(0, |r| r.total_gas) as f64;
-        let table = prediction_table(&predictions, gas);
-        out!(
-            "pipeline {} (simulated from its two smallest thread counts, scaled to the larger one's wall; stages as a flow shop under one thread budget, contention not modelled: a ceiling above the measured counts)\n{table}",
-            gigagas_guard::text::printable(&key)
-        );
+        // An overlapped configuration at one count only has no scaled fit, but its
+        // back-to-back stages (below) may still predict it.
+        match gigagas_lab::pipeline_sim::predict(&rows, &counts) {
+            Ok(predictions) => out!(
+                "pipeline {} (simulated from its two smallest thread counts, scaled to the larger one's wall; stages as a flow shop under one thread budget, contention not modelled: a ceiling above the measured counts)\n{}",
+                gigagas_guard::text::printable(&key),
+                prediction_table(&predictions, gas)
+            ),
+            Err(why) => note!(
+                "pipeline {}: not simulated: {why}",
+                gigagas_guard::text::printable(&key)
+            ),
+        }
         // The overlapped rows again, predicted from the back-to-back stages with no
         // calibration on any overlapped run: every measured count is a test.
         let Some(stages) = rows
