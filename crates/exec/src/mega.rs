@@ -128,7 +128,7 @@ impl MegaPlan {
         let bals: Vec<&BlockAccessList> = accesses.iter().map(|a| &a.bal).collect();
         let merged = merge_bals(&bals, &offsets);
         let lifecycles: Vec<&Lifecycle> = accesses.iter().map(|a| &a.lifecycle).collect();
-        let bal = Bal::clone_from_alloy(&merged)
+        let bal = crate::parallel::lookup_from_alloy(&merged)
             .map_err(|e| ExecError::bal(first, BalViolation::Malformed(format!("{e:?}"))))?;
         Ok(Self {
             writes_per_index: count_writes_per_index(&bal, next.saturating_sub(1)),
