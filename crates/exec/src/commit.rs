@@ -471,6 +471,11 @@ impl<'a, S: StateProvider> StreamCommit<'a, S> {
             self.build(j, &mut lock(&lane.builder));
             self.apply(j, &mut lock(&lane.cache));
         }
+        // The hand-overs (a box per transaction, a vector per lane it touched) are freed on
+        // the pool, after the block: one thread freeing them was a fifth of this commit on a
+        // dense 300M block.
+        let pending = self.pending;
+        self.pool.spawn(move || drop(pending));
         let lanes = self.lanes.len();
         let (mut bals, mut states): (Vec<Option<Bal>>, Vec<Canonical<'a, S>>) = self
             .lanes
