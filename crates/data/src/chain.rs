@@ -379,25 +379,32 @@ pub fn apply_bal(state: &mut HashMap<Address, PreAccount>, bal: &BlockAccessList
             continue;
         }
         let account = state.entry(changes.address).or_default();
-        if let Some(c) = changes.balance_changes.last() {
-            account.info.balance = c.post_balance;
-        }
-        if let Some(c) = changes.nonce_changes.last() {
-            account.info.nonce = c.new_nonce;
-        }
-        if let Some(c) = changes.code_changes.last() {
-            let code = Bytecode::new_raw(c.new_code.clone());
-            account.info.code_hash = code.hash_slow();
-            account.info.code = Some(code);
-        }
-        for slot in &changes.storage_changes {
-            if let Some(c) = slot.changes.last() {
-                account.set_slot(slot.slot, c.new_value);
-            }
-        }
+        apply_account_changes(account, changes);
         // EIP-161: a touched account left empty does not exist afterwards.
         if account.info.is_empty() && !account.has_storage() {
             state.remove(&changes.address);
+        }
+    }
+}
+
+/// Applies one account's entry of a BAL to `account`: the last post-value of its balance,
+/// nonce, code and every slot it lists ([`apply_bal`]'s work on one account, without the
+/// EIP-161 removal, which is the caller's: [`PreAccount::info`] empty and no storage left).
+pub fn apply_account_changes(account: &mut PreAccount, changes: &alloy_eip7928::AccountChanges) {
+    if let Some(c) = changes.balance_changes.last() {
+        account.info.balance = c.post_balance;
+    }
+    if let Some(c) = changes.nonce_changes.last() {
+        account.info.nonce = c.new_nonce;
+    }
+    if let Some(c) = changes.code_changes.last() {
+        let code = Bytecode::new_raw(c.new_code.clone());
+        account.info.code_hash = code.hash_slow();
+        account.info.code = Some(code);
+    }
+    for slot in &changes.storage_changes {
+        if let Some(c) = slot.changes.last() {
+            account.set_slot(slot.slot, c.new_value);
         }
     }
 }

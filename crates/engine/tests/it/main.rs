@@ -4,6 +4,7 @@
 
 mod common;
 mod disk;
+mod early_root;
 mod nobal;
 mod pipeline;
 mod spec;
