@@ -159,7 +159,13 @@ impl Model {
         };
         let fits = fit(a, b)?;
         let gpu_recovery = a.recovery.starts_with("gpu");
-        let work = fits.iter().map(|f| f.work(gpu_recovery)).sum();
+        let work: f64 = fits.iter().map(|f| f.work(gpu_recovery)).sum();
+        if work.is_nan() || work <= 0.0 {
+            return Err(format!(
+                "the rows at {} and {} threads hold no stage time (no timeline, or spans of 0 ns): nothing to fit",
+                a.threads, b.threads
+            ));
+        }
         let model = Self {
             fits,
             gas: a.total_gas as f64,
@@ -281,6 +287,19 @@ mod tests {
             timeline,
             ..PipelineReport::default()
         }
+    }
+
+    /// Rows with no stage time (no timeline, or spans of 0 ns) once fitted a model of no
+    /// work and predicted 4.7·10^10 Mgas/s; now nothing is predicted from them.
+    #[test]
+    fn rows_with_no_stage_time_are_not_fitted() {
+        let a = row(1, false, &[], 3);
+        let b = row(2, false, &[("execute", 0)], 3);
+        let on = row(2, true, &[("execute", 5_000)], 3);
+        let e = predict(&[&a, &b], &[1, 2, 4]).unwrap_err();
+        assert!(e.contains("no stage time"), "{e}");
+        let e = predict_from_stages(&[&a, &b], &[&on], &[2]).unwrap_err();
+        assert!(e.contains("no stage time"), "{e}");
     }
 
     #[test]

@@ -70,6 +70,12 @@ pub enum ReadError {
         /// What contradicts what, with the numbers.
         what: String,
     },
+    /// [`MAX_RESULT_BYTES_ENV`] is set to something other than a whole number of bytes.
+    #[error("{MAX_RESULT_BYTES_ENV}={value}: not a whole number of bytes (unset it for the default of {MAX_RESULT_BYTES})")]
+    BadLimit {
+        /// The variable's value, escaped.
+        value: String,
+    },
     /// The file is larger than a result may be.
     #[error(
         "{bytes} bytes or more: above the limit of {limit} bytes for a result file (set \
@@ -95,19 +101,25 @@ pub enum ReadError {
 
 /// Largest result file read by default (`report`, `compare`, `simulate`): above a bench of
 /// every mainnet block with per-transaction traces, low enough that reading it (and its JSON
-/// tree, some 16 times its size at worst) cannot exhaust memory.
+/// tree: ~30 times its size for a file of nothing but small numbers, 1.9 GB for 63 MB)
+/// cannot exhaust memory.
 pub const MAX_RESULT_BYTES: u64 = 64 << 20;
 
 /// The environment variable that sets another limit for a result file, in bytes.
 pub const MAX_RESULT_BYTES_ENV: &str = "GIGAGAS_MAX_RESULT_BYTES";
 
-/// The result-file limit in force: [`MAX_RESULT_BYTES_ENV`] when set to a whole number,
-/// else [`MAX_RESULT_BYTES`].
-pub fn max_result_bytes() -> u64 {
-    std::env::var(MAX_RESULT_BYTES_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(MAX_RESULT_BYTES)
+/// The result-file limit in force: [`MAX_RESULT_BYTES_ENV`] when set (a whole number of
+/// bytes, else an error rather than the default in silence), [`MAX_RESULT_BYTES`] when not.
+pub fn max_result_bytes() -> Result<u64, ReadError> {
+    match std::env::var_os(MAX_RESULT_BYTES_ENV) {
+        None => Ok(MAX_RESULT_BYTES),
+        Some(v) => v
+            .to_str()
+            .and_then(|v| v.trim().parse().ok())
+            .ok_or_else(|| ReadError::BadLimit {
+                value: gigagas_guard::text::printable(&v.to_string_lossy()).into_owned(),
+            }),
+    }
 }
 
 /// Largest magnitude of any number in a result: 2^53, the largest integer an `f64` holds
@@ -137,7 +149,7 @@ pub fn read_reports_file(path: &std::path::Path) -> Result<Vec<BenchReport>, Rea
 /// is refused, not followed.
 pub fn read_result_bytes(path: &std::path::Path) -> Result<Vec<u8>, ReadError> {
     use std::io::Read;
-    let limit = max_result_bytes();
+    let limit = max_result_bytes()?;
     let (file, meta) = gigagas_guard::file::open_regular(path).map_err(|e| match e {
         gigagas_guard::file::OpenError::NotAFile { kind } => ReadError::NotAFile { kind },
         gigagas_guard::file::OpenError::Io(e) => ReadError::Io(e),
@@ -283,6 +295,12 @@ fn check_budgets(r: &BenchReport, at: &str) -> Result<(), ReadError> {
         r.settings.warmup,
         MAX_WARMUP,
         "gigagas bench --warmup refuses more",
+    )?;
+    at_most(
+        || format!("{at}data (characters)"),
+        r.data.chars().count(),
+        MAX_DATA_LABEL,
+        "the data set's path or workload, as bench writes it; every warning quotes it",
     )?;
     at_most(
         || format!("{at}machine.cores"),
@@ -558,26 +576,49 @@ fn check_consistency(r: &BenchReport, at: &str) -> Result<(), ReadError> {
                 ));
             }
         }
+        if let Some(k) = run
+            .block_serial_ns
+            .iter()
+            .zip(&run.block_ns)
+            .position(|(serial, whole)| serial > whole)
+        {
+            return Err(contradiction(
+                field("block_serial_ns"),
+                format!(
+                    "unit {k}'s serial tail of {} ns is longer than the unit's {} ns",
+                    run.block_serial_ns[k], run.block_ns[k]
+                ),
+            ));
+        }
+        if run.total_gas > 0 && run.block_ns.iter().all(|&ns| ns == 0) {
+            return Err(contradiction(
+                field("block_ns"),
+                format!(
+                    "every unit took 0 ns over {} gas: no execution takes no time",
+                    run.total_gas
+                ),
+            ));
+        }
         let mut stats = vec![("median_ns", run.median_ns), ("p90_ns", run.p90_ns)];
         if run.p99_ns != 0 {
             stats.push(("p99_ns", run.p99_ns));
         }
         check_repeats(&field(""), run.total_gas, &run.repeat_ns, &stats)?;
     }
-    for (i, p) in r.pipeline.iter().enumerate() {
-        let field = format!("{at}pipeline[{i}].");
-        if p.threads == 0 {
+    let mut labels = std::collections::HashMap::new();
+    for (i, run) in r.runs.iter().enumerate() {
+        if let Some(j) = labels.insert(run.label(), i) {
             return Err(contradiction(
-                format!("{field}threads"),
-                "0 threads, yet the pipeline reports times".into(),
+                format!("{at}runs[{i}]"),
+                format!(
+                    "the configuration of runs[{j}] again ({}): bench measures each once",
+                    gigagas_guard::text::printable(&run.label())
+                ),
             ));
         }
-        check_repeats(
-            &field,
-            p.total_gas,
-            &p.repeat_ns,
-            &[("median_ns", p.median_ns)],
-        )?;
+    }
+    for (i, p) in r.pipeline.iter().enumerate() {
+        check_pipeline(r, p, &format!("{at}pipeline[{i}]."))?;
     }
     for (i, f) in r.contention_floor.iter().enumerate() {
         if f.threads == 0 {
@@ -585,6 +626,105 @@ fn check_consistency(r: &BenchReport, at: &str) -> Result<(), ReadError> {
                 format!("{at}contention_floor[{i}].threads"),
                 "0 threads, yet the floor reports a ratio".into(),
             ));
+        }
+    }
+    Ok(())
+}
+
+/// The longest `data` label a report may carry, characters (a path's limit, `PATH_MAX`).
+const MAX_DATA_LABEL: usize = 4096;
+
+/// The stage names of a pipeline row's timeline and `phases_ns`, in pipeline order (what
+/// `gigagas_engine::STAGES` writes).
+pub const PIPELINE_STAGES: [&str; 6] =
+    ["recover", "prefetch", "execute", "verify", "write", "root"];
+
+/// One pipeline row (`at`: its field path, `pipeline[i].`) against the report and what bench
+/// writes: its settings, its gas, its repeats and its timeline (one entry per block of the
+/// data set, in order; known stages; each span inside the repeat it was measured in).
+fn check_pipeline(r: &BenchReport, p: &PipelineReport, at: &str) -> Result<(), ReadError> {
+    let one_of = |name: &str, value: &str, allowed: &[&str]| {
+        if allowed.contains(&value) {
+            return Ok(());
+        }
+        Err(contradiction(
+            format!("{at}{name}"),
+            format!(
+                "{:?} is not one bench writes ({})",
+                gigagas_guard::text::printable(value),
+                allowed.join(", ")
+            ),
+        ))
+    };
+    if p.threads == 0 {
+        return Err(contradiction(
+            format!("{at}threads"),
+            "0 threads, yet the pipeline reports times".into(),
+        ));
+    }
+    one_of(
+        "scheduler",
+        &p.scheduler,
+        &["ordered", "gas-used", "gas-limit"],
+    )?;
+    one_of(
+        "root",
+        &p.root,
+        &["none", "serial", "parallel", "incremental"],
+    )?;
+    one_of("state", &p.state, &["memory", "disk"])?;
+    one_of("cache", &p.cache, &["warm", "cold"])?;
+    one_of("bal", &p.bal, &["full", "keys", "writes", "none"])?;
+    let block_gas: u128 = r.blocks.iter().map(|b| u128::from(b.gas_used)).sum();
+    if u128::from(p.total_gas) != block_gas {
+        return Err(contradiction(
+            format!("{at}total_gas"),
+            format!(
+                "{} gas, but the {} blocks used {block_gas}",
+                p.total_gas,
+                r.blocks.len()
+            ),
+        ));
+    }
+    check_repeats(at, p.total_gas, &p.repeat_ns, &[("median_ns", p.median_ns)])?;
+    for name in p.phases_ns.keys() {
+        one_of("phases_ns", name, &PIPELINE_STAGES)?;
+    }
+    if p.timeline.is_empty() {
+        return Ok(()); // older files, and runs that keep no timeline
+    }
+    if p.timeline.len() != r.blocks.len() {
+        return Err(contradiction(
+            format!("{at}timeline"),
+            format!(
+                "{} entries for the data set's {} blocks",
+                p.timeline.len(),
+                r.blocks.len()
+            ),
+        ));
+    }
+    // The timeline is one repeat's: no span ends after the longest one.
+    let longest = p.repeat_ns.iter().copied().max().unwrap_or(0);
+    for (k, (t, b)) in p.timeline.iter().zip(&r.blocks).enumerate() {
+        if (t.number, t.gas) != (b.number, b.gas_used) {
+            return Err(contradiction(
+                format!("{at}timeline[{k}]"),
+                format!(
+                    "block {} of {} gas, but blocks[{k}] is block {} of {} gas",
+                    t.number, t.gas, b.number, b.gas_used
+                ),
+            ));
+        }
+        for (stage, [start, end]) in &t.stages {
+            one_of(&format!("timeline[{k}].stages"), stage, &PIPELINE_STAGES)?;
+            if start > end || *end > longest {
+                return Err(contradiction(
+                    format!("{at}timeline[{k}].stages.{stage}"),
+                    format!(
+                        "[{start}, {end}] ns: a span must end after it starts and inside its repeat ({longest} ns at the longest)"
+                    ),
+                ));
+            }
         }
     }
     Ok(())
@@ -1521,7 +1661,7 @@ mod budget_tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("big.json");
         let file = std::fs::File::create(&path).unwrap();
-        file.set_len(max_result_bytes() + 1).unwrap();
+        file.set_len(max_result_bytes().unwrap() + 1).unwrap();
         assert!(matches!(
             read_reports_file(&path),
             Err(ReadError::TooLarge { .. })
@@ -1549,6 +1689,97 @@ mod budget_tests {
             }
             other => panic!("expected a contradiction on {field}, got {other:?}"),
         }
+    }
+
+    /// The fixture with one back-to-back pipeline row as bench writes it.
+    fn with_pipeline() -> Value {
+        let mut v = fixture();
+        let stage = |a: u64, b: u64| json!([a, b]);
+        v["pipeline"] = json!([{
+            "mode": "parallel/1t/ordered", "threads": 1, "scheduler": "ordered",
+            "root": "incremental", "overlap": false, "total_gas": 126000,
+            "repeat_ns": [1_000_000, 1_100_000], "median_ns": 1_050_000,
+            "e2e_mgas_per_s": 120.0, "mgas_per_s": 300.0,
+            "phases_ns": {"execute": 400_000, "root": 300_000},
+            "bound_ns": 700_000, "percent_of_bound": 66.0,
+            "timeline": [
+                {"number": 1, "gas": 63000, "txs": 3,
+                 "stages": {"execute": stage(0, 200_000), "root": stage(200_000, 350_000)}},
+                {"number": 2, "gas": 63000, "txs": 3,
+                 "stages": {"execute": stage(350_000, 550_000), "root": stage(550_000, 700_000)}},
+            ],
+        }]);
+        v
+    }
+
+    /// Class (a hostile pass on `simulate`): a pipeline row whose gas, settings or timeline
+    /// contradict the data set or what bench writes gave predictions of 0 or 10^12 Mgas/s;
+    /// each is refused naming the field and the numbers. Also a run listed twice and a data
+    /// label longer than a path.
+    #[test]
+    fn contradictory_pipeline_rows_are_refused_naming_field_and_numbers() {
+        assert!(read(&with_pipeline()).is_ok(), "the row as bench writes it");
+        let cases: Vec<(&str, Value, &str, Vec<&str>)> = vec![
+            (
+                "total_gas",
+                json!(0),
+                "pipeline[0].total_gas",
+                vec!["0 gas", "126000"],
+            ),
+            (
+                "scheduler",
+                json!("fastest"),
+                "pipeline[0].scheduler",
+                vec!["fastest", "gas-used"],
+            ),
+            (
+                "state",
+                json!("nvme"),
+                "pipeline[0].state",
+                vec!["nvme", "disk"],
+            ),
+            (
+                "phases_ns",
+                json!({"bogus": 5}),
+                "pipeline[0].phases_ns",
+                vec!["bogus"],
+            ),
+        ];
+        for (key, value, field, want) in cases {
+            let mut v = with_pipeline();
+            v["pipeline"][0][key] = value;
+            contradicts(&v, field, &want);
+        }
+        let mut v = with_pipeline();
+        v["pipeline"][0]["timeline"].as_array_mut().unwrap().pop();
+        contradicts(&v, "pipeline[0].timeline", &["1 entries", "2 blocks"]);
+        let mut v = with_pipeline();
+        v["pipeline"][0]["timeline"][1]["number"] = json!(7);
+        contradicts(&v, "pipeline[0].timeline[1]", &["block 7", "block 2"]);
+        let mut v = with_pipeline();
+        v["pipeline"][0]["timeline"][0]["stages"]["execute"] = json!([300, 200]);
+        contradicts(
+            &v,
+            "pipeline[0].timeline[0].stages.execute",
+            &["[300, 200]"],
+        );
+        let mut v = with_pipeline();
+        v["pipeline"][0]["timeline"][0]["stages"]["execute"] = json!([0, 1_000_000_000u64]);
+        contradicts(
+            &v,
+            "pipeline[0].timeline[0].stages.execute",
+            &["1100000 ns"],
+        );
+        let mut v = with_pipeline();
+        v["pipeline"][0]["timeline"][0]["stages"]["bogus"] = json!([0, 5]);
+        contradicts(&v, "pipeline[0].timeline[0].stages", &["bogus"]);
+        let mut v = fixture();
+        let again = v["runs"][1].clone();
+        v["runs"].as_array_mut().unwrap().push(again);
+        contradicts(&v, "runs[3]", &["runs[1]"]);
+        let mut v = fixture();
+        v["data"] = json!("a".repeat(5000));
+        refused(&v, "data (characters) = 5000");
     }
 
     /// Class: numbers of one result that contradict each other are refused naming the field

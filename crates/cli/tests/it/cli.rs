@@ -2092,3 +2092,59 @@ fn readme_command_list_matches_the_help() {
         }
     }
 }
+
+/// Class (a hostile pass on `simulate`, docs/results/hostile-pass-simulate-2core.md): what
+/// once printed a report nobody could read, or numbers from nothing, is refused or said.
+#[test]
+fn simulate_refuses_what_it_cannot_simulate_and_says_what_it_did_not_calibrate() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = tiny_result(dir.path(), "r.json");
+    let f = file.to_str().unwrap();
+    // Stdout closed: the report would be lost with status 0.
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg("exec \"$0\" simulate \"$1\" >&-")
+        .arg(env!("CARGO_BIN_EXE_gigagas"))
+        .arg(f)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("stdout is closed"));
+    // A sweep of every combination is bounded before anything is replayed.
+    let threads: Vec<String> = (1..=1024).map(|t| t.to_string()).collect();
+    let (ok, _, stderr) = gigagas(&[
+        "simulate",
+        f,
+        "--threads",
+        &threads.join(","),
+        "--mega",
+        "1,2",
+    ]);
+    assert!(
+        !ok && stderr.contains("combinations, at most 4096"),
+        "{stderr}"
+    );
+    // A limit variable that is not a number is an error, not the default in silence.
+    let o = Command::new(env!("CARGO_BIN_EXE_gigagas"))
+        .args(["simulate", f])
+        .env("GIGAGAS_MAX_RESULT_BYTES", "lots")
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("GIGAGAS_MAX_RESULT_BYTES=lots"));
+    // No 1-thread parallel run: the header says the traces are not calibrated.
+    edit_json(&file, |v| {
+        let runs = v["runs"].as_array_mut().unwrap();
+        runs.retain(|r| !(r["mode"] == "parallel" && r["threads"] == 1));
+    });
+    let (ok, stdout, stderr) = gigagas(&["simulate", f, "--threads", "2"]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("NOT calibrated"), "{stdout}");
+    // No blocks: nothing to simulate.
+    edit_json(&file, without_blocks);
+    let (ok, _, stderr) = gigagas(&["simulate", f]);
+    assert!(
+        !ok && stderr.contains("no blocks: nothing to simulate"),
+        "{stderr}"
+    );
+}
