@@ -274,7 +274,7 @@ impl BenchPlan {
         mega.sort_unstable();
         mega.dedup();
         let pipeline_asked = !args.pipeline.is_empty() || !args.recovery.is_empty();
-        let options = BenchOptions {
+        let mut options = BenchOptions {
             mega,
             threads,
             schedulers: unique(&args.scheduler),
@@ -335,6 +335,19 @@ impl BenchPlan {
             gigagas_engine::Recoverer::open(gigagas_engine::RecoveryBackend::Gpu)
                 .map_err(anyhow::Error::msg)
                 .context("--recovery")?;
+        }
+        // `auto` beside `cpu` where no GPU answers is the CPU twice: measured once (two rows
+        // of one configuration were written, and read back as one).
+        {
+            use gigagas_engine::RecoveryBackend::{Auto, Cpu};
+            let backends = &mut options.recovery_backends;
+            if backends.contains(&Auto)
+                && backends.contains(&Cpu)
+                && gigagas_engine::Recoverer::open(Auto).is_ok_and(|r| r.name() == "cpu")
+            {
+                backends.retain(|&b| b != Auto);
+                note!("--recovery auto: no GPU answers here, so auto is the CPU: measured once, as cpu");
+            }
         }
         // Every pipeline configuration is a run spec, refused here by its fields, before
         // any data is loaded.

@@ -121,6 +121,45 @@ fn recovery_backends_are_chosen_refused_and_reported() {
     let rows = value["pipeline"].as_array().unwrap();
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert_eq!(rows[0]["recovery"], "cpu");
+    // `cpu,auto`: two backends where a GPU answers; where none does, auto is the CPU,
+    // measured once (two rows of one configuration were written before) and said.
+    let (ok, _, stderr) = gigagas(&[
+        "bench",
+        "--data",
+        data,
+        "--threads",
+        "1",
+        "--repeats",
+        "1",
+        "--warmup",
+        "0",
+        "--recovery",
+        "cpu,auto",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    let value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let recoveries: Vec<&str> = value["pipeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["recovery"].as_str().unwrap())
+        .collect();
+    if gpu {
+        assert_eq!(recoveries.len(), 2, "{recoveries:?}");
+        assert!(
+            recoveries.iter().any(|r| r.starts_with("gpu")),
+            "{recoveries:?}"
+        );
+    } else {
+        assert_eq!(recoveries, ["cpu"]);
+        assert!(
+            stderr.contains("auto is the CPU: measured once"),
+            "{stderr}"
+        );
+    }
 }
 
 #[test]
