@@ -23,7 +23,10 @@ use gigagas_verify::{bal_divergence, BalViolation};
 use revm::{
     database::{CacheState, State, WrapDatabaseRef},
     database_interface::DatabaseCommit,
-    state::{bal::Bal, Account, EvmState},
+    state::{
+        bal::{AccountBal, Bal},
+        Account, EvmState,
+    },
 };
 use std::{
     sync::{
@@ -102,8 +105,7 @@ fn check_rebuilt(
                 .filter_map(move |s| b.accounts.get_range(s..(s + CHECK_PIECE).min(n)))
         })
         .collect();
-    let same = |piece: &&_| {
-        let piece: &revm::primitives::indexmap::map::Slice<Address, _> = piece;
+    let same = |piece: &&revm::primitives::indexmap::map::Slice<Address, AccountBal>| {
         piece
             .iter()
             .all(|(address, account)| expected.accounts.get(address) == Some(account))
