@@ -329,6 +329,14 @@ pub(crate) fn require_stdout(command: &str, json: Option<&Output>) -> Result<()>
     Ok(())
 }
 
+/// [`require_stdout`] for a command whose only report is stdout (no `--json`).
+pub(crate) fn require_stdout_only(command: &str) -> Result<()> {
+    if !stdout_is_open() {
+        anyhow::bail!("stdout is closed: the {command} report would be lost; open stdout");
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod repeated_tests {
     #![allow(clippy::unwrap_used)] // test code: a failure is the test failing

@@ -86,7 +86,7 @@ fn show(files: &[PathBuf]) -> String {
 }
 
 pub fn exec(args: CompareArgs) -> Result<()> {
-    crate::common::require_stdout("compare", None)?;
+    crate::common::require_stdout_only("compare")?;
     let a = read_side(&args.a)?;
     let b = read_side(&args.b)?;
     // One report each: compared directly. Sweeps: data sets paired by name.

@@ -57,7 +57,7 @@ pub fn exec(args: SimulateArgs) -> Result<()> {
             names.len()
         );
     }
-    crate::common::require_stdout("simulate", None)?;
+    crate::common::require_stdout_only("simulate")?;
     let reports = read_reports(&args.file)?;
     for report in &reports {
         if report.blocks.is_empty() {
