@@ -99,6 +99,8 @@ pub struct BenchOptions {
     /// The on-disk store's trie buffer at the end of each pass: journaled (`true`, the
     /// default) or flushed into the trie tables (`--trie-journal`).
     pub trie_journal: Option<bool>,
+    /// Blocks per write transaction on rows with the overlay (`None`: one).
+    pub write_group: Option<usize>,
 }
 
 impl Default for BenchOptions {
@@ -126,6 +128,7 @@ impl Default for BenchOptions {
             recovery_backends: Vec::new(),
             trie_buffer: None,
             trie_journal: None,
+            write_group: None,
         }
     }
 }

@@ -59,6 +59,10 @@ impl PipelineConfig {
                 cold: self.cold,
                 trie_buffer: options.trie_buffer.filter(|_| options.disk),
                 trie_journal: options.trie_journal.filter(|_| options.disk),
+                // Only where the overlay holds the blocks of a group.
+                write_group: options
+                    .write_group
+                    .filter(|_| options.disk && self.overlap && self.overlay && !self.cold),
             },
             warm_spin: None,
             small_block_gas: Some(0),
@@ -192,6 +196,7 @@ pub fn measure(
                     cold,
                     trie_buffer,
                     trie_journal,
+                    write_group,
                     ..
                 },
             ) => {
@@ -203,7 +208,9 @@ pub fn measure(
                 let store = store
                     .with_trie_buffer(*trie_buffer)
                     .map_err(refused)?
-                    .with_trie_journal(*trie_journal);
+                    .with_trie_journal(*trie_journal)
+                    .with_write_group(*write_group)
+                    .map_err(refused)?;
                 let store = if *cold {
                     store
                         .make_cold()

@@ -230,6 +230,7 @@ pub(crate) fn spec_flag(field: &'static str, overrides: &[(&str, &str)]) -> Stri
         "state.cold" => "--cold",
         "state.trie_buffer" => "--trie-buffer",
         "state.trie_journal" => "--trie-journal",
+        "state.write_group" => "--write-group",
         "warm_spin" => "--warm-spin",
         "small_block_gas" => "--small-block-gas",
         "recovery" => "--recovery",

@@ -29,7 +29,7 @@ pub use block::{
     ModeRun, Recovery,
 };
 pub use checks::{Checks, RootCheck};
-pub use disk::{DiskRoot, SyncPolicy, DEFAULT_TRIE_BUFFER, MIN_TRIE_BUFFER};
+pub use disk::{DiskRoot, SyncPolicy, DEFAULT_TRIE_BUFFER, MAX_WRITE_GROUP, MIN_TRIE_BUFFER};
 pub use mega::{mega_plan, mega_pre_state, run_mega, MegaUnit};
 pub use open::{resume_store, Resume};
 pub use pipeline::{

@@ -41,6 +41,7 @@ pub fn resume_store(state: &ValidState, dataset: &mut Dataset) -> Result<Resume,
         cold,
         trie_buffer,
         trie_journal,
+        write_group,
     } = state
     else {
         return Err("the run's state is in memory: there is no store to open".into());
@@ -99,7 +100,8 @@ pub fn resume_store(state: &ValidState, dataset: &mut Dataset) -> Result<Resume,
     let disk = DiskRoot::new(store)
         .with_sync(*sync)?
         .with_trie_buffer(*trie_buffer)?
-        .with_trie_journal(*trie_journal);
+        .with_trie_journal(*trie_journal)
+        .with_write_group(*write_group)?;
     let disk = match journal {
         Some((buffer, stats)) => disk.with_resumed_buffer(buffer, stats)?,
         None => disk,

@@ -68,6 +68,12 @@ pub struct StateSpec {
     /// the store that the next run continues from, geth's journal at shutdown; the default)
     /// or flushed into the trie tables (`false`). Disk with a trie buffer only.
     pub trie_journal: Option<bool>,
+    /// Blocks written per write transaction (disk with the overlay only; default 1): the
+    /// blocks of a group are held in memory as overlay layers and written together when
+    /// the last one commits, a page several of them change copied once ([`crate::disk`]).
+    /// At most [`crate::MAX_WRITE_GROUP`]; with `every-N` it divides N, so that every N-th
+    /// block still ends a transaction and its sync.
+    pub write_group: Option<usize>,
 }
 
 /// Every setting of one run, as given (`None`: not given).
@@ -118,6 +124,8 @@ pub enum ValidState {
         /// The trie buffer journaled at the end (`false`: flushed; always `false` without
         /// a buffer).
         trie_journal: bool,
+        /// Blocks per write transaction (1 without the overlay).
+        write_group: usize,
     },
 }
 
@@ -317,6 +325,7 @@ impl RunSpec {
                 ("state.cold", s.cold),
                 ("state.trie_buffer", s.trie_buffer.is_some()),
                 ("state.trie_journal", s.trie_journal.is_some()),
+                ("state.write_group", s.write_group.is_some()),
             ];
             if let Some((field, _)) = disk_only.iter().find(|(_, given)| *given) {
                 return Err(SpecError::conflict(
@@ -382,13 +391,19 @@ impl RunSpec {
                 ),
             ));
         }
+        let overlay = s.overlay.unwrap_or(true) && !s.cold;
+        let write_group = match s.write_group {
+            None => 1,
+            Some(n) => check_write_group(n, sync, overlay, s.cold, overlap)?,
+        };
         Ok(ValidState::Disk {
             dir,
             sync,
-            overlay: s.overlay.unwrap_or(true) && !s.cold,
+            overlay,
             cold: s.cold,
             trie_buffer,
             trie_journal: trie_buffer > 0 && s.trie_journal.unwrap_or(true),
+            write_group,
         })
     }
 }
@@ -440,6 +455,54 @@ impl PipelineOptions {
 
 /// A trie buffer's bound: 0 (none), or from [`crate::MIN_TRIE_BUFFER`] to half this machine's
 /// memory.
+/// A write group of `n` blocks: 1 to [`crate::MAX_WRITE_GROUP`]; more than one needs the
+/// overlay (the blocks held are read from memory) and, with `every-N`, divides N.
+fn check_write_group(
+    n: usize,
+    sync: SyncPolicy,
+    overlay: bool,
+    cold: bool,
+    overlap: bool,
+) -> Result<usize, SpecError> {
+    let max = crate::MAX_WRITE_GROUP;
+    if n == 0 || n > max {
+        return Err(SpecError::field(
+            "state.write_group",
+            format!("{n}: from 1 to {max} blocks per write transaction"),
+        ));
+    }
+    if n == 1 {
+        return Ok(1);
+    }
+    let (with, why) = if cold {
+        (
+            "state.cold",
+            "cold reads write every block before the next one starts".to_owned(),
+        )
+    } else if !overlap {
+        ("pipeline", "with the stages back to back the next block reads the store, so each block is written before it starts".to_owned())
+    } else if !overlay {
+        ("state.overlay", "without the overlay the next block reads the store, so each block is written before it starts".to_owned())
+    } else {
+        match sync {
+            SyncPolicy::EveryBlock => (
+                "state.sync",
+                "every-block makes each block durable at its own commit".to_owned(),
+            ),
+            SyncPolicy::Every(every) if every % n as u64 != 0 => (
+                "state.sync",
+                format!("every-{every}: the group must divide the sync interval, so that each sync comes at the end of a transaction"),
+            ),
+            _ => return Ok(n),
+        }
+    };
+    Err(SpecError::conflict(
+        "state.write_group",
+        with,
+        format!("{n} blocks per transaction: {why}"),
+    ))
+}
+
 fn check_trie_buffer(bytes: u64) -> Result<u64, SpecError> {
     if bytes != 0 && bytes < crate::MIN_TRIE_BUFFER {
         return Err(SpecError::field(

@@ -147,6 +147,11 @@ pub enum Error {
     },
 }
 
+/// The error of a group commit given no block.
+fn no_blocks() -> Error {
+    Error::Backend("a group commit was given no block".to_owned())
+}
+
 /// Which block the store holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Head {
@@ -1088,11 +1093,21 @@ impl<B: Backend> Store<B> {
     /// in one write transaction, provided the head is still the block's parent (blocks
     /// commit in order). Returns the new head.
     pub fn commit_block(&self, pending: &PendingBlock) -> Result<Head, Error> {
+        self.commit_blocks(std::slice::from_ref(pending))
+    }
+
+    /// [`Self::commit_block`] of consecutive blocks, oldest first, in one write transaction:
+    /// a page several of them change is copied and written once. Returns the last block's
+    /// head; an empty list is an error.
+    pub fn commit_blocks(&self, group: &[PendingBlock]) -> Result<Head, Error> {
+        let last = group.last().ok_or_else(no_blocks)?.head;
         let txn = self.backend.write().map_err(|e| at(&self.path, e))?;
-        self.begin_commit(&txn, pending)?;
-        pending.diff.apply(&txn)?;
+        for pending in group {
+            self.begin_commit(&txn, pending)?;
+            pending.diff.apply(&txn)?;
+        }
         txn.commit().map_err(|e| at(&self.path, e))?;
-        Ok(pending.head)
+        Ok(last)
     }
 
     /// Reads every account, slot and branch node into a [`MemoryStore`] (for verification

@@ -120,35 +120,47 @@ impl<B: Backend> Store<B> {
     /// tables are at (the parent, if they were at the head) and the storage tries the block
     /// changed, so that a crash before the flush is recovered ([`Self::recover_trie`]).
     pub fn commit_block_flat(&self, pending: &PendingBlock) -> Result<Head, Error> {
+        self.commit_blocks_flat(std::slice::from_ref(pending))
+    }
+
+    /// [`Self::commit_block_flat`] of consecutive blocks, oldest first, in one write
+    /// transaction: a page several of them change is copied and written once. Returns the
+    /// last block's head; an empty list is an error.
+    pub fn commit_blocks_flat(&self, group: &[PendingBlock]) -> Result<Head, Error> {
+        let (Some(first), Some(last)) = (group.first(), group.last()) else {
+            return Err(crate::no_blocks());
+        };
         self.hold_trie_lock()?;
         let txn = self.backend.write().map_err(|e| crate::at(&self.path, e))?;
-        self.begin_commit(&txn, pending)?;
         if txn.get(Table::Meta, TRIE_HEAD)?.is_none() {
-            txn.put(Table::Meta, TRIE_HEAD, &codec::encode_head(&pending.parent))?;
+            txn.put(Table::Meta, TRIE_HEAD, &codec::encode_head(&first.parent))?;
         }
-        // The owners of the storage tries the block wrote: keys come in order, so each run
-        // of one owner's nodes (a hot account's block writes ~15k) adds it once.
-        let mut owners: Vec<&[u8]> = Vec::new();
-        for owner in pending
-            .diff
-            .entries(Table::StorageTrie)
-            .map(|(k, _)| k)
-            .chain(pending.diff.wiped(Table::StorageTrie))
-            .filter_map(|k| k.get(..32))
-        {
-            if owners.last() != Some(&owner) {
-                owners.push(owner);
+        for pending in group {
+            self.begin_commit(&txn, pending)?;
+            // The owners of the storage tries the block wrote: keys come in order, so each
+            // run of one owner's nodes (a hot account's block writes ~15k) adds it once.
+            let mut owners: Vec<&[u8]> = Vec::new();
+            for owner in pending
+                .diff
+                .entries(Table::StorageTrie)
+                .map(|(k, _)| k)
+                .chain(pending.diff.wiped(Table::StorageTrie))
+                .filter_map(|k| k.get(..32))
+            {
+                if owners.last() != Some(&owner) {
+                    owners.push(owner);
+                }
             }
+            owners.sort_unstable();
+            owners.dedup();
+            let number = pending.head.number.to_be_bytes();
+            for owner in owners {
+                txn.put(Table::Meta, &dirty_key(owner), &number)?;
+            }
+            pending.diff.apply_tables(&txn, &FLAT_TABLES)?;
         }
-        owners.sort_unstable();
-        owners.dedup();
-        let number = pending.head.number.to_be_bytes();
-        for owner in owners {
-            txn.put(Table::Meta, &dirty_key(owner), &number)?;
-        }
-        pending.diff.apply_tables(&txn, &FLAT_TABLES)?;
         txn.commit().map_err(|e| crate::at(&self.path, e))?;
-        Ok(pending.head)
+        Ok(last.head)
     }
 
     /// Writes the trie nodes of `buffer` (the blocks committed with

@@ -140,6 +140,10 @@ pub struct BenchArgs {
     /// (on, the default, as `run --trie-journal`) or flushed into the trie tables (off).
     #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
     trie_journal: Option<bool>,
+    /// With --state disk: blocks written per write transaction on overlay rows (as `run
+    /// --write-group`; default 1).
+    #[arg(long, value_name = "BLOCKS")]
+    write_group: Option<usize>,
     /// Where the pipeline runs recover senders, comma-separated: cpu (libsecp256k1 on the
     /// thread budget), gpu (refused, naming what is missing, where no GPU answers) and/or
     /// auto (the GPU when one answers, else the CPU); each a row of its own. Asks for the
@@ -307,6 +311,7 @@ impl BenchPlan {
             recovery_backends: unique(&args.recovery),
             trie_buffer: args.trie_buffer,
             trie_journal: args.trie_journal,
+            write_group: args.write_group,
         };
         if options.disk && options.roots.is_empty() {
             bail!("--state disk measures the pipeline: give --root incremental");

@@ -100,6 +100,14 @@ pub struct RunArgs {
     /// Both end with every block durable and the store whole.
     #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
     trie_journal: Option<bool>,
+    /// With --state disk and the overlay: blocks written per write transaction (1 to 16;
+    /// default 1, each block written at its commit). The blocks of a group are read from
+    /// memory until the last one commits, then written at once: a page several of them
+    /// change is copied and written once, as reth saves the blocks behind its persistence
+    /// threshold in one transaction. With --sync every-N it must divide N. A crash loses
+    /// the blocks held, as it loses those not yet synced.
+    #[arg(long, value_name = "BLOCKS")]
+    write_group: Option<usize>,
     /// With --state disk and --pipeline off: read every unit's state cold. Before the first
     /// block and after each commit the store is closed, the OS page cache of its files
     /// dropped (posix_fadvise, no privileges needed; Linux only) and the store reopened,
@@ -156,6 +164,7 @@ fn spec(args: &RunArgs) -> Result<RunSpec> {
             cold: args.cold,
             trie_buffer: args.trie_buffer,
             trie_journal: args.trie_journal,
+            write_group: args.write_group,
         },
         warm_spin: Some(args.pool.warm_spin),
         small_block_gas: Some(args.pool.small_block_gas),

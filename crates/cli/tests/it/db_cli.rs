@@ -93,11 +93,19 @@ fn run_on_store(data: &Path, db: &Path) -> (bool, String, String) {
 
 /// [`run_args`] on 2 threads with the trie buffer's bound set (`--trie-buffer`; `None`: the
 /// default), output discarded, to be started (and killed).
-fn run_disk_buffered(data: &Path, db: &Path, trie_buffer: Option<u64>) -> Command {
+fn run_disk_buffered(
+    data: &Path,
+    db: &Path,
+    trie_buffer: Option<u64>,
+    write_group: Option<usize>,
+) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_gigagas"));
     cmd.args(run_args(data, db));
     if let Some(bytes) = trie_buffer {
         cmd.args(["--trie-buffer", &bytes.to_string()]);
+    }
+    if let Some(blocks) = write_group {
+        cmd.args(["--write-group", &blocks.to_string()]);
     }
     cmd.args(["--threads", "2"])
         .stdout(Stdio::null())
@@ -389,24 +397,32 @@ fn a_store_spares_hashing_its_own_genesis_again() {
 /// open).
 #[test]
 fn kill_and_resume() {
-    kill_and_resume_with(None);
+    kill_and_resume_with(None, None);
+}
+
+/// [`kill_and_resume`] writing 3 blocks per transaction (`--write-group 3`, every-3): kills
+/// land while blocks are held in memory for their group; the store stays at the last
+/// group written.
+#[test]
+fn kill_and_resume_with_write_groups() {
+    kill_and_resume_with(None, Some(3));
 }
 
 /// [`kill_and_resume`] with a 1 MiB trie buffer, flushed every few blocks: kills land
 /// during blocks with nodes buffered, and during or between flushes.
 #[test]
 fn kill_and_resume_with_flushes() {
-    kill_and_resume_with(Some(1 << 20));
+    kill_and_resume_with(Some(1 << 20), None);
 }
 
 /// Without a trie buffer: every block's nodes written with it.
 #[test]
 fn kill_and_resume_unbuffered() {
-    kill_and_resume_with(Some(0));
+    kill_and_resume_with(Some(0), None);
 }
 
-fn kill_and_resume_with(trie_buffer: Option<u64>) {
-    let run_disk = |data: &Path, db: &Path| run_disk_buffered(data, db, trie_buffer);
+fn kill_and_resume_with(trie_buffer: Option<u64>, write_group: Option<usize>) {
+    let run_disk = |data: &Path, db: &Path| run_disk_buffered(data, db, trie_buffer, write_group);
     let dir = tempfile::tempdir().unwrap();
     let data = chain(dir.path(), 24);
     let reference = dir.path().join("reference");
@@ -486,7 +502,7 @@ fn kill_and_resume_with(trie_buffer: Option<u64>) {
     );
     assert_eq!(verified_head(&db), (last, final_root));
     eprintln!(
-        "trie buffer {trie_buffer:?}: killed {killed} runs, {lagged} with trie nodes unflushed; heads after each kill: {heads:?}"
+        "trie buffer {trie_buffer:?}, write group {write_group:?}: killed {killed} runs, {lagged} with trie nodes unflushed; heads after each kill: {heads:?}"
     );
     if trie_buffer == Some(0) {
         assert_eq!(lagged, 0);

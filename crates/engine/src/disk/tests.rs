@@ -1,4 +1,6 @@
-//! The on-disk state's trie buffer: the same store whatever its bound, refused out of bounds.
+//! The on-disk state's trie buffer: the same store whatever its bound, refused out of bounds;
+//! write groups: the same store whatever their size, each block in the store only once its
+//! group's last block committed.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
 use super::*;
@@ -148,6 +150,99 @@ fn a_trie_buffer_too_small_or_too_large_is_refused_by_name() {
     let e = DiskRoot::new(store).with_trie_buffer(1 << 60).unwrap_err();
     assert!(e.contains("state.trie_buffer = 1152921504606846976"), "{e}");
     assert!(e.contains("half of this machine's memory"), "{e}");
+}
+
+/// The chain through the pipeline writing 1 or 3 blocks per transaction (every-3, with and
+/// without a trie buffer): the header's roots, the same store verifying from scratch; a
+/// held block is in the store only after its group's last block committed, and the run's
+/// end writes a short last group.
+#[test]
+fn write_groups_give_the_same_store_and_hold_blocks_until_their_group_commits() {
+    let data = chain();
+    let mut stores = Vec::new();
+    for (group, buffer) in [(1, DEFAULT_TRIE_BUFFER), (3, DEFAULT_TRIE_BUFFER), (3, 0)] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        let first = &data.blocks[0];
+        let store: Store = Store::create(&path).unwrap();
+        store
+            .load(
+                &first.pre_state,
+                first.number() - 1,
+                first.header.parent_hash,
+            )
+            .unwrap();
+        drop(store);
+        let disk = DiskRoot::new(Store::open_with(&path, false).unwrap())
+            .with_sync(SyncPolicy::Every(3))
+            .unwrap()
+            .with_trie_buffer(buffer)
+            .unwrap()
+            .with_write_group(group)
+            .unwrap();
+        let disk = Arc::new(disk);
+        // Block by block, back to back through the trait: the store's head after each commit.
+        let mut heads = Vec::new();
+        for input in &data.blocks {
+            let changes = crate::root::change_set(
+                input.access_list.as_ref().unwrap(),
+                &crate::root::touched_post_state(
+                    &input.pre_state,
+                    input.access_list.as_ref().unwrap(),
+                ),
+            );
+            let pending = disk.compute(input, &changes).unwrap();
+            assert_eq!(
+                disk.commit(input, pending).unwrap(),
+                input.header.state_root
+            );
+            let head = disk
+                .with_store(|s| Ok(s.head().unwrap().unwrap().number))
+                .unwrap();
+            heads.push(head);
+        }
+        let n = data.blocks[0].number();
+        let expected: Vec<u64> = (0..data.blocks.len() as u64)
+            .map(|i| match group {
+                1 => n + i,
+                // Blocks 1-2 held (the store at the genesis), written with block 3; 4-5 held.
+                _ => n - 1 + (i + 1) / 3 * 3,
+            })
+            .collect();
+        assert_eq!(heads, expected, "group {group}, buffer {buffer}");
+        let writes = disk.block_writes();
+        assert!(disk.finish().unwrap());
+        let head = disk
+            .with_store(|s| Ok(s.head().unwrap().unwrap().number))
+            .unwrap();
+        assert_eq!(
+            head,
+            data.blocks.last().unwrap().number(),
+            "the end writes the rest"
+        );
+        if group > 1 {
+            let held: Vec<bool> = writes.iter().map(|w| w.write_ns == 0).collect();
+            assert_eq!(held, [true, true, false, true, true], "{writes:?}");
+            assert!(
+                disk.block_writes().last().unwrap().write_ns > 0,
+                "the short last group"
+            );
+        }
+        drop(disk);
+        let store: Store = Store::open(&path).unwrap();
+        let verified = store.verify().unwrap();
+        assert!(
+            verified.ok(),
+            "group {group}, buffer {buffer}: {verified:?}"
+        );
+        stores.push(store.to_memory().unwrap().0);
+    }
+    assert!(stores.windows(2).all(|w| w[0] == w[1]));
+    // Out of bounds: refused by name.
+    let dir = tempfile::tempdir().unwrap();
+    let store: Store = Store::create(&dir.path().join("db")).unwrap();
+    let e = DiskRoot::new(store).with_write_group(17).unwrap_err();
+    assert!(e.contains("state.write_group = 17"), "{e}");
 }
 
 /// A `DiskRoot` the test keeps a handle on while the pipeline owns the state.

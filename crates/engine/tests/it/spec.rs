@@ -153,6 +153,7 @@ fn disk_defaults_follow_the_node() {
             cold: false,
             trie_buffer: gigagas_engine::DEFAULT_TRIE_BUFFER,
             trie_journal: true,
+            write_group: 1,
         }
     );
     let cold = RunSpec {
@@ -173,6 +174,79 @@ fn disk_defaults_follow_the_node() {
             ..
         }
     ));
+}
+
+#[test]
+fn a_write_group_is_bounded_and_needs_the_overlay_and_a_sync_interval_it_divides() {
+    let with = |group: usize, sync: Option<SyncPolicy>, overlay: Option<bool>, cold: bool| {
+        RunSpec {
+            pipeline: cold.then_some(false),
+            state: StateSpec {
+                write_group: Some(group),
+                sync,
+                overlay,
+                cold,
+                ..disk()
+            },
+            ..RunSpec::default()
+        }
+        .validate(2)
+    };
+    let group = |v: gigagas_engine::ValidRun| match v.state {
+        ValidState::Disk { write_group, .. } => write_group,
+        ValidState::Memory => panic!("on disk"),
+    };
+    assert_eq!(
+        group(with(3, None, None, false).unwrap()),
+        3,
+        "every-3, the default"
+    );
+    assert_eq!(
+        group(with(2, Some(SyncPolicy::Every(4)), None, false).unwrap()),
+        2
+    );
+    assert_eq!(
+        group(with(16, Some(SyncPolicy::End), None, false).unwrap()),
+        16
+    );
+    // One block is every configuration's, cold and every-block included.
+    assert_eq!(
+        group(with(1, Some(SyncPolicy::EveryBlock), None, true).unwrap()),
+        1
+    );
+    let refused = |group, sync, overlay, cold| {
+        let e = with(group, sync, overlay, cold).unwrap_err();
+        assert!(!e.why.contains("--"), "a flag in the engine's words: {e}");
+        (e.field, e.with)
+    };
+    let bound = ("state.write_group", None);
+    assert_eq!(refused(0, None, None, false), bound);
+    assert_eq!(refused(17, Some(SyncPolicy::End), None, false), bound);
+    let sync = ("state.write_group", Some("state.sync"));
+    assert_eq!(
+        refused(2, None, None, false),
+        sync,
+        "2 does not divide every-3"
+    );
+    assert_eq!(refused(2, Some(SyncPolicy::EveryBlock), None, false), sync);
+    assert_eq!(
+        refused(3, None, Some(false), false),
+        ("state.write_group", Some("state.overlay"))
+    );
+    assert_eq!(
+        refused(3, Some(SyncPolicy::EveryBlock), None, true),
+        ("state.write_group", Some("state.cold"))
+    );
+    let e = RunSpec {
+        state: StateSpec {
+            write_group: Some(3),
+            ..StateSpec::default()
+        },
+        ..RunSpec::default()
+    }
+    .validate(2)
+    .unwrap_err();
+    assert_eq!(e.field, "state.write_group", "disk only: {e}");
 }
 
 #[test]
