@@ -30,6 +30,23 @@ fn chain() -> gigagas_data::Dataset {
     gigagas_data::load(&gigagas_data::DataSource::open(dir.path()).unwrap()).unwrap()
 }
 
+/// A store in a new directory holding the chain's pre-state (its directory, kept alive by the
+/// caller, and the store's path), closed.
+fn genesis_store(data: &gigagas_data::Dataset) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let first = &data.blocks[0];
+    let store: Store = Store::create(&path).unwrap();
+    store
+        .load(
+            &first.pre_state,
+            first.number() - 1,
+            first.header.parent_hash,
+        )
+        .unwrap();
+    (dir, path)
+}
+
 /// The chain through the pipeline with trie buffers of every size (none, flushed after
 /// every block, flushed only at the end): the header's roots, a store that verifies from
 /// scratch and holds the same nodes, per-block write statistics, and flushes where the
@@ -47,18 +64,7 @@ fn a_trie_buffer_gives_the_same_store_flushing_where_its_bound_says() {
         (DEFAULT_TRIE_BUFFER, false),
         (DEFAULT_TRIE_BUFFER, true),
     ] {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("db");
-        let first = &data.blocks[0];
-        let store: Store = Store::create(&path).unwrap();
-        store
-            .load(
-                &first.pre_state,
-                first.number() - 1,
-                first.header.parent_hash,
-            )
-            .unwrap();
-        drop(store);
+        let (_dir, path) = genesis_store(&data);
         let disk = DiskRoot::new(Store::open_with(&path, false).unwrap())
             .with_sync(SyncPolicy::NODE)
             .unwrap()
@@ -161,18 +167,7 @@ fn write_groups_give_the_same_store_and_hold_blocks_until_their_group_commits() 
     let data = chain();
     let mut stores = Vec::new();
     for (group, buffer) in [(1, DEFAULT_TRIE_BUFFER), (3, DEFAULT_TRIE_BUFFER), (3, 0)] {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("db");
-        let first = &data.blocks[0];
-        let store: Store = Store::create(&path).unwrap();
-        store
-            .load(
-                &first.pre_state,
-                first.number() - 1,
-                first.header.parent_hash,
-            )
-            .unwrap();
-        drop(store);
+        let (_dir, path) = genesis_store(&data);
         let disk = DiskRoot::new(Store::open_with(&path, false).unwrap())
             .with_sync(SyncPolicy::Every(3))
             .unwrap()
