@@ -6,7 +6,7 @@ use super::{
     commit::commit_block,
     early::early_roots,
     execute::{execute_unit, verify, Unverified},
-    prefetch::prefetch_unit,
+    prefetch::{prefetch_unit, read_ahead, take_snapshot},
     recover::{recover_unit, recover_units},
     BlockTimeline, Ctx, EarlyRoot, Executed, Recovered, Unit,
 };
@@ -101,15 +101,40 @@ pub(super) fn overlapped(
                         seen += 1;
                     }
                 }
-                let (state, prefetch) = match prefetch_unit(ctx, unit) {
-                    Ok((disk, prefetch)) => (Ok(disk), prefetch),
-                    Err(e) => (Err(e), None),
+                // The snapshot first (it must not see this unit's own roots), then its reads
+                // on a thread of their own beside this unit's roots: both need only the state
+                // after the last unit, so the roots do not wait for the reads.
+                let snap = match take_snapshot(ctx, unit) {
+                    Ok(snap) => snap,
+                    Err(e) => {
+                        let _ = to_exec_state.send(Err(e));
+                        break;
+                    }
                 };
-                let failed = state.is_err();
-                if to_exec_state.send(state).is_err() || failed {
+                let to_exec_state = &to_exec_state;
+                let (sent, early) = std::thread::scope(|s| {
+                    let reads = s.spawn(move || {
+                        let (state, span) = match snap.map(|snap| read_ahead(ctx, unit, snap)) {
+                            None => (Ok(None), None),
+                            Some(Ok((disk, span))) => (Ok(disk), span),
+                            Some(Err(e)) => (Err(e), None),
+                        };
+                        let failed = state.is_err();
+                        (to_exec_state.send(state).is_ok() && !failed, span)
+                    });
+                    let mut early = early_roots(ctx, unit, None);
+                    let (sent, span) = reads
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                    // The unit's prefetch span sits on its first block's early root.
+                    if let Some(Some(first)) = early.first_mut() {
+                        first.prefetch = span;
+                    }
+                    (sent, early)
+                });
+                if !sent {
                     break;
                 }
-                let early = early_roots(ctx, unit, prefetch);
                 computed = early
                     .iter()
                     .all(|e| e.as_ref().is_some_and(|e| e.pending.is_some()));

@@ -17,8 +17,9 @@
 //! writes and hashes from the BAL takes a read snapshot of the state after N-1 (the store,
 //! with N-1's writes laid over it from memory while N-1 still commits: the overlay, when the
 //! state [`IncrementalState::overlays`]), prefetches every account and slot N's BAL names from it
-//! in parallel in on-disk key order (the prefetch stage, beside N-1's execution), and hands it
-//! to the execute stage: block N executes reading the store. In memory there is nothing to
+//! in parallel in on-disk key order (the prefetch stage, on a thread of its own beside N-1's
+//! execution and N's own root, which needs only the same state and so does not wait for the
+//! reads), and hands it to the execute stage: block N executes reading the store. In memory there is nothing to
 //! prefetch; the stage is reported as zero rather than hidden. What the prefetch reads, and
 //! what execution must read on demand, depends on what the list carries
 //! ([`PipelineOptions::bal`], [`BalVariant`]); every read that goes to the store while

@@ -9,28 +9,38 @@ use crate::root::DiskSnapshot;
 use gigagas_exec::ExecError;
 
 /// The snapshot a unit executes against (`None` in memory) and, where the unit's lists were
-/// read ahead, when.
+/// read ahead, when: [`take_snapshot`], then [`read_ahead`].
 pub(super) fn prefetch_unit(
     ctx: Ctx<'_, '_>,
     unit: &Unit<'_>,
 ) -> Result<(Option<DiskSnapshot>, Option<StageSpan>), ExecError> {
+    match take_snapshot(ctx, unit)? {
+        Some(snap) => read_ahead(ctx, unit, snap),
+        None => Ok((None, None)),
+    }
+}
+
+/// The read snapshot of the state a unit executes against (the store, with the blocks
+/// computed and not yet committed laid over it), holding a `full` list's values; `None` in
+/// memory. Taken before the unit's own root is computed: a later snapshot would see the
+/// unit's own writes laid over the store.
+pub(super) fn take_snapshot(
+    ctx: Ctx<'_, '_>,
+    unit: &Unit<'_>,
+) -> Result<Option<DiskSnapshot>, ExecError> {
     let (Some(trie), Some(first)) = (ctx.trie, ctx.cases.get(unit.blocks.start)) else {
-        return Ok((None, None));
-    };
-    let number = first.number();
-    let failed = |what: String| ExecError::State {
-        block: number,
-        what,
+        return Ok(None);
     };
     // One read transaction per reading thread (each serialises its readers behind a lock):
     // execution's workers and the budget's pool, and every prefetch thread, so that the
     // prefetch's reads are really in flight at once.
     let readers = ctx.options.threads * 2 + 2 + PREFETCH_THREADS;
-    let Some(mut snap) = trie
-        .snapshot(readers)
-        .map_err(|e| failed(format!("state store snapshot: {e}")))?
+    let Some(mut snap) = trie.snapshot(readers).map_err(|e| ExecError::State {
+        block: first.number(),
+        what: format!("state store snapshot: {e}"),
+    })?
     else {
-        return Ok((None, None));
+        return Ok(None);
     };
     // A `full` list's values came with the block: held before anything is read.
     if let Some(values) = &unit.full {
@@ -39,6 +49,18 @@ pub(super) fn prefetch_unit(
             values.slots.iter().cloned(),
         );
     }
+    Ok(Some(snap))
+}
+
+/// Reads every account and slot the unit's lists name into `snap`, in parallel on the I/O
+/// pool, and the trie nodes on their paths where those reads went to the device; with the
+/// span of those reads (`None` where there was no list to read).
+pub(super) fn read_ahead(
+    ctx: Ctx<'_, '_>,
+    unit: &Unit<'_>,
+    mut snap: DiskSnapshot,
+) -> Result<(Option<DiskSnapshot>, Option<StageSpan>), ExecError> {
+    let number = ctx.cases[unit.blocks.start].number();
     let variant = ctx.options.bal;
     let bals: Vec<_> = ctx.cases[unit.blocks.clone()]
         .iter()
@@ -67,7 +89,10 @@ pub(super) fn prefetch_unit(
             Ok::<(), gigagas_data::PreStateError>(())
         })
     });
-    read.map_err(|e| failed(format!("prefetch: {e}")))?;
+    read.map_err(|e| ExecError::State {
+        block: number,
+        what: format!("prefetch: {e}"),
+    })?;
     Ok((Some(snap), Some(span)))
 }
 
