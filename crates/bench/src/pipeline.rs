@@ -251,6 +251,13 @@ pub fn measure(
                 .disk
                 .then(|| sync_of(options, config.cold).to_string());
             row.final_sync_ns = row.final_sync_ns.filter(|_| options.disk);
+            // What `spec` asked for: the group on rows with the overlay, else one block.
+            row.write_group = options.disk.then(|| {
+                (config.overlap && config.overlay && !config.cold)
+                    .then_some(options.write_group)
+                    .flatten()
+                    .unwrap_or(1)
+            });
             row
         })
         .collect())
@@ -389,6 +396,7 @@ fn report(
         cache: "warm".into(),
         sync: None,
         final_sync_ns: Some(median.final_sync_ns),
+        write_group: None,
         demand_reads: median.blocks.iter().filter_map(|b| b.demand_reads).sum(),
         read_bytes: median
             .blocks

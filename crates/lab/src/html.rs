@@ -1568,6 +1568,7 @@ mod tests {
             recovery: "cpu".into(),
             sync: None,
             final_sync_ns: None,
+            write_group: None,
             demand_reads: 0,
             read_bytes: None,
             total_gas: 1_000_000,

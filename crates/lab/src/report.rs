@@ -840,6 +840,10 @@ pub struct PipelineReport {
     /// (`every-N`, `end`), ns, inside its wall time; `None` in memory and in older files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub final_sync_ns: Option<u64>,
+    /// Blocks written per write transaction on disk (`--write-group`; 1 without the
+    /// overlay); `None` in memory and in older files (which wrote one block each).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_group: Option<usize>,
     /// Reads execution sent to the store on demand in the median repeat (accounts, slots and
     /// code nothing had read ahead; 0 in memory).
     #[serde(default)]
@@ -967,16 +971,21 @@ impl PipelineReport {
     }
 
     /// Where the state was: empty in memory, ` (disk)`, ` (disk, cold)`, or with the sync
-    /// policy of a warm store that did not flush every block: ` (disk, every-3)`.
+    /// policy of a warm store that did not flush every block: ` (disk, every-3)`, and the
+    /// blocks per write transaction when more than one: ` (disk, every-3, 3 per write)`.
     pub fn where_label(&self) -> String {
+        let group = match self.write_group {
+            Some(n) if n > 1 => format!(", {n} per write"),
+            _ => String::new(),
+        };
         match (
             self.state.as_str(),
             self.cache.as_str(),
             self.sync.as_deref(),
         ) {
             ("disk", "cold", _) => " (disk, cold)".into(),
-            ("disk", _, None | Some("every-block")) => " (disk)".into(),
-            ("disk", _, Some(sync)) => format!(" (disk, {sync})"),
+            ("disk", _, None | Some("every-block")) => format!(" (disk{group})"),
+            ("disk", _, Some(sync)) => format!(" (disk, {sync}{group})"),
             _ => String::new(),
         }
     }
@@ -989,6 +998,7 @@ impl PipelineReport {
             && self.state == other.state
             && self.bal == other.bal
             && self.cache == other.cache
+            && self.write_group == other.write_group
             && self.sync == other.sync
     }
 }
@@ -1916,5 +1926,37 @@ mod budget_tests {
         let file = dir.path().join("r.json");
         std::fs::write(&file, b"{}").unwrap();
         assert_eq!(read_result_bytes(&file).unwrap(), b"{}");
+    }
+}
+
+#[cfg(test)]
+mod label_tests {
+    use super::PipelineReport;
+
+    /// A disk row names its blocks per write transaction when more than one, and a file
+    /// without the field (older, or in memory) reads as before.
+    #[test]
+    fn a_write_group_shows_in_the_label_and_older_rows_read_without_it() {
+        let row = |sync: Option<&str>, group: Option<usize>| PipelineReport {
+            state: "disk".into(),
+            cache: "warm".into(),
+            sync: sync.map(Into::into),
+            write_group: group,
+            ..PipelineReport::default()
+        };
+        assert_eq!(
+            row(Some("every-3"), Some(3)).where_label(),
+            " (disk, every-3, 3 per write)"
+        );
+        assert_eq!(
+            row(Some("every-3"), Some(1)).where_label(),
+            " (disk, every-3)"
+        );
+        assert_eq!(row(Some("every-block"), None).where_label(), " (disk)");
+        assert!(!row(Some("every-3"), Some(3)).same_but_overlap(&row(Some("every-3"), Some(1))));
+        let json = serde_json::to_value(row(Some("every-3"), None)).unwrap();
+        assert!(json.get("write_group").is_none(), "{json}");
+        let back: PipelineReport = serde_json::from_value(json).unwrap();
+        assert_eq!(back.write_group, None);
     }
 }
