@@ -482,10 +482,11 @@ impl IncrementalState for DiskRoot {
             }
         }
         let mut flushed = writes.flushing.is_some();
-        self.wait_flush(&mut writes)?;
         if self.trie_buffer > 0 && self.journal {
-            // The trie nodes still buffered, as the store's journal, beside the flat state's
-            // last sync: inside the run's time.
+            // The trie nodes still buffered, as the store's journal (a file beside the store,
+            // written without a write transaction), beside the flat state's last sync — the
+            // policy's, still in flight after the last block, or one started here: inside
+            // the run's time.
             let stats = self.with_store(|store| {
                 let syncing = (self.sync != SyncPolicy::EveryBlock && writes.unsynced > 0)
                     .then(|| store.sync_in_background());
@@ -501,13 +502,22 @@ impl IncrementalState for DiskRoot {
                     flushed = true;
                 }
                 journal
-            })?;
+            });
+            // The policy's last sync, waited for even when the journal failed (its error
+            // then comes first).
+            let waited = self.wait_flush(&mut writes);
+            let stats = stats?;
+            waited?;
             if let Some(stats) = stats {
                 tracing::debug!(?stats, "trie buffer journaled at the end");
                 *self.final_journal.lock().map_err(poisoned)? = Some(stats);
                 flushed = true;
             }
-        } else if self.trie_buffer > 0 {
+        } else {
+            // A flush writes the store, which would wait for the sync anyway.
+            self.wait_flush(&mut writes)?;
+        }
+        if self.trie_buffer > 0 && !self.journal {
             // The trie nodes still buffered, as one batch: inside the run's time.
             let stats = self.with_store(|store| self.flush_buffer(store))?;
             if let Some(stats) = stats {
