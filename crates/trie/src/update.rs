@@ -260,7 +260,6 @@ impl<S: NodeStore + ?Sized> TrieWalk<'_, S> {
             // One growth for all the forks' writes: appended one by one, a large list is
             // reallocated (fresh pages from the OS, zeroed by the kernel) at every doubling.
             out.reserve(results.iter().map(|(_, _, w)| w.len()).sum());
-            out.reserve(results.iter().map(|(_, _, w)| w.len()).sum());
             for (nibble, sub, mut w) in results {
                 out.append(&mut w);
                 slots[nibble as usize] = Slot::New(sub);
