@@ -101,6 +101,8 @@ pub struct BenchOptions {
     pub trie_journal: Option<bool>,
     /// Blocks per write transaction on rows with the overlay (`None`: one).
     pub write_group: Option<usize>,
+    /// The write-ahead log on rows with the overlay (`None`: the engine's default, on).
+    pub wal: Option<bool>,
 }
 
 impl Default for BenchOptions {
@@ -129,6 +131,7 @@ impl Default for BenchOptions {
             trie_buffer: None,
             trie_journal: None,
             write_group: None,
+            wal: None,
         }
     }
 }

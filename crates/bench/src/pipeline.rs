@@ -63,6 +63,10 @@ impl PipelineConfig {
                 write_group: options
                     .write_group
                     .filter(|_| options.disk && self.overlap && self.overlay && !self.cold),
+                // Likewise where the overlay holds the blocks (else the engine's default).
+                wal: options
+                    .wal
+                    .filter(|_| options.disk && self.overlap && self.overlay && !self.cold),
             },
             warm_spin: None,
             small_block_gas: Some(0),
@@ -197,6 +201,7 @@ pub fn measure(
                     trie_buffer,
                     trie_journal,
                     write_group,
+                    wal,
                     ..
                 },
             ) => {
@@ -216,7 +221,10 @@ pub fn measure(
                         .make_cold()
                         .map_err(|e| refused(format!("cold reads: {e}")))?
                 } else {
-                    store.with_overlay(*overlay)
+                    store
+                        .with_overlay(*overlay)
+                        .with_wal(*wal)
+                        .map_err(refused)?
                 };
                 Some(Box::new(store) as Box<dyn IncrementalState>)
             }
@@ -252,6 +260,14 @@ pub fn measure(
                 .then(|| sync_of(options, config.cold).to_string());
             row.final_sync_ns = row.final_sync_ns.filter(|_| options.disk);
             // What `spec` asked for: the group on rows with the overlay, else one block.
+            // What the validated spec ran: the write-ahead log on or off.
+            row.wal = config
+                .validate(options, scheduler)
+                .ok()
+                .and_then(|v| match v.state {
+                    ValidState::Disk { wal, .. } => Some(wal),
+                    ValidState::Memory => None,
+                });
             row.write_group = options.disk.then(|| {
                 (config.overlap && config.overlay && !config.cold)
                     .then_some(options.write_group)
@@ -397,6 +413,7 @@ fn report(
         sync: None,
         final_sync_ns: Some(median.final_sync_ns),
         write_group: None,
+        wal: None,
         demand_reads: median.blocks.iter().filter_map(|b| b.demand_reads).sum(),
         read_bytes: median
             .blocks

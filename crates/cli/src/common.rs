@@ -231,6 +231,7 @@ pub(crate) fn spec_flag(field: &'static str, overrides: &[(&str, &str)]) -> Stri
         "state.trie_buffer" => "--trie-buffer",
         "state.trie_journal" => "--trie-journal",
         "state.write_group" => "--write-group",
+        "state.wal" => "--wal",
         "warm_spin" => "--warm-spin",
         "small_block_gas" => "--small-block-gas",
         "recovery" => "--recovery",

@@ -52,6 +52,11 @@ pub struct DiskRoot {
     resumed: Option<JournalStats>,
     /// Blocks per write transaction ([`Self::with_write_group`]).
     write_group: usize,
+    /// The flat state held in the trie buffer and appended to the write-ahead log
+    /// ([`Self::with_wal`]).
+    wal: bool,
+    /// The log, once the first block is appended.
+    log: Mutex<Option<gigagas_store::Wal>>,
 }
 
 /// The blocks computed and not yet committed, and the last block committed.
@@ -120,7 +125,27 @@ impl DiskRoot {
             final_journal: Mutex::default(),
             resumed: None,
             write_group: 1,
+            wal: false,
+            log: Mutex::default(),
         }
+    }
+
+    /// The same state with (`true`) or without a write-ahead log of the flat state (the run
+    /// spec's `state.wal`): a block's commit appends its accounts, slots, codes, block hash
+    /// and head to the store's log (`blocks.wal`, one sequential record, durable under the
+    /// sync policy) and merges them into the trie buffer with its trie nodes; the store's
+    /// B-tree is written only when the buffer fills, many blocks at once, as geth keeps
+    /// its flat-state diffs in memory. Any writable open replays the log into the store
+    /// first, so a crash loses nothing the policy synced. Needs the overlay and a trie
+    /// buffer (set them first), and one block per write.
+    pub fn with_wal(self, wal: bool) -> Result<Self, String> {
+        if wal && (self.trie_buffer == 0 || !self.overlay || self.cold || self.write_group > 1) {
+            return Err(format!(
+                "state.wal on needs a trie buffer, the overlay, warm reads and one block per write (this state: trie buffer {} bytes, overlay {}, cold {}, write group {})",
+                self.trie_buffer, self.overlay, self.cold, self.write_group
+            ));
+        }
+        Ok(Self { wal, ..self })
     }
 
     /// The same state writing `blocks` blocks per write transaction (the run spec's
@@ -250,7 +275,7 @@ impl DiskRoot {
     /// Blocks per write transaction ([`Self::with_write_group`]): one without the overlay
     /// (the next block reads the store itself), with `every-block` or with cold reads.
     fn group_size(&self) -> usize {
-        if !self.overlay || self.cold || self.sync == SyncPolicy::EveryBlock {
+        if !self.overlay || self.cold || self.wal || self.sync == SyncPolicy::EveryBlock {
             return 1;
         }
         self.write_group
@@ -261,6 +286,9 @@ impl DiskRoot {
     /// starts the policy's sync when due, and takes them off the overlay. The stat is the
     /// last block's.
     fn write_group(&self, writes: &mut Writes) -> Result<BlockWrite, String> {
+        if self.wal {
+            return self.log_group(writes);
+        }
         let group = std::mem::take(&mut writes.group);
         let Some(last) = group.last().map(|p| p.head().number) else {
             return Err("a group write with no block held".to_owned());
@@ -349,6 +377,18 @@ impl DiskRoot {
         Ok(stat)
     }
 
+    /// The sync that makes the blocks committed so far durable, started on its own thread:
+    /// the log's with the write-ahead log (`None` when it has none), else the store's.
+    fn sync_in_background(
+        &self,
+        store: &Store,
+    ) -> Result<Option<gigagas_store::PendingSync>, String> {
+        if self.wal {
+            return self.log_sync_in_background();
+        }
+        Ok(Some(store.sync_in_background()))
+    }
+
     /// What the next block reads through: the trie buffers, and the blocks computed and not
     /// yet committed. Cloned before the store's snapshot is taken.
     fn overlay(&self) -> Result<Overlay, String> {
@@ -367,6 +407,7 @@ impl DiskRoot {
                 .or(pending.committed)
                 .unwrap_or(u64::MAX),
             layers: pending.blocks.iter().map(|(_, d)| d.clone()).collect(),
+            flat: self.wal,
         })
     }
 }
@@ -488,8 +529,11 @@ impl IncrementalState for DiskRoot {
             // policy's, still in flight after the last block, or one started here: inside
             // the run's time.
             let stats = self.with_store(|store| {
-                let syncing = (self.sync != SyncPolicy::EveryBlock && writes.unsynced > 0)
-                    .then(|| store.sync_in_background());
+                let syncing = if self.sync != SyncPolicy::EveryBlock && writes.unsynced > 0 {
+                    self.sync_in_background(store)?
+                } else {
+                    None
+                };
                 let journal = self.journal_buffer(store);
                 if let Some(pending) = syncing {
                     pending.wait().map_err(|e| {
@@ -523,8 +567,9 @@ impl IncrementalState for DiskRoot {
             if let Some(stats) = stats {
                 tracing::debug!(?stats, "trie buffer flushed at the end");
                 *self.final_flush.lock().map_err(poisoned)? = Some(stats);
-                if self.sync == SyncPolicy::EveryBlock {
-                    // Durable at its commit.
+                if self.sync == SyncPolicy::EveryBlock || self.wal {
+                    // Durable at its commit (with the log, synced before the log restarts).
+                    writes.unsynced = 0;
                     flushed = true;
                 } else {
                     writes.unsynced += 1;
@@ -533,10 +578,11 @@ impl IncrementalState for DiskRoot {
         }
         if self.sync != SyncPolicy::EveryBlock && writes.unsynced > 0 {
             let t0 = Instant::now();
-            self.with_store(|store| {
-                store
-                    .sync()
-                    .map_err(|e| format!("store {}: {e}", store.path().display()))
+            self.with_store(|store| match self.sync_in_background(store)? {
+                Some(sync) => sync
+                    .wait()
+                    .map_err(|e| format!("store {}: {e}", store.path().display())),
+                None => Ok(()),
             })?;
             tracing::debug!(ns = t0.elapsed().as_nanos() as u64, "final sync");
             writes.unsynced = 0;
@@ -584,3 +630,4 @@ impl IncrementalState for DiskRoot {
 mod buffer;
 #[cfg(test)]
 mod tests;
+mod wal;

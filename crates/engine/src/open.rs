@@ -42,6 +42,7 @@ pub fn resume_store(state: &ValidState, dataset: &mut Dataset) -> Result<Resume,
         trie_buffer,
         trie_journal,
         write_group,
+        wal,
     } = state
     else {
         return Err("the run's state is in memory: there is no store to open".into());
@@ -109,7 +110,7 @@ pub fn resume_store(state: &ValidState, dataset: &mut Dataset) -> Result<Resume,
     let disk = if *cold {
         disk.make_cold()?
     } else {
-        disk.with_overlay(*overlay)
+        disk.with_overlay(*overlay).with_wal(*wal)?
     };
     Ok(Resume::Run {
         state: Box::new(disk),

@@ -162,6 +162,8 @@ pub struct BlockWrite {
     pub buffer_bytes: u64,
     /// The trie-buffer flush this block's commit made (it filled the buffer).
     pub flush: Option<Flush>,
+    /// Bytes it appended to the write-ahead log (0 without one).
+    pub wal_bytes: u64,
 }
 
 /// One flush of the trie buffer: its nodes written to the store as one sorted batch (the

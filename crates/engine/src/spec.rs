@@ -74,6 +74,12 @@ pub struct StateSpec {
     /// At most [`crate::MAX_WRITE_GROUP`]; with `every-N` it divides N, so that every N-th
     /// block still ends a transaction and its sync.
     pub write_group: Option<usize>,
+    /// The write-ahead log of the flat state (disk with the overlay and a trie buffer, one
+    /// block per write; default on wherever those hold): a block's flat writes appended to
+    /// the store's log,
+    /// durable under `state.sync`, and held with its trie nodes in the trie buffer, the
+    /// store's B-tree written when the buffer fills ([`crate::disk`]).
+    pub wal: Option<bool>,
 }
 
 /// Every setting of one run, as given (`None`: not given).
@@ -126,6 +132,8 @@ pub enum ValidState {
         trie_journal: bool,
         /// Blocks per write transaction (1 without the overlay).
         write_group: usize,
+        /// The flat state through the write-ahead log and the trie buffer.
+        wal: bool,
     },
 }
 
@@ -326,6 +334,7 @@ impl RunSpec {
                 ("state.trie_buffer", s.trie_buffer.is_some()),
                 ("state.trie_journal", s.trie_journal.is_some()),
                 ("state.write_group", s.write_group.is_some()),
+                ("state.wal", s.wal.is_some()),
             ];
             if let Some((field, _)) = disk_only.iter().find(|(_, given)| *given) {
                 return Err(SpecError::conflict(
@@ -396,6 +405,44 @@ impl RunSpec {
             None => 1,
             Some(n) => check_write_group(n, sync, overlay, s.cold, overlap)?,
         };
+        // On by default wherever it can be: the overlay holds the blocks, a trie buffer
+        // takes their flat writes, one block per write.
+        let can_log = overlap && overlay && trie_buffer > 0 && write_group == 1;
+        let wal = s.wal.unwrap_or(can_log);
+        if wal && s.wal.is_some() {
+            let refused = if s.cold {
+                Some((
+                    "state.cold",
+                    "cold reads write every block into the store before the next one starts",
+                ))
+            } else if !overlap {
+                Some((
+                    "pipeline",
+                    "with the stages back to back the next block reads the store itself",
+                ))
+            } else if !overlay {
+                Some((
+                    "state.overlay",
+                    "without the overlay the next block reads the store itself",
+                ))
+            } else if trie_buffer == 0 {
+                Some(("state.trie_buffer", "the log's blocks are held in the trie buffer until it is flushed, and there is none"))
+            } else if write_group > 1 {
+                Some((
+                    "state.write_group",
+                    "each block is appended to the log at its own commit",
+                ))
+            } else {
+                None
+            };
+            if let Some((with, why)) = refused {
+                return Err(SpecError::conflict(
+                    "state.wal",
+                    with,
+                    format!("wal on: {why}"),
+                ));
+            }
+        }
         Ok(ValidState::Disk {
             dir,
             sync,
@@ -404,6 +451,7 @@ impl RunSpec {
             trie_buffer,
             trie_journal: trie_buffer > 0 && s.trie_journal.unwrap_or(true),
             write_group,
+            wal,
         })
     }
 }

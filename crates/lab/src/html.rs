@@ -1569,6 +1569,7 @@ mod tests {
             sync: None,
             final_sync_ns: None,
             write_group: None,
+            wal: None,
             demand_reads: 0,
             read_bytes: None,
             total_gas: 1_000_000,

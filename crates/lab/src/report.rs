@@ -844,6 +844,10 @@ pub struct PipelineReport {
     /// overlay); `None` in memory and in older files (which wrote one block each).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_group: Option<usize>,
+    /// Whether a disk row's flat state went through the write-ahead log (`--wal`); `None` in
+    /// memory and in older files (which wrote it into the store every block).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wal: Option<bool>,
     /// Reads execution sent to the store on demand in the median repeat (accounts, slots and
     /// code nothing had read ahead; 0 in memory).
     #[serde(default)]
@@ -972,12 +976,16 @@ impl PipelineReport {
 
     /// Where the state was: empty in memory, ` (disk)`, ` (disk, cold)`, or with the sync
     /// policy of a warm store that did not flush every block: ` (disk, every-3)`, and the
-    /// blocks per write transaction when more than one: ` (disk, every-3, 3 per write)`.
+    /// blocks per write transaction when more than one: ` (disk, every-3, 3 per write)`,
+    /// and `, wal` when the flat state went through the write-ahead log.
     pub fn where_label(&self) -> String {
-        let group = match self.write_group {
+        let mut group = match self.write_group {
             Some(n) if n > 1 => format!(", {n} per write"),
             _ => String::new(),
         };
+        if self.wal == Some(true) {
+            group.push_str(", wal");
+        }
         match (
             self.state.as_str(),
             self.cache.as_str(),
@@ -999,6 +1007,7 @@ impl PipelineReport {
             && self.bal == other.bal
             && self.cache == other.cache
             && self.write_group == other.write_group
+            && self.wal == other.wal
             && self.sync == other.sync
     }
 }
@@ -1953,6 +1962,12 @@ mod label_tests {
             " (disk, every-3)"
         );
         assert_eq!(row(Some("every-block"), None).where_label(), " (disk)");
+        let logged = PipelineReport {
+            wal: Some(true),
+            ..row(Some("every-3"), Some(1))
+        };
+        assert_eq!(logged.where_label(), " (disk, every-3, wal)");
+        assert!(!logged.same_but_overlap(&row(Some("every-3"), Some(1))));
         assert!(!row(Some("every-3"), Some(3)).same_but_overlap(&row(Some("every-3"), Some(1))));
         let json = serde_json::to_value(row(Some("every-3"), None)).unwrap();
         assert!(json.get("write_group").is_none(), "{json}");

@@ -33,7 +33,7 @@ pub const TRIE_JOURNAL_TMP: &str = "trie.journal.tmp";
 /// The first bytes of a journal (the format's version in its last two).
 const MAGIC: &[u8; 8] = b"gg-trj02";
 /// The journal's checksum (CRC-32C, 16-byte tables: ~GB/s, a few ms for a 20 MB journal).
-static CRC: Crc<u32, CrcTable<16>> = Crc::<u32, CrcTable<16>>::new(&CRC_32_ISCSI);
+pub(crate) static CRC: Crc<u32, CrcTable<16>> = Crc::<u32, CrcTable<16>>::new(&CRC_32_ISCSI);
 
 /// A writer or reader that checksums every byte passing through it.
 struct Summed<T> {
@@ -258,7 +258,7 @@ fn write_journal<W: Write>(w: W, buffer: &TrieBuffer, base: Head) -> std::io::Re
     write_bytes(&mut w, &codec::encode_head(&through))?;
     write_bytes(&mut w, &codec::encode_head(&base))?;
     w.write_all(&buffer.blocks().to_le_bytes())?;
-    w.write_all(&(buffer.bytes() as u64).to_le_bytes())?;
+    w.write_all(&(buffer.trie_bytes() as u64).to_le_bytes())?;
     let mut entries = 0u64;
     for (i, table) in TrieBuffer::TABLES.iter().enumerate() {
         for prefix in buffer.diff().wiped(*table) {
@@ -311,11 +311,28 @@ impl<B: Backend> Store<B> {
             return Ok(JournalStats::default());
         };
         let t0 = Instant::now();
-        let Some((base, head)) = self.trie_lag()? else {
-            return Err(Error::Backend(format!(
-                "{}: its tries are at its head: there is no trie buffer to journal",
-                self.path.display()
-            )));
+        let (base, head) = match (self.trie_lag()?, buffer.flat_base()) {
+            // Flat writes held too (the write-ahead log holds them durably): the store's
+            // head is where they start, and the log's replay brings it to the buffer's end.
+            (lag, Some(flat)) => {
+                let head = self.require_head()?;
+                if head != flat {
+                    return Err(Error::Backend(format!(
+                        "{}: the buffer's flat writes start after block {}, but the store's head is block {}",
+                        self.path.display(),
+                        flat.number,
+                        head.number
+                    )));
+                }
+                (lag.map_or(head, |(t, _)| t), through)
+            }
+            (Some(lag), None) => lag,
+            (None, None) => {
+                return Err(Error::Backend(format!(
+                    "{}: its tries are at its head: there is no trie buffer to journal",
+                    self.path.display()
+                )))
+            }
         };
         if head != through || base.number >= through.number {
             return Err(Error::Backend(format!(
@@ -361,7 +378,7 @@ impl<B: Backend> Store<B> {
             blocks: buffer.blocks(),
             entries,
             file_bytes,
-            buffer_bytes: buffer.bytes() as u64,
+            buffer_bytes: buffer.trie_bytes() as u64,
             ns: t0.elapsed().as_nanos() as u64,
         })
     }

@@ -31,6 +31,7 @@ pub mod overlay;
 mod persist;
 mod state;
 mod view;
+mod wal;
 
 use alloy_primitives::{keccak256, Bytes, B256, U256};
 use alloy_trie::Nibbles;
@@ -50,6 +51,7 @@ use std::{
     path::{Path, PathBuf},
 };
 pub use view::{ReadError, View};
+pub use wal::{wal_head, Wal, WalAppend, WalReplay, WAL_FILE};
 
 /// What the `format` record of a gigagas store says.
 pub const FORMAT: &[u8] = b"gigagas.store/1";
@@ -243,6 +245,39 @@ enum PendingSyncState {
 }
 
 impl PendingSync {
+    /// Runs `task` on a thread named `name` (on this one, before returning, where no thread
+    /// can be started).
+    pub(crate) fn spawn(
+        name: &str,
+        task: impl FnOnce() -> Result<(), Error> + Send + 'static,
+    ) -> Self {
+        let task = std::sync::Arc::new(std::sync::Mutex::new(Some(task)));
+        let theirs = task.clone();
+        let spawned = std::thread::Builder::new()
+            .name(name.into())
+            .spawn(
+                move || match theirs.lock().ok().and_then(|mut t| t.take()) {
+                    Some(task) => task(),
+                    None => Ok(()),
+                },
+            );
+        Self(Some(match spawned {
+            Ok(thread) => PendingSyncState::Running(thread),
+            Err(_) => PendingSyncState::Done(
+                match task.lock().ok().and_then(|mut t| t.take()) {
+                    Some(task) => task(),
+                    None => Ok(()),
+                }
+                .map_err(Box::new),
+            ),
+        }))
+    }
+
+    /// Work already done, with its result.
+    pub(crate) fn done(result: Result<(), Error>) -> Self {
+        Self(Some(PendingSyncState::Done(result.map_err(Box::new))))
+    }
+
     /// Whether the work is over ([`Self::wait`] then returns at once).
     pub fn is_finished(&self) -> bool {
         match &self.0 {
@@ -341,6 +376,11 @@ impl PendingBlock {
         self.head
     }
 
+    /// The head the block follows (the store's head when it is committed).
+    pub fn parent(&self) -> Head {
+        self.parent
+    }
+
     /// The block's writes, to lay over a snapshot until it is committed.
     pub fn diff(&self) -> std::sync::Arc<KvDiff> {
         self.diff.clone()
@@ -359,6 +399,9 @@ pub struct Overlay {
     pub block: u64,
     /// Blocks computed and not yet committed, oldest first.
     pub layers: Vec<std::sync::Arc<KvDiff>>,
+    /// The buffers hold flat writes too (the write-ahead log's runs): every table reads
+    /// through them.
+    pub flat: bool,
 }
 
 impl Default for Overlay {
@@ -367,6 +410,7 @@ impl Default for Overlay {
             buffers: Vec::new(),
             block: u64::MAX,
             layers: Vec::new(),
+            flat: false,
         }
     }
 }
@@ -374,7 +418,7 @@ impl Default for Overlay {
 impl Overlay {
     /// `base` with this overlay over it.
     pub fn over<R: KvRead>(self, base: R) -> Layered<R> {
-        Layered::buffered(base, self.buffers, self.block, self.layers)
+        Layered::buffered(base, self.buffers, self.block, self.layers).with_flat_buffers(self.flat)
     }
 }
 
@@ -480,6 +524,9 @@ impl<B: Backend> Store<B> {
     ) -> Result<(Self, Option<Resumed>), Error> {
         let store = Self::open_inner(path, durable, true)?;
         let say = |what: &str| eprintln!("{what}");
+        // The last run's write-ahead log before anything: the blocks it holds are the
+        // store's state (their tries come from the journal or the rebuild below).
+        store.replay_wal(&say)?;
         // The last run's journal first: written into the tries (or taken), it spares the
         // rebuild; one that does not continue them is removed.
         let journal = store.settle_journal(keep, &say)?;

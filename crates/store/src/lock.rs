@@ -20,13 +20,15 @@ use std::{
 pub const WRITER_LOCK: &str = "writer.lock";
 
 /// The files a store directory may hold; none of them may be a symbolic link.
-pub(crate) const STORE_FILES: [&str; 6] = [
+pub(crate) const STORE_FILES: [&str; 8] = [
     "mdbx.dat",
     "mdbx.lck",
     crate::persist::TRIE_LOCK,
     WRITER_LOCK,
     crate::journal::TRIE_JOURNAL,
     crate::journal::TRIE_JOURNAL_TMP,
+    crate::wal::WAL_FILE,
+    crate::wal::WAL_TMP,
 ];
 
 /// Refuses a store directory that is a symbolic link, or whose store files are symbolic links

@@ -178,6 +178,11 @@ impl KvDiff {
         self.tables.iter().map(|t| t.bytes).sum()
     }
 
+    /// [`Self::bytes`] of the writes to `tables` only.
+    pub fn bytes_of(&self, tables: &[Table]) -> usize {
+        tables.iter().map(|t| self.tables[t.index()].bytes).sum()
+    }
+
     /// Lays `later`'s writes to `tables` over this diff's, as if its block came after this
     /// one's: its wipes first (they take this diff's writes under them), then its entries.
     /// Repeated writes to a key keep only the last.
@@ -328,11 +333,17 @@ impl KvDiff {
 /// buffer: geth's path database's node buffer): one [`KvDiff`] of the trie tables, every
 /// block's writes merged into it in block order (a node written by many blocks is held
 /// once, at its last value), with the newest block merged.
+///
+/// With the write-ahead log (`crate::Wal`), the blocks' flat writes (accounts, slots, codes,
+/// block hashes, head) are merged into it too ([`Self::merge_all`]): the store's B-tree then
+/// stays at the block before the first of them ([`Self::flat_base`]) until the flush.
 #[derive(Debug, Default)]
 pub struct TrieBuffer {
     diff: KvDiff,
     through: Option<crate::Head>,
     blocks: u64,
+    /// With flat writes merged: the store's head they continue.
+    flat: Option<crate::Head>,
 }
 
 impl TrieBuffer {
@@ -346,6 +357,27 @@ impl TrieBuffer {
         self.blocks += 1;
     }
 
+    /// Merges every write of `block` (the next block after [`Self::through`], whose parent is
+    /// `parent`): its trie nodes and its flat state, which the store then lacks until the
+    /// flush (the write-ahead log holds it durably meanwhile).
+    pub fn merge_all(&mut self, block: &KvDiff, parent: crate::Head, head: crate::Head) {
+        self.diff.merge(block, &Table::ALL);
+        self.flat.get_or_insert(parent);
+        self.through = Some(head);
+        self.blocks += 1;
+    }
+
+    /// With flat writes merged ([`Self::merge_all`]): the store's head the first of them
+    /// continues (`None`: trie nodes only).
+    pub fn flat_base(&self) -> Option<crate::Head> {
+        self.flat
+    }
+
+    /// Memory the trie-node writes take, estimated (what a journal of the buffer holds).
+    pub fn trie_bytes(&self) -> usize {
+        self.diff.bytes_of(&Self::TABLES)
+    }
+
     /// A buffer holding `diff`, the trie-node writes of `blocks` blocks up to `through` (a
     /// journal read back: [`crate::JournalStats`]).
     pub(crate) fn resumed(diff: KvDiff, through: crate::Head, blocks: u64) -> Self {
@@ -353,6 +385,7 @@ impl TrieBuffer {
             diff,
             through: Some(through),
             blocks,
+            flat: None,
         }
     }
 
@@ -394,6 +427,9 @@ pub type SharedTrieBuffer = std::sync::RwLock<TrieBuffer>;
 pub struct Layered<R> {
     base: R,
     buffers: Vec<Arc<SharedTrieBuffer>>,
+    /// The buffers hold flat writes too (the write-ahead log's runs): every table reads
+    /// through them, not only the trie tables.
+    flat: bool,
     /// The block whose state this reads (checked against the buffers: a buffer that moved
     /// past it would read a later state).
     block: u64,
@@ -438,6 +474,7 @@ impl<R: KvRead> Layered<R> {
         Self {
             base,
             buffers: Vec::new(),
+            flat: false,
             block: u64::MAX,
             layers,
         }
@@ -455,9 +492,16 @@ impl<R: KvRead> Layered<R> {
         Self {
             base,
             buffers,
+            flat: false,
             block,
             layers,
         }
+    }
+
+    /// The same reads with every table read through the trie buffers (they hold flat
+    /// writes: [`TrieBuffer::merge_all`]), not only the trie tables.
+    pub fn with_flat_buffers(self, flat: bool) -> Self {
+        Self { flat, ..self }
     }
 
     /// The snapshot under the layers.
@@ -477,7 +521,8 @@ impl<R: KvRead> Layered<R> {
         table: Table,
         f: impl FnOnce(Option<&[&TableDiff]>) -> Result<T, Error>,
     ) -> Result<T, Error> {
-        let buffered = !self.buffers.is_empty() && TrieBuffer::TABLES.contains(&table);
+        let buffered =
+            !self.buffers.is_empty() && (self.flat || TrieBuffer::TABLES.contains(&table));
         if !buffered {
             if self.layers.is_empty() {
                 return f(None);
@@ -595,7 +640,7 @@ impl<R: KvRead> KvRead for Layered<R> {
 
     fn scan(&self, table: Table, from: &[u8], f: Visit<'_>) -> Result<(), Error> {
         let layered = !self.layers.is_empty()
-            || (!self.buffers.is_empty() && TrieBuffer::TABLES.contains(&table));
+            || (!self.buffers.is_empty() && (self.flat || TrieBuffer::TABLES.contains(&table)));
         if !layered {
             return self.base.scan(table, from, f);
         }

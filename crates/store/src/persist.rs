@@ -140,11 +140,14 @@ impl<B: Backend> Store<B> {
             // The owners of the storage tries the block wrote: keys come in order, so each
             // run of one owner's nodes (a hot account's block writes ~15k) adds it once.
             let mut owners: Vec<&[u8]> = Vec::new();
+            // Their slots too: a block replayed from the write-ahead log has no trie nodes.
             for owner in pending
                 .diff
                 .entries(Table::StorageTrie)
+                .chain(pending.diff.entries(Table::Storage))
                 .map(|(k, _)| k)
                 .chain(pending.diff.wiped(Table::StorageTrie))
+                .chain(pending.diff.wiped(Table::Storage))
                 .filter_map(|k| k.get(..32))
             {
                 if owners.last() != Some(&owner) {
@@ -186,9 +189,16 @@ impl<B: Backend> Store<B> {
             .get(Table::Meta, TRIE_HEAD)?
             .map(|v| codec::decode_head(&v))
             .transpose()?;
-        let follows = match trie {
-            Some(t) => t.number < through.number && through.number <= head.number,
-            None => false,
+        let flat = buffer.flat_base();
+        let follows = match (trie, flat) {
+            // Flat writes held too: the store's head is where they start.
+            (t, Some(base)) => {
+                base == head
+                    && t.unwrap_or(head).number < through.number
+                    && head.number < through.number
+            }
+            (Some(t), None) => t.number < through.number && through.number <= head.number,
+            (None, None) => false,
         };
         if !follows {
             return Err(Error::Backend(format!(
@@ -199,10 +209,16 @@ impl<B: Backend> Store<B> {
                 head.number
             )));
         }
-        buffer.diff().apply_tables(&txn, &TrieBuffer::TABLES)?;
+        let tables: &[Table] = if flat.is_some() {
+            self.update_hashes_digest(&txn, buffer.diff())?;
+            &Table::ALL
+        } else {
+            &TrieBuffer::TABLES
+        };
+        buffer.diff().apply_tables(&txn, tables)?;
         let mut entries = 0u64;
         let mut bytes = 0u64;
-        for table in TrieBuffer::TABLES {
+        for &table in tables {
             for (k, v) in buffer.diff().entries(table) {
                 entries += 1;
                 bytes += (k.len() + v.map_or(0, <[u8]>::len)) as u64;
@@ -210,7 +226,7 @@ impl<B: Backend> Store<B> {
             entries += buffer.diff().wiped(table).count() as u64;
         }
         self.clear_dirty(&txn, through.number)?;
-        if through == head {
+        if through == head || flat.is_some() {
             txn.delete(Table::Meta, TRIE_HEAD)?;
         } else {
             txn.put(Table::Meta, TRIE_HEAD, &codec::encode_head(&through))?;
@@ -230,6 +246,24 @@ impl<B: Backend> Store<B> {
             page_bytes: self.backend.page_bytes(),
             ns: t0.elapsed().as_nanos() as u64,
         })
+    }
+
+    /// Keeps the block-hash table's digest through `diff`'s block hashes (before they are
+    /// written: it reads the values they replace).
+    fn update_hashes_digest(&self, txn: &B::Write, diff: &crate::KvDiff) -> Result<(), Error> {
+        let Some(digest) = txn.get(Table::Meta, crate::HASHES_DIGEST)? else {
+            return Ok(());
+        };
+        let mut digest = codec::b256(Table::Meta, crate::HASHES_DIGEST, &digest)?;
+        for (key, value) in diff.entries(Table::BlockHashes) {
+            if let Some(old) = txn.get(Table::BlockHashes, key)? {
+                digest = crate::xor(digest, crate::entry_digest(key, &old));
+            }
+            if let Some(new) = value {
+                digest = crate::xor(digest, crate::entry_digest(key, new));
+            }
+        }
+        txn.put(Table::Meta, crate::HASHES_DIGEST, digest.as_slice())
     }
 
     /// Takes the store's trie lock for as long as this store is open (once). Another process

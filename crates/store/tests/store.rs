@@ -346,6 +346,7 @@ proptest! {
                 buffers: frozen.iter().cloned().chain([active.clone()]).collect(),
                 block: number - 1,
                 layers: Vec::new(),
+                flat: false,
             };
             let computed = s
                 .compute_block_overlay(&overlay, block, &changes, &[], Parallelism::Serial)
@@ -414,6 +415,238 @@ proptest! {
         prop_assert!(verified.ok(), "{:?}", verified);
         let _ = TrieBuffer::TABLES;
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Blocks through the write-ahead log (each block's flat writes appended to the log and
+    /// held with its trie nodes in the buffer; the store's B-tree written only at a flush:
+    /// at random blocks, or never) — the process killed at random blocks (the store reopened:
+    /// the log replayed, the tries rebuilt), or ended with the buffer journaled (reopened
+    /// taking the journal or writing it) — leave the store node for node as blocks applied
+    /// one by one; every block's root and pre-state read through the buffer, flat tables
+    /// included.
+    #[test]
+    fn blocks_through_the_write_ahead_log_equal_blocks_applied_one_by_one(
+        pre in pre_strategy(),
+        blocks in prop::collection::vec(block_strategy(), 1..7),
+        flush_at in prop::collection::vec(any::<bool>(), 7),
+        crash_at in prop::collection::vec(prop::bool::weighted(0.2), 7),
+        journal_at in prop::collection::vec(prop::bool::weighted(0.25), 7),
+        take_journal in prop::collection::vec(any::<bool>(), 7),
+    ) {
+        use gigagas_store::{Overlay, SharedTrieBuffer, WAL_FILE};
+        use std::sync::Arc;
+        let dir = tempfile::tempdir().unwrap();
+        let model = model_of(&pre);
+        let (one_by_one, _) = stores(&model, &dir.path().join("a"));
+        let path = dir.path().join("b");
+        let (store, _) = stores(&model, &path);
+        let mut wal = Some(store.create_wal().unwrap());
+        let mut store = Some(store);
+        let mut active: Arc<SharedTrieBuffer> = Arc::default();
+        let mut frozen: Option<Arc<SharedTrieBuffer>> = None;
+        // A flush: the buffer's blocks written into the store, synced, the log started anew.
+        let flush = |s: &Store, b: &SharedTrieBuffer| -> gigagas_store::Wal {
+            s.flush_trie(&b.read().unwrap()).unwrap();
+            s.sync().unwrap();
+            s.create_wal().unwrap()
+        };
+        for (i, block) in blocks.iter().enumerate() {
+            let number = i as u64 + 1;
+            let changes = changes_of(block, i as u64 * 10);
+            let block = BlockRef {
+                number,
+                hash: block_hash(number),
+                parent_hash: block_hash(number - 1),
+                expected_root: None,
+            };
+            let head = one_by_one.apply_block(block, &changes, &[], Parallelism::Serial).unwrap();
+            let s = store.as_ref().unwrap();
+            let overlay = Overlay {
+                buffers: frozen.iter().cloned().chain([active.clone()]).collect(),
+                block: number - 1,
+                layers: Vec::new(),
+                flat: true,
+            };
+            let computed = s
+                .compute_block_overlay(&overlay, block, &changes, &[], Parallelism::Serial)
+                .unwrap();
+            prop_assert_eq!(computed.head(), head);
+            if let Some(f) = frozen.take() {
+                wal = Some(flush(s, &f));
+            }
+            let log = wal.as_mut().unwrap();
+            log.append(&computed).unwrap();
+            prop_assert_eq!(log.last(), head);
+            active.write().unwrap().merge_all(&computed.diff(), computed.parent(), computed.head());
+            // The store itself is still at the last flush.
+            prop_assert!(s.head().unwrap().unwrap().number < number);
+            if crash_at[i] {
+                // The process dies (the page cache keeps what it appended): the buffer is
+                // lost, the store reopened, the log replayed and the tries rebuilt.
+                drop(wal.take());
+                drop(store.take());
+                let s: Store = Store::open(&path).unwrap();
+                prop_assert!(!path.join(WAL_FILE).exists());
+                prop_assert_eq!(s.head().unwrap(), Some(head));
+                prop_assert_eq!(s.trie_lag().unwrap(), None);
+                let verified = s.verify().unwrap();
+                prop_assert!(verified.ok(), "after replay at block {}: {:?}", number, verified);
+                wal = Some(s.create_wal().unwrap());
+                store = Some(s);
+                active = Arc::default();
+            } else if journal_at[i] {
+                // The run ends: a flush in flight first, then the buffer's trie nodes
+                // journaled (its flat writes are in the log); the next open replays the log,
+                // then takes the journal as a buffer or writes it into the tries.
+                if let Some(f) = frozen.take() {
+                    wal = Some(flush(s, &f));
+                }
+                let stats = s.journal_trie(&active.read().unwrap()).unwrap();
+                prop_assert_eq!(stats.through, number);
+                drop(wal.take());
+                drop(store.take());
+                let keep = if take_journal[i] { u64::MAX } else { 0 };
+                let (s, taken) = Store::open_resuming(&path, true, keep).unwrap();
+                prop_assert_eq!(s.head().unwrap(), Some(head));
+                match taken {
+                    Some((buffer, read)) => {
+                        prop_assert!(take_journal[i]);
+                        prop_assert_eq!(read.entries, stats.entries);
+                        prop_assert_eq!(buffer.through(), Some(head));
+                        prop_assert_eq!(buffer.flat_base(), None);
+                        active = Arc::new(std::sync::RwLock::new(buffer));
+                    }
+                    None => {
+                        prop_assert!(!take_journal[i]);
+                        prop_assert_eq!(s.trie_lag().unwrap(), None);
+                        let verified = s.verify().unwrap();
+                        prop_assert!(verified.ok(), "journal written at block {}: {:?}", number, verified);
+                        active = Arc::default();
+                    }
+                }
+                wal = Some(s.create_wal().unwrap());
+                store = Some(s);
+            } else if flush_at[i] {
+                frozen = Some(std::mem::take(&mut active));
+            }
+        }
+        let s = store.as_ref().unwrap();
+        for b in frozen.iter().chain([&active]) {
+            let stats = s.flush_trie(&b.read().unwrap()).unwrap();
+            prop_assert!(stats.blocks == 0 || stats.through <= blocks.len() as u64);
+        }
+        prop_assert_eq!(s.trie_lag().unwrap(), None);
+        prop_assert_eq!(s.head().unwrap(), one_by_one.head().unwrap());
+        let (a, _) = one_by_one.to_memory().unwrap();
+        let (b, _) = s.to_memory().unwrap();
+        prop_assert_eq!(first_difference(&a, &b), None);
+        let verified = s.verify().unwrap();
+        prop_assert!(verified.ok(), "{:?}", verified);
+    }
+}
+
+/// A log whose last record was cut short (a crash while it was appended): replay drops that
+/// block, says so, and leaves a whole store at the block before; a garbled record drops the
+/// rest; a damaged header is refused by name, the log kept; a log replayed over a store that
+/// holds its blocks skips them.
+#[test]
+fn a_torn_log_loses_its_last_block_and_a_damaged_header_is_refused() {
+    use gigagas_store::WAL_FILE;
+    let dir = tempfile::tempdir().unwrap();
+    let mut model = Model::default();
+    model.accounts.insert(keccak256(b"a"), info(1));
+    let path = dir.path().join("db");
+    let (store, _) = stores(&model, &path);
+    let mut wal = store.create_wal().unwrap();
+    let mut heads: Vec<(Head, std::sync::Arc<gigagas_store::KvDiff>)> = Vec::new();
+    for number in 1..=3u64 {
+        let mut changes = ChangeSet::default();
+        changes.accounts.insert(
+            keccak256(b"a"),
+            AccountChange {
+                info: Some(info(number)),
+                storage_wiped: false,
+                storage: [(B256::with_last_byte(number as u8), U256::from(number))]
+                    .into_iter()
+                    .collect(),
+            },
+        );
+        let block = BlockRef {
+            number,
+            hash: block_hash(number),
+            parent_hash: block_hash(number - 1),
+            expected_root: None,
+        };
+        let overlay = gigagas_store::Overlay {
+            buffers: Vec::new(),
+            block: number - 1,
+            layers: Vec::new(),
+            flat: true,
+        };
+        // Each block over the store with the earlier blocks' whole diffs laid over it.
+        let layered = gigagas_store::Overlay {
+            layers: heads.iter().map(|(_, d)| d.clone()).collect(),
+            ..overlay
+        };
+        let computed = store
+            .compute_block_overlay(&layered, block, &changes, &[], Parallelism::Serial)
+            .unwrap();
+        wal.append(&computed).unwrap();
+        heads.push((computed.head(), computed.diff()));
+    }
+    drop(wal);
+    drop(store);
+    let log = path.join(WAL_FILE);
+    let whole = std::fs::read(&log).unwrap();
+    let copy = |name: &str, bytes: &[u8]| {
+        let to = dir.path().join(name);
+        let status = std::process::Command::new("cp")
+            .args(["-a", path.to_str().unwrap(), to.to_str().unwrap()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        std::fs::write(to.join(WAL_FILE), bytes).unwrap();
+        to
+    };
+    // Cut short by 5 bytes: block 3 is lost, blocks 1 and 2 replayed.
+    let torn = copy("torn", &whole[..whole.len() - 5]);
+    let s: Store = Store::open(&torn).unwrap();
+    assert_eq!(s.head().unwrap(), Some(heads[1].0));
+    assert!(s.verify().unwrap().ok());
+    assert!(!torn.join(WAL_FILE).exists());
+    // A damaged header: refused, the log kept.
+    let mut bad = whole.clone();
+    bad[10] ^= 1;
+    let damaged = copy("damaged", &bad);
+    let err = Store::<Mdbx>::open(&damaged).unwrap_err().to_string();
+    assert!(
+        err.contains("blocks.wal") && err.contains("header"),
+        "{err}"
+    );
+    assert!(damaged.join(WAL_FILE).exists());
+    // A record garbled before the end (its checksum fails): replay stops there, as
+    // RocksDB's point-in-time recovery does (after a system crash the unsynced tail may
+    // hold a garbled record before a whole one); the store whole at the block before.
+    let mut garbled = whole.clone();
+    garbled[84 + 12 + 72 + 8 + 1] ^= 0xff; // inside block 1's record
+    let cut = copy("garbled", &garbled);
+    let s: Store = Store::open(&cut).unwrap();
+    assert_eq!(s.head().unwrap().unwrap().number, 0);
+    drop(s);
+    // The whole log: all three blocks.
+    let s: Store = Store::open(&path).unwrap();
+    assert_eq!(s.head().unwrap(), Some(heads[2].0));
+    assert!(s.verify().unwrap().ok());
+    drop(s);
+    // Replayed again over a store that holds its blocks: skipped (a crash after a flush,
+    // before the log restarted), the same head.
+    let again = copy("again", &whole);
+    let s: Store = Store::open(&again).unwrap();
+    assert_eq!(s.head().unwrap(), Some(heads[2].0));
+    drop(s);
 }
 
 /// One hot account with thousands of slots and blocks of thousands of changes (the parallel

@@ -144,6 +144,10 @@ pub struct BenchArgs {
     /// --write-group`; default 1).
     #[arg(long, value_name = "BLOCKS")]
     write_group: Option<usize>,
+    /// With --state disk: the write-ahead log of the flat state on overlay rows (on|off, as
+    /// `run --wal`; default on where the overlay and a trie buffer hold).
+    #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
+    wal: Option<bool>,
     /// Where the pipeline runs recover senders, comma-separated: cpu (libsecp256k1 on the
     /// thread budget), gpu (refused, naming what is missing, where no GPU answers) and/or
     /// auto (the GPU when one answers, else the CPU); each a row of its own. Asks for the
@@ -312,6 +316,7 @@ impl BenchPlan {
             trie_buffer: args.trie_buffer,
             trie_journal: args.trie_journal,
             write_group: args.write_group,
+            wal: args.wal,
         };
         if options.disk && options.roots.is_empty() {
             bail!("--state disk measures the pipeline: give --root incremental");

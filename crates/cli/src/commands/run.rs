@@ -108,6 +108,15 @@ pub struct RunArgs {
     /// the blocks held, as it loses those not yet synced.
     #[arg(long, value_name = "BLOCKS")]
     write_group: Option<usize>,
+    /// With --state disk, the overlay and a trie buffer: a write-ahead log of the flat state
+    /// (on|off; default on wherever those hold, with one block per write). Each block's accounts, slots, codes, block hash and head are
+    /// appended to the store's log (blocks.wal: one sequential record of what the block
+    /// changed, durable under --sync) and held with its trie nodes in the trie buffer; the
+    /// store's B-tree is written when the buffer fills (--trie-buffer), many blocks at once,
+    /// as geth keeps its flat-state diffs in memory. Any command that opens the store to
+    /// write it (a run, db verify, export) replays the log first.
+    #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
+    wal: Option<bool>,
     /// With --state disk and --pipeline off: read every unit's state cold. Before the first
     /// block and after each commit the store is closed, the OS page cache of its files
     /// dropped (posix_fadvise, no privileges needed; Linux only) and the store reopened,
@@ -165,6 +174,7 @@ fn spec(args: &RunArgs) -> Result<RunSpec> {
             trie_buffer: args.trie_buffer,
             trie_journal: args.trie_journal,
             write_group: args.write_group,
+            wal: args.wal,
         },
         warm_spin: Some(args.pool.warm_spin),
         small_block_gas: Some(args.pool.small_block_gas),

@@ -98,6 +98,7 @@ fn run_disk_buffered(
     db: &Path,
     trie_buffer: Option<u64>,
     write_group: Option<usize>,
+    wal: Option<bool>,
 ) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_gigagas"));
     cmd.args(run_args(data, db));
@@ -106,6 +107,9 @@ fn run_disk_buffered(
     }
     if let Some(blocks) = write_group {
         cmd.args(["--write-group", &blocks.to_string()]);
+    }
+    if let Some(on) = wal {
+        cmd.args(["--wal", if on { "on" } else { "off" }]);
     }
     cmd.args(["--threads", "2"])
         .stdout(Stdio::null())
@@ -394,10 +398,18 @@ fn a_store_spares_hashing_its_own_genesis_again() {
 /// verifies from scratch, and the head never goes back; resuming reaches the head of an
 /// uninterrupted run. With the default trie buffer (256 MiB: these blocks never fill it, so
 /// every kill after the first block leaves trie nodes unflushed, rebuilt by `db verify`'s
-/// open).
+/// open) and the default write-ahead log (every block's flat state in the log only, replayed
+/// by that open).
 #[test]
 fn kill_and_resume() {
-    kill_and_resume_with(None, None);
+    kill_and_resume_with(None, None, None);
+}
+
+/// [`kill_and_resume`] without the write-ahead log: every block's flat state written into
+/// the store at its commit.
+#[test]
+fn kill_and_resume_without_the_log() {
+    kill_and_resume_with(None, None, Some(false));
 }
 
 /// [`kill_and_resume`] writing 3 blocks per transaction (`--write-group 3`, every-3): kills
@@ -405,24 +417,26 @@ fn kill_and_resume() {
 /// group written.
 #[test]
 fn kill_and_resume_with_write_groups() {
-    kill_and_resume_with(None, Some(3));
+    kill_and_resume_with(None, Some(3), None);
 }
 
 /// [`kill_and_resume`] with a 1 MiB trie buffer, flushed every few blocks: kills land
-/// during blocks with nodes buffered, and during or between flushes.
+/// during blocks with nodes buffered, and during or between flushes (with the log: the
+/// flush's sync and the log started anew).
 #[test]
 fn kill_and_resume_with_flushes() {
-    kill_and_resume_with(Some(1 << 20), None);
+    kill_and_resume_with(Some(1 << 20), None, None);
 }
 
 /// Without a trie buffer: every block's nodes written with it.
 #[test]
 fn kill_and_resume_unbuffered() {
-    kill_and_resume_with(Some(0), None);
+    kill_and_resume_with(Some(0), None, None);
 }
 
-fn kill_and_resume_with(trie_buffer: Option<u64>, write_group: Option<usize>) {
-    let run_disk = |data: &Path, db: &Path| run_disk_buffered(data, db, trie_buffer, write_group);
+fn kill_and_resume_with(trie_buffer: Option<u64>, write_group: Option<usize>, wal: Option<bool>) {
+    let run_disk =
+        |data: &Path, db: &Path| run_disk_buffered(data, db, trie_buffer, write_group, wal);
     let dir = tempfile::tempdir().unwrap();
     let data = chain(dir.path(), 24);
     let reference = dir.path().join("reference");
@@ -470,12 +484,20 @@ fn kill_and_resume_with(trie_buffer: Option<u64>, write_group: Option<usize>) {
             if child.try_wait().unwrap().is_some() || Instant::now() > deadline {
                 break;
             }
-            // Beside the run: its head only (the tries may be in its trie buffer).
+            // Beside the run: its head only (the tries may be in its trie buffer), or the
+            // write-ahead log's last block (the store's own head stays at the last flush).
             let head =
                 gigagas_store::Store::<gigagas_store::mdbx::Mdbx>::open_unrecovered(&db, true)
                     .ok()
-                    .and_then(|store| store.head().ok().flatten());
-            if head.is_some_and(|h| h.number >= target) {
+                    .and_then(|store| store.head().ok().flatten())
+                    .map(|h| h.number)
+                    .max(
+                        gigagas_store::wal_head(&db)
+                            .ok()
+                            .flatten()
+                            .map(|h| h.number),
+                    );
+            if head.is_some_and(|n| n >= target) {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
@@ -489,7 +511,7 @@ fn kill_and_resume_with(trie_buffer: Option<u64>, write_group: Option<usize>) {
         let lag = gigagas_store::Store::<gigagas_store::mdbx::Mdbx>::open_unrecovered(&db, true)
             .ok()
             .and_then(|store| store.trie_lag().ok().flatten());
-        lagged += usize::from(lag.is_some());
+        lagged += usize::from(lag.is_some() || db.join(gigagas_store::WAL_FILE).exists());
         let (number, _) = verified_head(&db);
         if let Some(&previous) = heads.last() {
             assert!(number >= previous, "head went back: {previous} → {number}");
@@ -502,7 +524,7 @@ fn kill_and_resume_with(trie_buffer: Option<u64>, write_group: Option<usize>) {
     );
     assert_eq!(verified_head(&db), (last, final_root));
     eprintln!(
-        "trie buffer {trie_buffer:?}, write group {write_group:?}: killed {killed} runs, {lagged} with trie nodes unflushed; heads after each kill: {heads:?}"
+        "trie buffer {trie_buffer:?}, write group {write_group:?}, wal {wal:?}: killed {killed} runs, {lagged} with trie nodes or flat state unflushed; heads after each kill: {heads:?}"
     );
     if trie_buffer == Some(0) {
         assert_eq!(lagged, 0);
@@ -536,16 +558,22 @@ fn the_trie_journal_carries_a_run_into_the_next() {
     assert!(ok, "{err}");
     assert!(out.contains("trie buffer journaled at the end"), "{out}");
     assert!(db.join(gigagas_store::TRIE_JOURNAL).is_file());
-    let lag = gigagas_store::Store::<gigagas_store::mdbx::Mdbx>::open_unrecovered(&db, true)
-        .unwrap()
-        .trie_lag()
-        .unwrap()
-        .expect("the tries wait in the journal");
-    assert_eq!((lag.0.number, lag.1.number), (0, 4));
+    // With the write-ahead log (the default) the store's own head stays at genesis: blocks
+    // 1-4 are in its log, their trie nodes in the journal.
+    assert_eq!(
+        gigagas_store::wal_head(&db).unwrap().map(|h| h.number),
+        Some(4)
+    );
+    let store =
+        gigagas_store::Store::<gigagas_store::mdbx::Mdbx>::open_unrecovered(&db, true).unwrap();
+    assert_eq!(store.head().unwrap().map(|h| h.number), Some(0));
+    drop(store);
     let (ok, out, err) = run_on_store(&long, &db);
     assert!(ok, "{err}");
     assert!(
-        err.contains("goes on from the last run's journal") && err.contains("blocks 1..=4"),
+        err.contains("replayed 4 block(s)")
+            && err.contains("goes on from the last run's journal")
+            && err.contains("blocks 1..=4"),
         "{err}"
     );
     assert_eq!(out.matches("= header").count(), 4, "{out}");

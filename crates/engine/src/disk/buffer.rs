@@ -130,7 +130,10 @@ impl DiskRoot {
                     store.path().display()
                 )
             })?;
+        // With the write-ahead log: the store synced, the log started anew.
+        self.restart_log(store)?;
         // Only now that its nodes are in the store: a reader cloning the list from here on
+
         // takes a snapshot that holds them.
         self.buffers
             .lock()

@@ -240,6 +240,104 @@ fn write_groups_give_the_same_store_and_hold_blocks_until_their_group_commits() 
     assert!(e.contains("state.write_group = 17"), "{e}");
 }
 
+/// The chain through the write-ahead log (every sync policy; a buffer that never fills and
+/// one that flushes every block): the header's roots; the store's own head stays at the last
+/// flush while the log's last block is the one committed; what the run leaves (the store,
+/// its log and its trie journal, or the store flushed) opens at the last block and verifies
+/// from scratch, equal to the store written without the log.
+#[test]
+fn the_write_ahead_log_gives_the_same_store_and_the_store_moves_only_at_a_flush() {
+    let data = chain();
+    let last = data.blocks.last().unwrap().number();
+    let first = data.blocks[0].number();
+    let mut stores = Vec::new();
+    for (wal, buffer, sync, journal) in [
+        (false, DEFAULT_TRIE_BUFFER, SyncPolicy::Every(3), true),
+        (true, DEFAULT_TRIE_BUFFER, SyncPolicy::Every(3), true),
+        (true, DEFAULT_TRIE_BUFFER, SyncPolicy::EveryBlock, false),
+        (true, DEFAULT_TRIE_BUFFER, SyncPolicy::End, true),
+        // A bound of 1 byte (below what `with_trie_buffer` takes): a flush every block.
+        (true, 1, SyncPolicy::Every(2), true),
+    ] {
+        let what = format!("wal {wal}, buffer {buffer}, sync {sync}, journal {journal}");
+        let (_dir, path) = genesis_store(&data);
+        let disk = DiskRoot::new(Store::open_with(&path, sync.durable_commits()).unwrap())
+            .with_sync(sync)
+            .unwrap()
+            .with_trie_journal(journal);
+        let disk = DiskRoot {
+            trie_buffer: buffer,
+            ..disk
+        }
+        .with_wal(wal)
+        .unwrap();
+        let disk = Arc::new(disk);
+        let mut heads = Vec::new();
+        for input in &data.blocks {
+            let changes = crate::root::change_set(
+                input.access_list.as_ref().unwrap(),
+                &crate::root::touched_post_state(
+                    &input.pre_state,
+                    input.access_list.as_ref().unwrap(),
+                ),
+            );
+            let pending = disk.compute(input, &changes).unwrap();
+            assert_eq!(
+                disk.commit(input, pending).unwrap(),
+                input.header.state_root,
+                "{what}"
+            );
+            heads.push(
+                disk.with_store(|s| Ok(s.head().unwrap().unwrap().number))
+                    .unwrap(),
+            );
+            if wal {
+                assert_eq!(
+                    gigagas_store::wal_head(&path).unwrap().map(|h| h.number),
+                    (buffer == DEFAULT_TRIE_BUFFER).then_some(input.number()),
+                    "{what}: the log's last block (none right after a flush restarted it)"
+                );
+            }
+        }
+        let expected: Vec<u64> = data
+            .blocks
+            .iter()
+            .map(|b| match (wal, buffer) {
+                // Nothing written into the store: the buffer never fills.
+                (true, DEFAULT_TRIE_BUFFER) => first - 1,
+                // Every block fills the 1 MiB buffer: flushed, the store at the block.
+                _ => b.number(),
+            })
+            .collect();
+        assert_eq!(heads, expected, "{what}");
+        if wal {
+            assert!(
+                disk.block_writes().iter().all(|w| w.wal_bytes > 0),
+                "{what}: {:?}",
+                disk.block_writes()
+            );
+        }
+        assert!(disk.finish().unwrap(), "{what}");
+        drop(disk);
+        let store: Store = Store::open(&path).unwrap();
+        assert_eq!(store.head().unwrap().unwrap().number, last, "{what}");
+        assert!(!path.join(gigagas_store::WAL_FILE).exists(), "{what}");
+        let verified = store.verify().unwrap();
+        assert!(verified.ok(), "{what}: {verified:?}");
+        stores.push(store.to_memory().unwrap().0);
+    }
+    assert!(stores.windows(2).all(|w| w[0] == w[1]));
+    // Without the overlay or a trie buffer: refused by name.
+    let dir = tempfile::tempdir().unwrap();
+    let store: Store = Store::create(&dir.path().join("db")).unwrap();
+    let e = DiskRoot::new(store)
+        .with_trie_buffer(0)
+        .unwrap()
+        .with_wal(true)
+        .unwrap_err();
+    assert!(e.contains("state.wal"), "{e}");
+}
+
 /// A `DiskRoot` the test keeps a handle on while the pipeline owns the state.
 struct Shared(Arc<DiskRoot>);
 

@@ -154,6 +154,7 @@ fn disk_defaults_follow_the_node() {
             trie_buffer: gigagas_engine::DEFAULT_TRIE_BUFFER,
             trie_journal: true,
             write_group: 1,
+            wal: true,
         }
     );
     let cold = RunSpec {
@@ -311,4 +312,82 @@ fn the_trie_journal_needs_a_trie_buffer_on_disk() {
     .unwrap_err()
     .to_string();
     assert!(e.contains("state.trie_journal"), "{e}");
+}
+
+/// The write-ahead log is on by default wherever the overlay, a trie buffer and one block
+/// per write hold, off elsewhere without a word, and asked for where they do not hold it is
+/// refused naming the field that rules it out.
+#[test]
+fn the_write_ahead_log_is_the_default_where_it_can_be_and_refused_by_name_elsewhere() {
+    let with = |wal: Option<bool>, state: StateSpec, pipeline: Option<bool>| {
+        RunSpec {
+            pipeline,
+            state: StateSpec { wal, ..state },
+            ..RunSpec::default()
+        }
+        .validate(2)
+    };
+    let wal = |v: gigagas_engine::ValidRun| match v.state {
+        ValidState::Disk { wal, .. } => wal,
+        ValidState::Memory => panic!("on disk"),
+    };
+    assert!(wal(with(None, disk(), None).unwrap()));
+    assert!(!wal(with(Some(false), disk(), None).unwrap()));
+    let no_buffer = StateSpec {
+        trie_buffer: Some(0),
+        ..disk()
+    };
+    let grouped = StateSpec {
+        write_group: Some(3),
+        ..disk()
+    };
+    let no_overlay = StateSpec {
+        overlay: Some(false),
+        ..disk()
+    };
+    // Off by default where it cannot be.
+    assert!(!wal(with(None, no_buffer.clone(), None).unwrap()));
+    assert!(!wal(with(None, grouped.clone(), None).unwrap()));
+    assert!(!wal(with(None, no_overlay.clone(), None).unwrap()));
+    assert!(!wal(with(None, disk(), Some(false)).unwrap()));
+    let refused = |state: StateSpec, pipeline: Option<bool>| {
+        let e = with(Some(true), state, pipeline).unwrap_err();
+        assert!(!e.why.contains("--"), "a flag in the engine's words: {e}");
+        (e.field, e.with)
+    };
+    assert_eq!(
+        refused(no_buffer, None),
+        ("state.wal", Some("state.trie_buffer"))
+    );
+    assert_eq!(
+        refused(grouped, None),
+        ("state.wal", Some("state.write_group"))
+    );
+    assert_eq!(
+        refused(no_overlay, None),
+        ("state.wal", Some("state.overlay"))
+    );
+    assert_eq!(
+        refused(disk(), Some(false)),
+        ("state.wal", Some("pipeline"))
+    );
+    let cold = StateSpec {
+        cold: true,
+        ..disk()
+    };
+    assert_eq!(
+        refused(cold, Some(false)),
+        ("state.wal", Some("state.cold"))
+    );
+    // In memory: a disk-only field.
+    let e = RunSpec {
+        state: StateSpec {
+            wal: Some(true),
+            ..StateSpec::default()
+        },
+        ..RunSpec::default()
+    }
+    .validate(2)
+    .unwrap_err();
+    assert_eq!(e.field, "state.wal");
 }

@@ -1,0 +1,128 @@
+//! The write-ahead log's side of [`DiskRoot`] (`state.wal`): a block's commit appends its
+//! flat writes to the store's log and merges everything it wrote into the trie buffer; the
+//! store's B-tree is written when the buffer fills (`docs/store.md`, "The write-ahead log").
+
+use super::{poisoned, DiskRoot, Writes};
+use crate::root::BlockWrite;
+use crate::sync::SyncPolicy;
+use gigagas_store::{PendingSync, Store, Wal};
+use std::sync::MutexGuard;
+use std::time::Instant;
+
+impl DiskRoot {
+    fn log(&self) -> Result<MutexGuard<'_, Option<Wal>>, String> {
+        self.log.lock().map_err(poisoned)
+    }
+
+    /// Commits the blocks held (`writes.group`, one with the log): each appended to the log,
+    /// then merged into the trie buffer (flushed when full: the store's B-tree written, synced,
+    /// and the log started anew), the policy's sync of the log started when due, and the
+    /// blocks taken off the overlay. The stat is the last block's.
+    pub(super) fn log_group(&self, writes: &mut Writes) -> Result<BlockWrite, String> {
+        let group = std::mem::take(&mut writes.group);
+        let Some(last) = group.last().map(|p| p.head().number) else {
+            return Err("a write with no block held".to_owned());
+        };
+        // The previous sync first: its error belongs to the blocks before these.
+        let t0 = Instant::now();
+        self.wait_flush(writes)?;
+        let mut stat = BlockWrite {
+            number: last,
+            persist_wait_ns: t0.elapsed().as_nanos() as u64,
+            ..BlockWrite::default()
+        };
+        let t1 = Instant::now();
+        {
+            let mut log = self.log()?;
+            let log = match &mut *log {
+                Some(log) => log,
+                none => none.insert(self.with_store(|store| {
+                    store.create_wal().map_err(|e| {
+                        format!(
+                            "store {}: starting its write-ahead log: {e}",
+                            store.path().display()
+                        )
+                    })
+                })?),
+            };
+            for pending in &group {
+                let n = pending.head().number;
+                stat.wal_bytes += log
+                    .append(pending)
+                    .map_err(|e| format!("block {n}: appending to the write-ahead log: {e} (the block is not committed)"))?
+                    .bytes;
+            }
+            let written = group.len() as u64;
+            match self.sync {
+                SyncPolicy::EveryBlock => {
+                    let t = Instant::now();
+                    log.sync().map_err(|e| {
+                        format!("block {last}: making the write-ahead log durable: {e}")
+                    })?;
+                    stat.persist_wait_ns += t.elapsed().as_nanos() as u64;
+                }
+                SyncPolicy::Every(n) if writes.unsynced + written >= n => {
+                    // Beside the next block's snapshot, prefetch and root.
+                    writes.flushing = Some((last, log.sync_in_background()));
+                    writes.unsynced = 0;
+                }
+                _ => writes.unsynced += written,
+            }
+        }
+        stat.write_ns = t1.elapsed().as_nanos() as u64;
+        let active = self
+            .buffers
+            .lock()
+            .map_err(poisoned)?
+            .last()
+            .cloned()
+            .ok_or("the trie buffer is missing")?;
+        let (blocks, bytes) = {
+            let mut b = active.write().map_err(poisoned)?;
+            for pending in &group {
+                b.merge_all(&pending.diff(), pending.parent(), pending.head());
+            }
+            (b.blocks(), b.bytes() as u64)
+        };
+        if bytes >= self.trie_buffer {
+            let t2 = Instant::now();
+            stat.flush = self.with_store(|store| self.flush_buffer(store))?;
+            stat.persist_wait_ns += t2.elapsed().as_nanos() as u64;
+        } else {
+            (stat.buffer_blocks, stat.buffer_bytes) = (blocks, bytes);
+        }
+        let mut pending = self.pending.lock().map_err(poisoned)?;
+        pending.committed = Some(last);
+        // Only now that they are in the trie buffer: a reader cloning the layers from here on
+        // reads them there.
+        for _ in &group {
+            pending.blocks.pop_front();
+        }
+        Ok(stat)
+    }
+
+    /// After the buffer's flush wrote the blocks it held into the store: the store synced
+    /// (the log must not go before its blocks are durable there) and the log started anew
+    /// at the store's head. A crash between the two replays records the store holds, which
+    /// replay skips.
+    pub(super) fn restart_log(&self, store: &Store) -> Result<(), String> {
+        if !self.wal {
+            return Ok(());
+        }
+        let shown = store.path().display();
+        store
+            .sync()
+            .map_err(|e| format!("store {shown}: making the buffer's flush durable: {e}"))?;
+        *self.log()? = Some(
+            store
+                .create_wal()
+                .map_err(|e| format!("store {shown}: starting its write-ahead log anew: {e}"))?,
+        );
+        Ok(())
+    }
+
+    /// The log's sync on its own thread (`None`: no log).
+    pub(super) fn log_sync_in_background(&self) -> Result<Option<PendingSync>, String> {
+        Ok(self.log()?.as_ref().map(Wal::sync_in_background))
+    }
+}
