@@ -412,8 +412,13 @@ fn print_run(
                         ms(f.ns)
                     )
                 });
+                let logged = if w.wal_bytes > 0 {
+                    format!(", logged {:.0} kB", w.wal_bytes as f64 / 1e3)
+                } else {
+                    String::new()
+                };
                 format!(
-                    "{read}  persist wait {:.1} ms{flush}",
+                    "{read}  persist wait {:.1} ms{logged}{flush}",
                     ms(w.persist_wait_ns)
                 )
             }
@@ -473,6 +478,23 @@ fn print_run(
             j.blocks,
             j.file_bytes as f64 / 1e6,
             ms(j.ns)
+        );
+    }
+    let logged: u64 = run
+        .blocks
+        .iter()
+        .filter_map(|b| b.write.map(|w| w.wal_bytes))
+        .sum();
+    if logged > 0 {
+        let flushes = run
+            .blocks
+            .iter()
+            .filter(|b| b.write.is_some_and(|w| w.flush.is_some()))
+            .count();
+        say!(
+            console,
+            "flat state through the write-ahead log: {:.2} MB appended to blocks.wal; the store's B-tree written at {flushes} buffer flush(es); the next command that opens the store to write it replays the blocks the log holds",
+            logged as f64 / 1e6
         );
     }
     if let Some(sync) = sync {
