@@ -23,8 +23,9 @@ use std::time::Instant;
 /// them: block N+1 is prefetched, executed and hashed while N's write transaction runs.
 #[derive(Debug)]
 pub struct DiskRoot {
-    /// `None` only while [`Self::evict`] reopens it (and after a failed reopen).
-    store: RwLock<Option<Store>>,
+    /// `None` only while [`Self::evict`] reopens it (and after a failed reopen). Shared with
+    /// a background flush of the trie buffer (the write-ahead log's).
+    store: RwLock<Option<Arc<Store>>>,
     codes: RwLock<Arc<CodeCache>>,
     cold: bool,
     sync: SyncPolicy,
@@ -90,6 +91,9 @@ struct Writes {
     /// The early writeback after the last block that was not synced (its number), if one
     /// was started (`Store::writeback_in_background`).
     writeback: Option<(u64, gigagas_store::PendingSync)>,
+    /// With the write-ahead log: the flush of a full trie buffer running on its own thread
+    /// while the next blocks go on (`disk/wal.rs`).
+    background: Option<wal::BackgroundFlush>,
 }
 
 /// The result of the early writeback started after block `.0`: an error names that block
@@ -110,7 +114,7 @@ impl DiskRoot {
     /// buffer of [`DEFAULT_TRIE_BUFFER`] bytes ([`Self::with_trie_buffer`]).
     pub fn new(store: Store) -> Self {
         Self {
-            store: RwLock::new(Some(store)),
+            store: RwLock::new(Some(Arc::new(store))),
             codes: RwLock::default(),
             cold: false,
             sync: SyncPolicy::EveryBlock,
@@ -226,6 +230,15 @@ impl DiskRoot {
         }
     }
 
+    /// The store itself, shared (a background flush holds it while the run goes on).
+    fn shared_store(&self) -> Result<Arc<Store>, String> {
+        self.store
+            .read()
+            .map_err(poisoned)?
+            .clone()
+            .ok_or_else(|| "the state store could not be reopened after the last block".to_owned())
+    }
+
     /// Cold mode: from now on, and between blocks (after each commit, outside the timed
     /// run), the store is closed (its memory map released), the OS page cache of its files is
     /// dropped ([`drop_file_cache`]), the code cache emptied and the store reopened, so that
@@ -267,7 +280,7 @@ impl DiskRoot {
             Store::open(&path)
         }
         .map_err(|e| format!("reopening {}: {e}", path.display()))?;
-        *store = Some(reopened);
+        *store = Some(Arc::new(reopened));
         *self.codes.write().map_err(poisoned)? = Arc::default();
         Ok(())
     }
@@ -520,6 +533,14 @@ impl IncrementalState for DiskRoot {
             let mut stats = self.stats.lock().map_err(poisoned)?;
             if let Some(held) = stats.iter_mut().rev().find(|w| w.number == stat.number) {
                 *held = stat;
+            }
+        }
+        // A background flush still running: its blocks durable in the store before the end's
+        // journal (which continues the store it leaves).
+        if let Some(stats) = self.collect_background(&mut writes, true)? {
+            let mut all = self.stats.lock().map_err(poisoned)?;
+            if let Some(last) = all.last_mut() {
+                last.flush = Some(stats);
             }
         }
         let mut flushed = writes.flushing.is_some();

@@ -51,7 +51,7 @@ use std::{
     path::{Path, PathBuf},
 };
 pub use view::{ReadError, View};
-pub use wal::{wal_head, Wal, WalAppend, WalReplay, WAL_FILE};
+pub use wal::{wal_head, Wal, WalAppend, WalReplay, WAL_FILE, WAL_OLD};
 
 /// What the `format` record of a gigagas store says.
 pub const FORMAT: &[u8] = b"gigagas.store/1";

@@ -20,7 +20,7 @@ use std::{
 pub const WRITER_LOCK: &str = "writer.lock";
 
 /// The files a store directory may hold; none of them may be a symbolic link.
-pub(crate) const STORE_FILES: [&str; 8] = [
+pub(crate) const STORE_FILES: [&str; 9] = [
     "mdbx.dat",
     "mdbx.lck",
     crate::persist::TRIE_LOCK,
@@ -29,6 +29,7 @@ pub(crate) const STORE_FILES: [&str; 8] = [
     crate::journal::TRIE_JOURNAL_TMP,
     crate::wal::WAL_FILE,
     crate::wal::WAL_TMP,
+    crate::wal::WAL_OLD,
 ];
 
 /// Refuses a store directory that is a symbolic link, or whose store files are symbolic links

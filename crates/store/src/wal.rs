@@ -39,6 +39,10 @@ use std::time::Instant;
 pub const WAL_FILE: &str = "blocks.wal";
 /// The name a new log is written under before the rename.
 pub(crate) const WAL_TMP: &str = "blocks.wal.tmp";
+/// The log's older segment while a background flush writes its blocks into the store
+/// ([`Wal::rotate`]); replayed before [`WAL_FILE`], removed once the flush is durable
+/// ([`Store::retire_wal_segment`]).
+pub const WAL_OLD: &str = "blocks.wal.1";
 /// The log's first bytes (the format's version in the last two).
 const MAGIC: &[u8; 8] = b"gg-wal01";
 const HEADER_BYTES: usize = 8 + 72 + 4;
@@ -271,6 +275,25 @@ impl Wal {
         })
     }
 
+    /// Starts a new segment at the log's last block, keeping the current one as [`WAL_OLD`]
+    /// until the flush of its blocks is durable ([`Store::retire_wal_segment`]): the blocks
+    /// after it are appended to the new one meanwhile. Refused while an older segment is
+    /// still there (one flush at a time). A crash in between leaves the old segment alone,
+    /// or both: replay reads them in order.
+    pub fn rotate(&mut self) -> Result<(), Error> {
+        let dir = self.path.parent().map(Path::to_owned).unwrap_or_default();
+        let old = dir.join(WAL_OLD);
+        if old.exists() {
+            return Err(Error::Backend(format!(
+                "{}: the log's older segment is still there: its flush has not been retired",
+                old.display()
+            )));
+        }
+        std::fs::rename(&self.path, &old).map_err(io(&old))?;
+        *self = Self::create(&dir, self.last)?;
+        Ok(())
+    }
+
     /// The block the log's last record brings the store to.
     pub fn last(&self) -> Head {
         self.last
@@ -304,13 +327,21 @@ impl Wal {
 /// appends to it (the store's own head stays at the last flush meanwhile); reads the file,
 /// never writes.
 pub fn wal_head(dir: &Path) -> Result<Option<Head>, Error> {
-    let path = dir.join(WAL_FILE);
-    let file = match File::open(&path) {
+    // The newer segment's last record, else the older one's (a segment just started).
+    match segment_head(&dir.join(WAL_FILE))? {
+        Some(head) => Ok(Some(head)),
+        None => segment_head(&dir.join(WAL_OLD)),
+    }
+}
+
+/// [`wal_head`] of one segment.
+fn segment_head(path: &Path) -> Result<Option<Head>, Error> {
+    let file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io(&path)(e)),
+        Err(e) => return Err(io(path)(e)),
     };
-    let mut left = file.metadata().map_err(io(&path))?.len();
+    let mut left = file.metadata().map_err(io(path))?.len();
     let mut r = BufReader::with_capacity(1 << 20, file);
     let mut header = [0u8; HEADER_BYTES];
     if left < HEADER_BYTES as u64 || r.read_exact(&mut header).is_err() {
@@ -337,6 +368,13 @@ fn sync_dir(dir: &Path) -> Result<(), Error> {
 }
 
 impl<B: crate::kv::Backend> Store<B> {
+    /// Removes the log's older segment ([`Wal::rotate`]) once the flush of its blocks is
+    /// durable (after [`Self::flush_trie`] and [`Self::sync`]).
+    pub fn retire_wal_segment(&self) -> Result<(), Error> {
+        crate::journal::remove_file(&self.path.join(WAL_OLD))?;
+        sync_dir(&self.path)
+    }
+
     /// Starts a new write-ahead log at the store's head (replacing any: call it only on a
     /// store whose log was replayed, which every writable open does).
     pub fn create_wal(&self) -> Result<Wal, Error> {
@@ -351,7 +389,28 @@ impl<B: crate::kv::Backend> Store<B> {
     /// does not follow the store is an error naming the file: the log holds state.
     pub(crate) fn replay_wal(&self, progress: &dyn Fn(&str)) -> Result<Option<WalReplay>, Error> {
         crate::journal::remove_file(&self.path.join(WAL_TMP))?;
-        let path = self.path.join(WAL_FILE);
+        // The older segment first (a flush of its blocks was running), then the log.
+        let mut done: Option<WalReplay> = None;
+        for name in [WAL_OLD, WAL_FILE] {
+            if let Some(r) = self.replay_segment(name, progress)? {
+                let d = done.get_or_insert_with(WalReplay::default);
+                d.blocks += r.blocks;
+                d.skipped += r.skipped;
+                d.torn_bytes += r.torn_bytes;
+                d.file_bytes += r.file_bytes;
+                d.ns += r.ns;
+            }
+        }
+        Ok(done)
+    }
+
+    /// [`Self::replay_wal`] of one segment.
+    fn replay_segment(
+        &self,
+        name: &str,
+        progress: &dyn Fn(&str),
+    ) -> Result<Option<WalReplay>, Error> {
+        let path = self.path.join(name);
         let file = match File::open(&path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),

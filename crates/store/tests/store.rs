@@ -435,6 +435,7 @@ proptest! {
         crash_at in prop::collection::vec(prop::bool::weighted(0.2), 7),
         journal_at in prop::collection::vec(prop::bool::weighted(0.25), 7),
         take_journal in prop::collection::vec(any::<bool>(), 7),
+        late in prop::collection::vec(any::<bool>(), 7),
     ) {
         use gigagas_store::{Overlay, SharedTrieBuffer, WAL_FILE};
         use std::sync::Arc;
@@ -447,11 +448,12 @@ proptest! {
         let mut store = Some(store);
         let mut active: Arc<SharedTrieBuffer> = Arc::default();
         let mut frozen: Option<Arc<SharedTrieBuffer>> = None;
-        // A flush: the buffer's blocks written into the store, synced, the log started anew.
-        let flush = |s: &Store, b: &SharedTrieBuffer| -> gigagas_store::Wal {
+        // A flush (the log's segment was rotated when the buffer froze): the buffer's blocks
+        // written into the store, synced, the older segment retired.
+        let flush = |s: &Store, b: &SharedTrieBuffer| {
             s.flush_trie(&b.read().unwrap()).unwrap();
             s.sync().unwrap();
-            s.create_wal().unwrap()
+            s.retire_wal_segment().unwrap();
         };
         for (i, block) in blocks.iter().enumerate() {
             let number = i as u64 + 1;
@@ -474,8 +476,14 @@ proptest! {
                 .compute_block_overlay(&overlay, block, &changes, &[], Parallelism::Serial)
                 .unwrap();
             prop_assert_eq!(computed.head(), head);
+            // A frozen buffer's flush: now, or (late) still running while this block is
+            // appended to the new segment.
             if let Some(f) = frozen.take() {
-                wal = Some(flush(s, &f));
+                if late[i] {
+                    frozen = Some(f);
+                } else {
+                    flush(s, &f);
+                }
             }
             let log = wal.as_mut().unwrap();
             log.append(&computed).unwrap();
@@ -483,13 +491,25 @@ proptest! {
             active.write().unwrap().merge_all(&computed.diff(), computed.parent(), computed.head());
             // The store itself is still at the last flush.
             prop_assert!(s.head().unwrap().unwrap().number < number);
+            if flush_at[i] && !journal_at[i] {
+                // The buffer frozen for a flush (one at a time: a late one ends first) and
+                // the log's segment rotated: the next blocks go to a new one.
+                if let Some(f) = frozen.take() {
+                    flush(s, &f);
+                }
+                frozen = Some(std::mem::take(&mut active));
+                wal.as_mut().unwrap().rotate().unwrap();
+            }
             if crash_at[i] {
-                // The process dies (the page cache keeps what it appended): the buffer is
-                // lost, the store reopened, the log replayed and the tries rebuilt.
+                // The process dies (the page cache keeps what it appended; a flush frozen and
+                // not yet written leaves the older segment too): the buffers are lost, the
+                // store reopened, both segments replayed in order and the tries rebuilt.
+                frozen = None;
                 drop(wal.take());
                 drop(store.take());
                 let s: Store = Store::open(&path).unwrap();
                 prop_assert!(!path.join(WAL_FILE).exists());
+                prop_assert!(!path.join(gigagas_store::WAL_OLD).exists());
                 prop_assert_eq!(s.head().unwrap(), Some(head));
                 prop_assert_eq!(s.trie_lag().unwrap(), None);
                 let verified = s.verify().unwrap();
@@ -502,7 +522,7 @@ proptest! {
                 // journaled (its flat writes are in the log); the next open replays the log,
                 // then takes the journal as a buffer or writes it into the tries.
                 if let Some(f) = frozen.take() {
-                    wal = Some(flush(s, &f));
+                    flush(s, &f);
                 }
                 let stats = s.journal_trie(&active.read().unwrap()).unwrap();
                 prop_assert_eq!(stats.through, number);
@@ -529,8 +549,6 @@ proptest! {
                 }
                 wal = Some(s.create_wal().unwrap());
                 store = Some(s);
-            } else if flush_at[i] {
-                frozen = Some(std::mem::take(&mut active));
             }
         }
         let s = store.as_ref().unwrap();

@@ -3,11 +3,24 @@
 //! store's B-tree is written when the buffer fills (`docs/store.md`, "The write-ahead log").
 
 use super::{poisoned, DiskRoot, Writes};
-use crate::root::BlockWrite;
+use crate::root::{BlockWrite, Flush};
 use crate::sync::SyncPolicy;
-use gigagas_store::{PendingSync, Store, Wal};
-use std::sync::MutexGuard;
+use gigagas_store::{PendingSync, SharedTrieBuffer, Store, Wal};
+use std::sync::{Arc, MutexGuard};
 use std::time::Instant;
+
+/// A full trie buffer being written into the store on its own thread (geth's path database
+/// flushes its frozen buffer the same way): the blocks after it go on, appended to a new
+/// segment of the log and merged into a new buffer, reading the frozen one until the flush
+/// is durable.
+#[derive(Debug)]
+pub(super) struct BackgroundFlush {
+    /// The buffer being written (still read until the flush is taken in).
+    frozen: Arc<SharedTrieBuffer>,
+    /// Its last block.
+    through: u64,
+    thread: std::thread::JoinHandle<Result<Flush, String>>,
+}
 
 impl DiskRoot {
     fn log(&self) -> Result<MutexGuard<'_, Option<Wal>>, String> {
@@ -84,9 +97,15 @@ impl DiskRoot {
             }
             (b.blocks(), b.bytes() as u64)
         };
+        // A background flush that has ended: taken in (its buffer leaves the reads).
+        stat.flush = self.collect_background(writes, false)?;
         if bytes >= self.trie_buffer {
+            // The one before must end first (one frozen buffer at a time): the wait counts.
             let t2 = Instant::now();
-            stat.flush = self.with_store(|store| self.flush_buffer(store))?;
+            if let Some(done) = self.collect_background(writes, true)? {
+                stat.flush = Some(done);
+            }
+            self.start_background(writes, &active)?;
             stat.persist_wait_ns += t2.elapsed().as_nanos() as u64;
         } else {
             (stat.buffer_blocks, stat.buffer_bytes) = (blocks, bytes);
@@ -99,6 +118,83 @@ impl DiskRoot {
             pending.blocks.pop_front();
         }
         Ok(stat)
+    }
+
+    /// Freezes `active` (the buffer blocks merged into: full), starts a new one for the next
+    /// blocks, starts a new segment of the log at its last block, and writes it into the
+    /// store on its own thread: the flush's write transaction, the store's sync, then the
+    /// older segment removed. Nothing else writes the store meanwhile (with the log, blocks
+    /// only append to it).
+    fn start_background(
+        &self,
+        writes: &mut Writes,
+        active: &Arc<SharedTrieBuffer>,
+    ) -> Result<(), String> {
+        let through = active
+            .read()
+            .map_err(poisoned)?
+            .through()
+            .map_or(0, |h| h.number);
+        self.buffers.lock().map_err(poisoned)?.push(Arc::default());
+        if let Some(log) = &mut *self.log()? {
+            log.rotate().map_err(|e| {
+                format!("block {through}: starting a new segment of the write-ahead log: {e}")
+            })?;
+        }
+        let store = self.shared_store()?;
+        let frozen = active.clone();
+        let flushing = frozen.clone();
+        let thread = std::thread::Builder::new()
+            .name("buffer-flush".into())
+            .spawn(move || -> Result<Flush, String> {
+                let shown = store.path().display().to_string();
+                let stats = store
+                    .flush_trie(&*flushing.read().map_err(poisoned)?)
+                    .map_err(|e| format!("store {shown}: flushing the buffer: {e}"))?;
+                store.sync().map_err(|e| {
+                    format!("store {shown}: making the buffer's flush durable: {e}")
+                })?;
+                store.retire_wal_segment().map_err(|e| {
+                    format!(
+                        "store {shown}: removing the flushed segment of the write-ahead log: {e}"
+                    )
+                })?;
+                Ok(stats)
+            })
+            .map_err(|e| format!("block {through}: starting the buffer's flush: {e}"))?;
+        writes.background = Some(BackgroundFlush {
+            frozen,
+            through,
+            thread,
+        });
+        Ok(())
+    }
+
+    /// Takes in the background flush when it has ended (or, with `wait`, once it ends): its
+    /// buffer leaves the reads (the store holds its blocks now). Its error is the run's,
+    /// naming its blocks. `None`: none, or still running.
+    pub(super) fn collect_background(
+        &self,
+        writes: &mut Writes,
+        wait: bool,
+    ) -> Result<Option<Flush>, String> {
+        let Some(flush) = writes.background.take() else {
+            return Ok(None);
+        };
+        if !wait && !flush.thread.is_finished() {
+            writes.background = Some(flush);
+            return Ok(None);
+        }
+        let stats = flush
+            .thread
+            .join()
+            .map_err(|_| format!("the flush of the blocks up to {} panicked", flush.through))?
+            .map_err(|e| format!("the flush of the blocks up to {}: {e}", flush.through))?;
+        self.buffers
+            .lock()
+            .map_err(poisoned)?
+            .retain(|b| !Arc::ptr_eq(b, &flush.frozen));
+        Ok(Some(stats))
     }
 
     /// After the buffer's flush wrote the blocks it held into the store: the store synced
