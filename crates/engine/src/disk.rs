@@ -230,6 +230,16 @@ impl DiskRoot {
         }
     }
 
+    /// The trie buffer blocks are merged into (the newest).
+    fn active_buffer(&self) -> Result<Arc<SharedTrieBuffer>, String> {
+        self.buffers
+            .lock()
+            .map_err(poisoned)?
+            .last()
+            .cloned()
+            .ok_or_else(|| "the trie buffer is missing".to_owned())
+    }
+
     /// The store itself, shared (a background flush holds it while the run goes on).
     fn shared_store(&self) -> Result<Arc<Store>, String> {
         self.store
@@ -292,102 +302,6 @@ impl DiskRoot {
             return 1;
         }
         self.write_group
-    }
-
-    /// Writes the blocks held for their group (`writes.group`, oldest first) in one write
-    /// transaction, merges their trie nodes into the trie buffer (flushing it when full),
-    /// starts the policy's sync when due, and takes them off the overlay. The stat is the
-    /// last block's.
-    fn write_group(&self, writes: &mut Writes) -> Result<BlockWrite, String> {
-        if self.wal {
-            return self.log_group(writes);
-        }
-        let group = std::mem::take(&mut writes.group);
-        let Some(last) = group.last().map(|p| p.head().number) else {
-            return Err("a group write with no block held".to_owned());
-        };
-        // The previous flush first: its error belongs to the blocks before these (and MDBX
-        // would make this write transaction wait for it anyway).
-        let t0 = Instant::now();
-        self.wait_flush(writes)?;
-        let mut persist_wait_ns = t0.elapsed().as_nanos() as u64;
-        let buffered = self.trie_buffer > 0;
-        let mut stat = BlockWrite {
-            number: last,
-            ..BlockWrite::default()
-        };
-        let flushing = self.with_store(|store| {
-            let t1 = Instant::now();
-            if buffered {
-                store.commit_blocks_flat(&group)
-            } else {
-                store.commit_blocks(&group)
-            }
-            .map_err(|e| format!("store {}: {e}", store.path().display()))?;
-            stat.write_ns = t1.elapsed().as_nanos() as u64;
-            if buffered {
-                let active = self
-                    .buffers
-                    .lock()
-                    .map_err(poisoned)?
-                    .last()
-                    .cloned()
-                    .ok_or("the trie buffer is missing")?;
-                let (blocks, bytes) = {
-                    let mut b = active.write().map_err(poisoned)?;
-                    for pending in &group {
-                        b.merge(&pending.diff(), pending.head());
-                    }
-                    (b.blocks(), b.bytes() as u64)
-                };
-                if bytes >= self.trie_buffer {
-                    let t2 = Instant::now();
-                    stat.flush = self.flush_buffer(store)?;
-                    persist_wait_ns += t2.elapsed().as_nanos() as u64;
-                } else {
-                    (stat.buffer_blocks, stat.buffer_bytes) = (blocks, bytes);
-                }
-            }
-            let written = group.len() as u64;
-            let flush = matches!(self.sync, SyncPolicy::Every(n) if writes.unsynced + written >= n);
-            // Beside the next block's snapshot, prefetch and root, which only read.
-            Ok(flush.then(|| store.sync_in_background()))
-        })?;
-        writes.unsynced = if flushing.is_some() {
-            0
-        } else {
-            writes.unsynced + group.len() as u64
-        };
-        if flushing.is_none() && self.sync != SyncPolicy::EveryBlock {
-            // The policy's sync comes later: the device starts on these blocks' pages now,
-            // beside the next blocks, so that sync (the last one inside the run's time) waits
-            // for less. One at a time: while the last one still queues pages, these are left
-            // to the next one or to the sync.
-            if writes
-                .writeback
-                .as_ref()
-                .is_none_or(|(_, w)| w.is_finished())
-            {
-                if let Some(done) = writes.writeback.take() {
-                    wait_writeback(done)?;
-                }
-                writes.writeback = self
-                    .with_store(|store| Ok(store.writeback_in_background()))?
-                    .map(|w| (last, w));
-            }
-        }
-        writes.flushing = flushing.map(|f| (last, f));
-        stat.persist_wait_ns = persist_wait_ns;
-        let mut pending = self.pending.lock().map_err(poisoned)?;
-        pending.committed = Some(last);
-        if self.overlay {
-            // Only now that they are in the store (or the trie buffer): a reader cloning the
-            // layers from here on takes a snapshot that holds them.
-            for _ in &group {
-                pending.blocks.pop_front();
-            }
-        }
-        Ok(stat)
     }
 
     /// The sync that makes the blocks committed so far durable, started on its own thread:
@@ -649,6 +563,7 @@ impl IncrementalState for DiskRoot {
 }
 
 mod buffer;
+mod group;
 #[cfg(test)]
 mod tests;
 mod wal;

@@ -83,13 +83,7 @@ impl DiskRoot {
             }
         }
         stat.write_ns = t1.elapsed().as_nanos() as u64;
-        let active = self
-            .buffers
-            .lock()
-            .map_err(poisoned)?
-            .last()
-            .cloned()
-            .ok_or("the trie buffer is missing")?;
+        let active = self.active_buffer()?;
         let (blocks, bytes) = {
             let mut b = active.write().map_err(poisoned)?;
             for pending in &group {
