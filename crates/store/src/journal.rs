@@ -425,11 +425,11 @@ impl<B: Backend> Store<B> {
                 t.number == header.base.number && h.number == header.through.number
             });
             progress(&format!(
-                "{}: it takes the tries from block {} to block {}, but the store's tries are at block {} and its state at block {}{}; removed",
+                "{}: it takes the tries from block {} to block {}, but the store's tries are at {} and its state at block {}{}; removed",
                 path.display(),
                 header.base.number,
                 header.through.number,
-                lag.map_or(String::from("its head"), |(t, _)| t.number.to_string()),
+                lag.map_or(String::from("its head"), |(t, _)| format!("block {}", t.number)),
                 self.require_head()?.number,
                 if same_numbers {
                     ": the same numbers, but its blocks' hashes or roots are not the store's (another chain's journal, or a damaged one)"

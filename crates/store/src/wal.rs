@@ -146,13 +146,10 @@ fn encode_record(parent: &Head, head: &Head, diff: &KvDiff) -> (Vec<u8>, u64) {
     (out, entries)
 }
 
-/// A payload whose checksum held but which does not decode: damage, never a torn write.
+/// A payload whose checksum held but which does not decode: damage, never a torn write
+/// (the caller names the file).
 fn bad(what: String) -> Error {
-    Error::Corrupt {
-        table: WAL_FILE,
-        key: String::new(),
-        what,
-    }
+    Error::Backend(what)
 }
 
 /// Decodes a record's payload (its checksum already checked).
@@ -195,9 +192,16 @@ fn decode_record(p: &[u8]) -> Result<(Head, Head, KvDiff), Error> {
     Ok((parent, head, diff))
 }
 
+/// The least payload: two heads and the entry count. A shorter length is a torn tail (a
+/// tail of zeros reads as length 0 with checksum 0, which the empty payload's CRC-32C is).
+const MIN_RECORD: u64 = 72 + 72 + 8;
+/// A payload longer than this has its checksum checked in chunks before it is allocated.
+const CHECK_FIRST: u64 = 1 << 20;
+
 /// Reads the next record: `Ok(None)` at the end of the file, `Err(n)` for a record cut
 /// short or whose checksum fails (`n`: the bytes from its start to the end of the file).
-fn read_record(r: &mut impl Read, left: u64) -> Result<Option<Vec<u8>>, u64> {
+/// Memory: the payload, allocated only once its checksum held when it is large.
+fn read_record<R: Read + std::io::Seek>(r: &mut R, left: u64) -> Result<Option<Vec<u8>>, u64> {
     if left == 0 {
         return Ok(None);
     }
@@ -207,8 +211,25 @@ fn read_record(r: &mut impl Read, left: u64) -> Result<Option<Vec<u8>>, u64> {
     }
     let len = u64::from_le_bytes(h[..8].try_into().unwrap_or_default());
     let sum = u32::from_le_bytes(h[8..].try_into().unwrap_or_default());
-    if len > MAX_RECORD || len > left - 12 {
+    if !(MIN_RECORD..=MAX_RECORD).contains(&len) || len > left - 12 {
         return Err(left);
+    }
+    if len > CHECK_FIRST {
+        // A damaged length must not make the reader allocate it: the checksum first.
+        let mut digest = CRC.digest();
+        let mut chunk = vec![0u8; CHECK_FIRST as usize];
+        let mut rest = len;
+        while rest > 0 {
+            let n = rest.min(CHECK_FIRST) as usize;
+            if r.read_exact(&mut chunk[..n]).is_err() {
+                return Err(left);
+            }
+            digest.update(&chunk[..n]);
+            rest -= n as u64;
+        }
+        if digest.finalize() != sum || r.seek(std::io::SeekFrom::Current(-(len as i64))).is_err() {
+            return Err(left);
+        }
     }
     let mut p = vec![0u8; len as usize];
     if r.read_exact(&mut p).is_err() || CRC.checksum(&p) != sum {
@@ -289,6 +310,9 @@ impl Wal {
                 old.display()
             )));
         }
+        // Its records durable before the newer segment takes the next blocks: a system crash
+        // must not leave a gap that the newer segment's synced records lie beyond.
+        self.sync()?;
         std::fs::rename(&self.path, &old).map_err(io(&old))?;
         *self = Self::create(&dir, self.last)?;
         Ok(())
@@ -389,10 +413,13 @@ impl<B: crate::kv::Backend> Store<B> {
     /// does not follow the store is an error naming the file: the log holds state.
     pub(crate) fn replay_wal(&self, progress: &dyn Fn(&str)) -> Result<Option<WalReplay>, Error> {
         crate::journal::remove_file(&self.path.join(WAL_TMP))?;
-        // The older segment first (a flush of its blocks was running), then the log.
+        // The older segment first (a flush of its blocks was running), then the log; both
+        // removed only once both replayed (an error leaves them as they are).
         let mut done: Option<WalReplay> = None;
         for name in [WAL_OLD, WAL_FILE] {
-            if let Some(r) = self.replay_segment(name, progress)? {
+            if let Some(r) =
+                self.replay_segment(name, done.is_some_and(|d| d.torn_bytes > 0), progress)?
+            {
                 let d = done.get_or_insert_with(WalReplay::default);
                 d.blocks += r.blocks;
                 d.skipped += r.skipped;
@@ -401,13 +428,23 @@ impl<B: crate::kv::Backend> Store<B> {
                 d.ns += r.ns;
             }
         }
+        if done.is_some() {
+            // Durable before the log goes (a store opened with batched syncs).
+            self.sync()?;
+            for name in [WAL_OLD, WAL_FILE] {
+                crate::journal::remove_file(&self.path.join(name))?;
+            }
+            sync_dir(&self.path)?;
+        }
         Ok(done)
     }
 
     /// [`Self::replay_wal`] of one segment.
+    /// `after_tear`: the older segment was cut short, so any record here lies beyond a gap.
     fn replay_segment(
         &self,
         name: &str,
+        after_tear: bool,
         progress: &dyn Fn(&str),
     ) -> Result<Option<WalReplay>, Error> {
         let path = self.path.join(name);
@@ -420,14 +457,10 @@ impl<B: crate::kv::Backend> Store<B> {
         let file_bytes = file.metadata().map_err(io(&path))?.len();
         let mut r = BufReader::with_capacity(1 << 20, file);
         let refuse = |why: String| {
-            Error::Corrupt {
-            table: WAL_FILE,
-            key: String::new(),
-            what: format!(
+            Error::Backend(format!(
                 "{}: {why}; the blocks it holds after the store's head cannot be replayed (move it away to open the store at its own head)",
                 path.display()
-            ),
-        }
+            ))
         };
         let mut header = [0u8; HEADER_BYTES];
         if file_bytes < HEADER_BYTES as u64 || r.read_exact(&mut header).is_err() {
@@ -443,13 +476,19 @@ impl<B: crate::kv::Backend> Store<B> {
         }
         let base = codec::decode_head(&body[8..])?;
         let mut head = self.require_head()?;
-        if base.number > head.number {
+        let mut left = file_bytes - HEADER_BYTES as u64;
+        if after_tear && left > 0 {
+            return Err(refuse(format!(
+                "{WAL_OLD} was cut short before block {}, and this newer segment holds what follows it (the older one was synced before this one started: damage, not a crash)",
+                base.number
+            )));
+        }
+        if base.number > head.number && left > 0 {
             return Err(refuse(format!(
                 "it continues block {}, but the store's head is block {}",
                 base.number, head.number
             )));
         }
-        let mut left = file_bytes - HEADER_BYTES as u64;
         let mut stats = WalReplay {
             file_bytes,
             ..WalReplay::default()
@@ -470,7 +509,12 @@ impl<B: crate::kv::Backend> Store<B> {
                 }
             };
             left -= 12 + p.len() as u64;
-            let (parent, block, diff) = decode_record(&p).map_err(|e| refuse(e.to_string()))?;
+            let (parent, block, diff) = decode_record(&p).map_err(|e| {
+                refuse(match e {
+                    Error::Backend(why) => why,
+                    e => e.to_string(),
+                })
+            })?;
             if block.number <= head.number && stats.blocks == 0 && batch.is_empty() {
                 // Written into the store by a flush the log's reset did not follow.
                 let stored = kv.get(Table::BlockHashes, &block.number.to_be_bytes())?;
@@ -505,10 +549,6 @@ impl<B: crate::kv::Backend> Store<B> {
             stats.blocks += batch.len() as u64;
             self.commit_blocks_flat(&batch)?;
         }
-        // Durable before the log goes (a store opened with batched syncs).
-        self.sync()?;
-        crate::journal::remove_file(&path)?;
-        sync_dir(&self.path)?;
         stats.ns = t0.elapsed().as_nanos() as u64;
         if stats.blocks > 0 || stats.skipped > 0 {
             progress(&format!(
@@ -551,7 +591,7 @@ mod tests {
     fn a_record_reads_back_as_the_block_it_was_written_from() {
         let (rec, entries) = encode_record(&head(1), &head(2), &sample());
         assert_eq!(entries, 5);
-        let p = read_record(&mut rec.as_slice(), rec.len() as u64)
+        let p = read_record(&mut std::io::Cursor::new(&rec[..]), rec.len() as u64)
             .unwrap()
             .unwrap();
         let (parent, h, diff) = decode_record(&p).unwrap();
@@ -573,7 +613,7 @@ mod tests {
         let (rec, _) = encode_record(&head(1), &head(2), &sample());
         for cut in 0..rec.len() {
             assert_eq!(
-                read_record(&mut &rec[..cut], cut as u64),
+                read_record(&mut std::io::Cursor::new(&rec[..cut]), cut as u64),
                 if cut == 0 { Ok(None) } else { Err(cut as u64) },
                 "cut at {cut}"
             );
@@ -585,7 +625,7 @@ mod tests {
             // A flipped length may still fit the file only if it shrank: then the checksum
             // covers other bytes and fails.
             assert!(
-                read_record(&mut bad.as_slice(), n).is_err(),
+                read_record(&mut std::io::Cursor::new(&bad[..]), n).is_err(),
                 "bit {bit} flipped read as a whole record"
             );
         }
@@ -595,6 +635,29 @@ mod tests {
     fn an_absurd_length_is_refused_before_allocating() {
         let mut rec = vec![0u8; 12];
         rec[..8].copy_from_slice(&u64::MAX.to_le_bytes());
-        assert_eq!(read_record(&mut rec.as_slice(), 1 << 40), Err(1 << 40));
+        assert_eq!(
+            read_record(&mut std::io::Cursor::new(&rec[..]), 1 << 40),
+            Err(1 << 40)
+        );
+        // A length within the bound over a file of zeros (a sparse or zero-filled tail):
+        // the checksum, read in chunks, fails before the payload is allocated.
+        let mut big = vec![0u8; 12 + (3 << 20)];
+        big[..8].copy_from_slice(&(3u64 << 20).to_le_bytes());
+        big[8..12].copy_from_slice(&0x1234_5678u32.to_le_bytes());
+        let n = big.len() as u64;
+        assert_eq!(read_record(&mut std::io::Cursor::new(&big[..]), n), Err(n));
+    }
+
+    #[test]
+    fn a_tail_of_zeros_is_a_torn_record() {
+        // Length 0, checksum 0: the empty payload's CRC-32C is 0, so only the least length
+        // tells it from a record.
+        for zeros in [12usize, 100, 4096] {
+            let tail = vec![0u8; zeros];
+            assert_eq!(
+                read_record(&mut std::io::Cursor::new(&tail[..]), zeros as u64),
+                Err(zeros as u64)
+            );
+        }
     }
 }

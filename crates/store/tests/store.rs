@@ -617,6 +617,21 @@ fn a_torn_log_loses_its_last_block_and_a_damaged_header_is_refused() {
     }
     drop(wal);
     drop(store);
+    // Before the copies below: a tail of zeros (what a file system may leave after a power
+    // loss: the size extended, the data not written) is a torn record, dropped; every
+    // block before it is replayed.
+    let zeros = dir.path().join("zeros");
+    assert!(std::process::Command::new("cp")
+        .args(["-a", path.to_str().unwrap(), zeros.to_str().unwrap()])
+        .status()
+        .unwrap()
+        .success());
+    let mut bytes = std::fs::read(zeros.join(WAL_FILE)).unwrap();
+    bytes.extend([0u8; 4096]);
+    std::fs::write(zeros.join(WAL_FILE), &bytes).unwrap();
+    let s: Store = Store::open(&zeros).unwrap();
+    assert_eq!(s.head().unwrap(), Some(heads[2].0));
+    drop(s);
     let log = path.join(WAL_FILE);
     let whole = std::fs::read(&log).unwrap();
     let copy = |name: &str, bytes: &[u8]| {
@@ -665,6 +680,73 @@ fn a_torn_log_loses_its_last_block_and_a_damaged_header_is_refused() {
     let s: Store = Store::open(&again).unwrap();
     assert_eq!(s.head().unwrap(), Some(heads[2].0));
     drop(s);
+}
+
+/// A flush's older segment (`blocks.wal.1`) is replayed before the newer one; one cut short
+/// with blocks after it in the newer segment is refused naming both, and both are kept.
+#[test]
+fn the_log_s_segments_replay_in_order_and_a_gap_between_them_is_refused() {
+    use gigagas_store::{WAL_FILE, WAL_OLD};
+    let dir = tempfile::tempdir().unwrap();
+    let mut model = Model::default();
+    model.accounts.insert(keccak256(b"a"), info(1));
+    let path = dir.path().join("db");
+    let (store, _) = stores(&model, &path);
+    let mut wal = store.create_wal().unwrap();
+    let mut layers: Vec<std::sync::Arc<gigagas_store::KvDiff>> = Vec::new();
+    let mut last = None;
+    for number in 1..=3u64 {
+        let mut changes = ChangeSet::default();
+        changes.accounts.insert(
+            keccak256(b"a"),
+            AccountChange {
+                info: Some(info(number)),
+                storage_wiped: false,
+                storage: [(B256::with_last_byte(number as u8), U256::from(number))]
+                    .into_iter()
+                    .collect(),
+            },
+        );
+        let block = BlockRef {
+            number,
+            hash: block_hash(number),
+            parent_hash: block_hash(number - 1),
+            expected_root: None,
+        };
+        let overlay = gigagas_store::Overlay {
+            layers: layers.clone(),
+            ..gigagas_store::Overlay::default()
+        };
+        let computed = store
+            .compute_block_overlay(&overlay, block, &changes, &[], Parallelism::Serial)
+            .unwrap();
+        wal.append(&computed).unwrap();
+        layers.push(computed.diff());
+        last = Some(computed.head());
+        if number == 2 {
+            // A flush starts: blocks 1-2 stay in the older segment, block 3 goes to the new.
+            wal.rotate().unwrap();
+        }
+    }
+    drop(wal);
+    drop(store);
+    assert!(path.join(WAL_OLD).is_file() && path.join(WAL_FILE).is_file());
+    let gap = dir.path().join("gap");
+    assert!(std::process::Command::new("cp")
+        .args(["-a", path.to_str().unwrap(), gap.to_str().unwrap()])
+        .status()
+        .unwrap()
+        .success());
+    let old = std::fs::read(gap.join(WAL_OLD)).unwrap();
+    std::fs::write(gap.join(WAL_OLD), &old[..old.len() - 5]).unwrap();
+    let err = Store::<Mdbx>::open(&gap).unwrap_err().to_string();
+    assert!(err.contains(WAL_OLD) && err.contains("cut short"), "{err}");
+    assert!(gap.join(WAL_OLD).is_file() && gap.join(WAL_FILE).is_file());
+    // Whole: both replayed, in order, and both removed.
+    let s: Store = Store::open(&path).unwrap();
+    assert_eq!(s.head().unwrap(), last);
+    assert!(s.verify().unwrap().ok());
+    assert!(!path.join(WAL_OLD).exists() && !path.join(WAL_FILE).exists());
 }
 
 /// One hot account with thousands of slots and blocks of thousands of changes (the parallel
