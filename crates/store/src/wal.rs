@@ -633,7 +633,7 @@ mod tests {
 
     #[test]
     fn an_absurd_length_is_refused_before_allocating() {
-        let mut rec = vec![0u8; 12];
+        let mut rec = [0u8; 12];
         rec[..8].copy_from_slice(&u64::MAX.to_le_bytes());
         assert_eq!(
             read_record(&mut std::io::Cursor::new(&rec[..]), 1 << 40),
