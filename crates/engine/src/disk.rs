@@ -149,7 +149,25 @@ impl DiskRoot {
                 self.trie_buffer, self.overlay, self.cold, self.write_group
             ));
         }
-        Ok(Self { wal, ..self })
+        // Started here, before the run's clock (its header and the directory synced): the
+        // first block only appends.
+        let log = if wal {
+            Some(self.with_store(|store| {
+                store.create_wal().map_err(|e| {
+                    format!(
+                        "store {}: starting its write-ahead log: {e}",
+                        store.path().display()
+                    )
+                })
+            })?)
+        } else {
+            None
+        };
+        Ok(Self {
+            wal,
+            log: Mutex::new(log),
+            ..self
+        })
     }
 
     /// The same state writing `blocks` blocks per write transaction (the run spec's
