@@ -115,34 +115,36 @@ fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
 
 /// One block's record: length, checksum, payload.
 fn encode_record(parent: &Head, head: &Head, diff: &KvDiff) -> (Vec<u8>, u64) {
-    let mut p = Vec::with_capacity(160 + diff.bytes());
-    p.extend_from_slice(&codec::encode_head(parent));
-    p.extend_from_slice(&codec::encode_head(head));
+    // One buffer: the record's length and checksum, then the payload, patched in at the end.
+    let mut out = Vec::with_capacity(12 + 152 + diff.bytes());
+    out.extend_from_slice(&[0u8; 12]);
+    out.extend_from_slice(&codec::encode_head(parent));
+    out.extend_from_slice(&codec::encode_head(head));
+    let count_at = out.len();
+    out.extend_from_slice(&[0u8; 8]);
     let mut entries = 0u64;
-    let mut body = Vec::with_capacity(diff.bytes());
     for (i, table) in FLAT_TABLES.iter().enumerate() {
         for prefix in diff.wiped(*table) {
-            body.extend_from_slice(&[WIPE, i as u8]);
-            put_bytes(&mut body, prefix);
+            out.extend_from_slice(&[WIPE, i as u8]);
+            put_bytes(&mut out, prefix);
             entries += 1;
         }
     }
     for (i, table) in FLAT_TABLES.iter().enumerate() {
         for (key, value) in diff.entries(*table) {
-            body.extend_from_slice(&[if value.is_some() { PUT } else { DELETE }, i as u8]);
-            put_bytes(&mut body, key);
+            out.extend_from_slice(&[if value.is_some() { PUT } else { DELETE }, i as u8]);
+            put_bytes(&mut out, key);
             if let Some(v) = value {
-                put_bytes(&mut body, v);
+                put_bytes(&mut out, v);
             }
             entries += 1;
         }
     }
-    p.extend_from_slice(&entries.to_le_bytes());
-    p.extend_from_slice(&body);
-    let mut out = Vec::with_capacity(12 + p.len());
-    out.extend_from_slice(&(p.len() as u64).to_le_bytes());
-    out.extend_from_slice(&CRC.checksum(&p).to_le_bytes());
-    out.extend_from_slice(&p);
+    out[count_at..count_at + 8].copy_from_slice(&entries.to_le_bytes());
+    let len = (out.len() - 12) as u64;
+    let sum = CRC.checksum(&out[12..]);
+    out[..8].copy_from_slice(&len.to_le_bytes());
+    out[8..12].copy_from_slice(&sum.to_le_bytes());
     (out, entries)
 }
 

@@ -47,17 +47,10 @@ impl DiskRoot {
         let t1 = Instant::now();
         {
             let mut log = self.log()?;
-            let log = match &mut *log {
-                Some(log) => log,
-                none => none.insert(self.with_store(|store| {
-                    store.create_wal().map_err(|e| {
-                        format!(
-                            "store {}: starting its write-ahead log: {e}",
-                            store.path().display()
-                        )
-                    })
-                })?),
-            };
+            // Started with the state (`DiskRoot::with_wal`), before the run's clock.
+            let log = log
+                .as_mut()
+                .ok_or("the write-ahead log was not started with the state")?;
             for pending in &group {
                 let n = pending.head().number;
                 stat.wal_bytes += log
