@@ -20,7 +20,8 @@
 #   SHAPES, SHAPE_GAS (default issue 39's five dense shapes at 300M, 2 blocks each).
 #   ENV_B: extra environment for side B only (e.g. "MIMALLOC_PURGE_DELAY=-1"), to A-B a
 #     setting with one binary (give the same binary twice).
-#   STEPS (default shapes,floor,pipeline): which steps run, in this order.
+#   STEPS (default shapes,floor,pipeline): which steps run, in this order (also: mainnet, the
+#     bundled mainnet sample through the pipeline).
 # Files (the device tool brings back 8 at most): steps.log (machine, each step's exit and time),
 # all.txt (every table, in order), json.tar.gz (every bench JSON, named STEP-N-SIDE.json).
 set -uo pipefail
@@ -144,5 +145,13 @@ if [[ $steps == *,pipeline,* ]] && gen mainnet-mix 300M 3 "$work/mm300"; then
   "$work/B" gpu info > /dev/null 2>&1 && rec=cpu,auto
   ab pipeline 150 "${PIPE_ROUNDS:-$rounds}" --data "$work/mm300" --threads "${PIPE_THREADS:-$threads}" --scheduler ordered \
     --root incremental --pipeline on --recovery "$rec" --repeats 2 --warmup 1
+fi
+# The bundled mainnet sample (50 blocks, Frontier to Cancun) through the pipeline at every core,
+# root none (its pre-states are touched-only); CPU recovery (and the GPU's where one answers).
+if [[ $steps == *,mainnet,* ]]; then
+  rec=cpu
+  "$work/B" gpu info > /dev/null 2>&1 && rec=cpu,auto
+  ab mainnet 120 "${PIPE_ROUNDS:-$rounds}" --threads "${PIPE_THREADS:-$threads}" --scheduler ordered \
+    --root none --pipeline on --recovery "$rec" --repeats 3 --warmup 1
 fi
 log "done in $((SECONDS - start)) s"

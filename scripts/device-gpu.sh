@@ -22,7 +22,9 @@
 #   SHAPES: the EF workloads of the last step (default: issue 39's five).
 #   SHAPE_GAS (default 300M): their block size.
 #   STEPS: the steps to run, comma-separated (default all: info,check,bench,pipeline,mdbx,
-#   mainnet,efshapes,run; info always runs).
+#   mainnet,efshapes,run,hot; info always runs).
+#   HOT: a `gen sstore-bloated` chain folder (carried) for the hot-account step (none: no
+#   step); HOT_THREADS (default all cores).
 #   GPU_REQUIRED=1: stop after `gpu info` fails (on the lent machine a failure there is a bug to
 #   fix before anything else is worth its device time); otherwise the CPU rows still run.
 # Steps, most valuable first: info, check, recovery bench, the pipeline in memory (4/8/16
@@ -31,7 +33,7 @@
 # Every step writes as it runs, so a run killed part way still leaves what it measured. Files
 # (at most 8, as the device tool brings back): steps.log (the machine first, then each step's
 # exit and time), all.txt (every step's tables and messages, in order), check.json,
-# bench.json, pipeline.json, mdbx.json, mainnet.json, efshapes.json.
+# bench.json, pipeline.json, mdbx.json, mainnet.json, efshapes.json, hot.tar.gz.
 set -uo pipefail
 bin_in="${1:?usage: scripts/device-gpu.sh BINARY[.gz|.zst|.xz] [OUTDIR]}"
 out="${2:-${OUT:?no OUTDIR given and OUT is unset}}"
@@ -74,7 +76,7 @@ source "$(dirname "$0")/cuda-libs.sh"
 cat "$out/steps.log"
 
 left() { echo $(( budget - (SECONDS - start) )); }
-steps=",${STEPS:-info,check,bench,pipeline,mdbx,mainnet,efshapes,run},"
+steps=",${STEPS:-info,check,bench,pipeline,mdbx,mainnet,efshapes,run,hot},"
 step() {  # NAME LIMIT_S COMMAND...: output appended to all.txt (as it comes), rc and time logged
   local name=$1 limit=$2; shift 2
   [[ $name == info || $steps == *",$name,"* ]] || return 0
@@ -150,5 +152,44 @@ step efshapes 90 "$bin" bench --workload "${SHAPES:-bal-mixed-graph:group-2:max,
 if [[ -d /tmp/gigagas-mm ]]; then
   step run 60 "$bin" run --data /tmp/gigagas-mm --threads "$all_threads" --root incremental \
     --recovery auto
+fi
+# The hot account on MDBX at 16 cores (issue 40): HOT = a carried `gen sstore-bloated` chain
+# (chain.json + blocks.rlp, ~0.5 MB at any slot count; the store is built here by `db init`).
+# Each run from a fresh copy of that store, A B B A of `--wal off` (the flat state written
+# into the B-tree per block) and the default (the write-ahead log), then the cold mode
+# (`--pipeline off --cold`) and the same chain in memory; every run's JSON and block lines go
+# into hot.tar.gz, `db verify` of the last log run (its replay and the root from scratch).
+hot_run() {  # NAME FLAGS...: one run from a fresh copy of the store
+  local name=$1; shift
+  rm -rf /tmp/gigagas-hot-run
+  if [[ $* != *"--state memory"* ]]; then cp -a /tmp/gigagas-hot-db /tmp/gigagas-hot-run || return 1; fi
+  "$bin" run --data "$HOT" --root incremental --threads "${HOT_THREADS:-$all_threads}" \
+    --json /tmp/gigagas-hot/$name.json "$@" > /tmp/gigagas-hot/$name.out 2>&1
+  local rc=$?
+  echo "hot $name rc=$rc: $(grep -m1 -i 'end to end\|Mgas/s' /tmp/gigagas-hot/$name.out | tr -s ' ')"
+  tail -4 /tmp/gigagas-hot/$name.out
+  return $rc
+}
+hot() {
+  rm -rf /tmp/gigagas-hot /tmp/gigagas-hot-db; mkdir -p /tmp/gigagas-hot
+  local t0=$SECONDS
+  "$bin" db init --data "$HOT" --out /tmp/gigagas-hot-db > /tmp/gigagas-hot/init.out 2>&1 || {
+    echo "db init failed"; tail -5 /tmp/gigagas-hot/init.out; return 1; }
+  echo "db init $((SECONDS - t0)) s: $(du -sh /tmp/gigagas-hot-db | cut -f1)"
+  local disk=(--state disk --db /tmp/gigagas-hot-run)
+  hot_run A1-nowal "${disk[@]}" --wal off
+  hot_run B1-wal "${disk[@]}"
+  hot_run B2-wal "${disk[@]}"
+  hot_run A2-nowal "${disk[@]}" --wal off
+  hot_run mem --state memory
+  hot_run cold "${disk[@]}" --pipeline off --cold
+  hot_run B3-wal "${disk[@]}"
+  timeout 120 "$bin" db verify /tmp/gigagas-hot-run > /tmp/gigagas-hot/verify.out 2>&1
+  echo "db verify after B3 rc=$?: $(tail -2 /tmp/gigagas-hot/verify.out | tr '\n' ' ')"
+  tar -czf "$out/hot.tar.gz" -C /tmp gigagas-hot
+}
+if [[ -n ${HOT:-} && -d ${HOT:-} ]]; then
+  export -f hot hot_run; export bin out HOT all_threads HOT_THREADS
+  step hot 240 bash -c hot
 fi
 log "done in $((SECONDS - start)) s"

@@ -107,6 +107,15 @@ pub trait IncrementalState: Send + Sync {
         Ok(None)
     }
 
+    /// Whether the next block executes against [`Self::snapshot`] (a disk store's state,
+    /// which the last block's commit or overlay moves). Default yes: its execution waits as
+    /// its [`Self::compute`] does. No (the in-memory node store, whose blocks execute against
+    /// their own pre-states): execution need not wait for the commit; only the next compute
+    /// does.
+    fn executes_on_snapshot(&self) -> bool {
+        true
+    }
+
     /// Work between blocks that is not a node's (cold mode: dropping the page cache), run
     /// after each commit; its time is left out of the run's wall time. Back-to-back pipelines
     /// only (the stages of other blocks would overlap it).
@@ -228,6 +237,10 @@ impl IncrementalState for MemoryRoot {
         let mut store = self.0.write().map_err(|_| poisoned())?;
         gigagas_trie::write_updates(&mut *store, updates).map_err(|e| e.to_string())?;
         Ok(root)
+    }
+
+    fn executes_on_snapshot(&self) -> bool {
+        false
     }
 }
 

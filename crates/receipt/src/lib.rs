@@ -2,8 +2,9 @@
 //! built from a block's receipts (receipts root, logs bloom, block gas used under the fork's
 //! rules). Execution produces these; the verifier compares them. Neither owns them.
 
-use alloy_consensus::{Eip658Value, Receipt, ReceiptEnvelope, ReceiptWithBloom, TxType};
-use alloy_eips::eip2718::Encodable2718;
+use alloy_consensus::{Eip658Value, Receipt, RlpEncodableReceipt, TxType};
+#[cfg(test)]
+use alloy_consensus::{ReceiptEnvelope, ReceiptWithBloom};
 use alloy_primitives::{Bloom, Log, B256};
 use rayon::prelude::*;
 
@@ -55,14 +56,63 @@ pub fn block_gas_used(receipts: &[TxReceipt], rules: HeaderRules) -> u64 {
     }
 }
 
+/// Logs of one receipt from which its bloom is built in pieces of this many on the current
+/// pool (a receipt that fills a block with logs — tens of thousands — took most of its
+/// block's verification on one thread).
+const PARALLEL_LOGS: usize = 256;
+
 impl TxReceipt {
-    fn envelope(&self) -> ReceiptEnvelope {
-        let status = match self.post_state {
+    /// The receipt's status field: the post-state root before Byzantium where computed, else
+    /// the EIP-658 status.
+    fn status(&self) -> Eip658Value {
+        match self.post_state {
             Some(root) => Eip658Value::PostState(root),
             None => Eip658Value::Eip658(self.success),
+        }
+    }
+
+    /// The receipt's logs bloom: the keccaks of every log's address and topics (a receipt
+    /// with many logs in pieces on the current pool).
+    pub fn bloom(&self) -> Bloom {
+        let serial = |logs: &[Log]| {
+            let mut bloom = Bloom::default();
+            for log in logs {
+                bloom.accrue_log(log);
+            }
+            bloom
         };
+        if self.logs.len() < 2 * PARALLEL_LOGS {
+            return serial(&self.logs);
+        }
+        self.logs
+            .par_chunks(PARALLEL_LOGS)
+            .map(serial)
+            .reduce(Bloom::default, |a, b| a | b)
+    }
+
+    /// The receipt's EIP-2718 encoding with `bloom` (its own, [`Self::bloom`]), as the
+    /// receipts trie holds it: the type byte of a typed transaction, then the RLP list
+    /// [status, cumulative gas, bloom, logs]. The logs are encoded in place, not copied first.
+    pub fn encoded_2718(&self, bloom: &Bloom) -> Vec<u8> {
         let receipt = Receipt {
-            status,
+            status: self.status(),
+            cumulative_gas_used: self.cumulative_gas_used,
+            logs: self.logs.iter().collect::<Vec<&Log>>(),
+        };
+        let typed = self.tx_type != TxType::Legacy;
+        let mut out = Vec::with_capacity(receipt.rlp_encoded_length_with_bloom(bloom) + 1);
+        if typed {
+            out.push(u8::from(self.tx_type));
+        }
+        receipt.rlp_encode_with_bloom(bloom, &mut out);
+        out
+    }
+
+    /// The receipt as alloy's envelope (the reference the encoding is tested against).
+    #[cfg(test)]
+    fn envelope(&self) -> ReceiptEnvelope {
+        let receipt = Receipt {
+            status: self.status(),
             cumulative_gas_used: self.cumulative_gas_used,
             logs: self.logs.clone(),
         };
@@ -85,13 +135,13 @@ pub fn bloom_and_root(receipts: &[TxReceipt], with_root: bool) -> (Bloom, Option
     let (blooms, encoded): (Vec<Bloom>, Vec<Vec<u8>>) = receipts
         .par_iter()
         .map(|r| {
-            let envelope = r.envelope();
+            let bloom = r.bloom();
             let encoded = if with_root {
-                envelope.encoded_2718()
+                r.encoded_2718(&bloom)
             } else {
                 Vec::new()
             };
-            (*envelope.logs_bloom(), encoded)
+            (bloom, encoded)
         })
         .unzip();
     let mut bloom = Bloom::default();
@@ -105,7 +155,7 @@ pub fn bloom_and_root(receipts: &[TxReceipt], with_root: bool) -> (Bloom, Option
 pub fn receipts_root(receipts: &[TxReceipt]) -> B256 {
     let encoded: Vec<Vec<u8>> = receipts
         .par_iter()
-        .map(|r| r.envelope().encoded_2718())
+        .map(|r| r.encoded_2718(&r.bloom()))
         .collect();
     ordered_trie_root(&encoded)
 }
@@ -114,9 +164,7 @@ pub fn receipts_root(receipts: &[TxReceipt]) -> B256 {
 pub fn logs_bloom(receipts: &[TxReceipt]) -> Bloom {
     let mut bloom = Bloom::default();
     for receipt in receipts {
-        for log in &receipt.logs {
-            bloom.accrue_log(log);
-        }
+        bloom |= receipt.bloom();
     }
     bloom
 }
@@ -172,5 +220,60 @@ mod tests {
         }
         let receipts: Vec<TxReceipt> = (0..5).map(|i| receipt(i, 2)).collect();
         assert_ne!(logs_bloom(&receipts), Bloom::default());
+    }
+
+    /// A receipt's own encoding (logs borrowed) and bloom (in pieces past 2 × PARALLEL_LOGS
+    /// logs) equal alloy's envelope's, for every transaction type, both status kinds and log
+    /// counts around the parallel threshold.
+    #[test]
+    fn the_encoding_and_bloom_equal_alloy_s_envelope() {
+        use alloy_eips::eip2718::Encodable2718;
+        let types = [
+            TxType::Legacy,
+            TxType::Eip2930,
+            TxType::Eip1559,
+            TxType::Eip4844,
+            TxType::Eip7702,
+        ];
+        let counts = [
+            0,
+            1,
+            2 * PARALLEL_LOGS - 1,
+            2 * PARALLEL_LOGS,
+            5 * PARALLEL_LOGS + 3,
+        ];
+        for (i, (tx_type, logs)) in types
+            .iter()
+            .flat_map(|t| counts.iter().map(move |c| (*t, *c)))
+            .enumerate()
+        {
+            let mut r = receipt(i as u64, 0);
+            r.tx_type = tx_type;
+            r.logs = (0..logs)
+                .map(|l| Log {
+                    address: Address::with_last_byte((l % 251) as u8),
+                    data: LogData::new_unchecked(
+                        (0..l % 5)
+                            .map(|t| B256::with_last_byte((l + t) as u8))
+                            .collect(),
+                        Bytes::from(vec![l as u8; l % 70]),
+                    ),
+                })
+                .collect();
+            if i % 3 == 0 {
+                r.post_state = Some(B256::with_last_byte(i as u8));
+            }
+            let envelope = r.envelope();
+            assert_eq!(
+                r.bloom(),
+                *envelope.logs_bloom(),
+                "{tx_type:?}, {logs} logs"
+            );
+            assert_eq!(
+                r.encoded_2718(&r.bloom()),
+                envelope.encoded_2718(),
+                "{tx_type:?}, {logs} logs"
+            );
+        }
     }
 }

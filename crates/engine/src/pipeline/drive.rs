@@ -74,8 +74,8 @@ pub(super) fn overlapped(
             sync_channel(QUEUE);
         type Snapshot = Result<Option<DiskSnapshot>, ExecError>;
         let (to_exec_state, from_state): (SyncSender<Snapshot>, Receiver<_>) = sync_channel(QUEUE);
-        // With an incremental root, unit N's state and roots come only after unit N-1 was
-        // committed (verified and written): one token per committed unit (unbounded: the
+        // With an incremental root, unit N's roots (and, on disk, its state) come only after
+        // unit N-1 was committed (verified and written): one token per committed unit (unbounded: the
         // commit stage never waits to hand one over). A state that overlays reads unit N-1's
         // writes from memory instead, so unit N starts as soon as N-1's roots were computed
         // here; it still waits for the commit when they were not (a mega-block's later
@@ -83,12 +83,19 @@ pub(super) fn overlapped(
         let (committed, wait_commit) = std::sync::mpsc::channel::<()>();
         let trie = ctx.trie;
         let overlays = trie.is_some_and(|t| t.overlays());
+        // A state that executes units against their blocks' own pre-states (in memory) hands
+        // each unit's state to execution at once: only the unit's roots wait for the last
+        // unit's commit, which they read. Execution runs ahead of verification and commit.
+        let state_first = trie.is_some_and(|t| !t.executes_on_snapshot());
         // The state each unit executes against (prefetched, when on disk), then the write and
         // root from shipped BALs, beside execution (`None` for other blocks).
         scope.spawn(move || {
             // Units known committed, and whether the last unit's roots were all computed here.
             let (mut seen, mut computed) = (0, false);
             for (u, unit) in units.iter().enumerate() {
+                if state_first && to_exec_state.send(Ok(None)).is_err() {
+                    break;
+                }
                 if u > 0 && trie.is_some() && overlays && computed {
                     // Started on the last unit's writes in memory, whether or not its
                     // commit has landed by now.
@@ -100,6 +107,12 @@ pub(super) fn overlapped(
                         }
                         seen += 1;
                     }
+                }
+                if state_first {
+                    if to_commit_root.send(early_roots(ctx, unit, None)).is_err() {
+                        break;
+                    }
+                    continue;
                 }
                 // The snapshot first (it must not see this unit's own roots), then its reads
                 // on a thread of their own beside this unit's roots: both need only the state

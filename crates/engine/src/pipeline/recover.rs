@@ -6,7 +6,8 @@
 //! for 100 signatures as for 10,000 (one thread recovers one signature, in about 2.3 ms on an
 //! H200: docs/results/gpu-recovery.md), so the stage gathers consecutive units up to
 //! [`GPU_BATCH`] signatures into one launch and hands them on one unit at a time: small
-//! blocks (mainnet's few hundred transactions) cost a launch per batch, not per block.
+//! blocks (mainnet's few hundred transactions) cost a launch per batch, not per block. The
+//! first launch is small ([`FIRST_GPU_BATCH`]): execution waits for it.
 
 use super::{Ctx, StageSpan, Unit};
 use gigagas_data::BlockInput;
@@ -16,6 +17,12 @@ use std::ops::Range;
 /// Signatures gathered into one GPU launch at most (whole units; a unit larger than this is
 /// one launch of its own). Bounds what the stage holds beyond its queue.
 pub(super) const GPU_BATCH: usize = 16_384;
+
+/// Signatures of the first GPU launch at most (whole units; each later launch may hold twice
+/// the one before, up to [`GPU_BATCH`]). The first block executes only once its launch is
+/// back: the bundled mainnet sample's 12,743 signatures in one launch held it back 13 ms on
+/// the H200, most of a small block's execution many times over.
+pub(super) const FIRST_GPU_BATCH: usize = 1_024;
 
 /// The recover stage's output: the block's transactions with their recovered senders.
 pub(super) struct Recovered<'a> {
@@ -60,9 +67,13 @@ pub(super) fn recover_units<'a>(
     units: &[Unit<'a>],
     mut send: impl FnMut(Vec<Recovered<'a>>) -> bool,
 ) -> Result<(), ExecError> {
-    let batch = if ctx.recovery.on_gpu() { GPU_BATCH } else { 0 };
+    let (first, batch) = if ctx.recovery.on_gpu() {
+        (FIRST_GPU_BATCH, GPU_BATCH)
+    } else {
+        (0, 0)
+    };
     let sizes: Vec<usize> = units.iter().map(|u| txs(ctx, &u.blocks)).collect();
-    for group in batches(&sizes, batch) {
+    for group in batches(&sizes, first, batch) {
         let blocks = units[group.start].blocks.start..units[group.end - 1].blocks.end;
         let mut recs = recover_unit(ctx, blocks)?.into_iter();
         for unit in &units[group] {
@@ -74,19 +85,21 @@ pub(super) fn recover_units<'a>(
     Ok(())
 }
 
-/// Consecutive groups of units (by index) whose sizes sum to at most `batch`; a unit larger
-/// than `batch` is a group of its own, and `batch` 0 gives one unit per group.
-fn batches(sizes: &[usize], batch: usize) -> Vec<Range<usize>> {
+/// Consecutive groups of units (by index): the first's sizes sum to at most `first`, each
+/// later group's to at most twice the bound before, up to `batch`; a unit larger than its
+/// bound is a group of its own, and `batch` 0 gives one unit per group.
+fn batches(sizes: &[usize], first: usize, batch: usize) -> Vec<Range<usize>> {
     let mut groups = Vec::new();
-    let mut start = 0;
+    let (mut start, mut bound) = (0, first.min(batch));
     while start < sizes.len() {
         let (mut end, mut sum) = (start + 1, sizes[start]);
-        while end < sizes.len() && sum + sizes[end] <= batch {
+        while end < sizes.len() && sum + sizes[end] <= bound {
             sum += sizes[end];
             end += 1;
         }
         groups.push(start..end);
         start = end;
+        bound = bound.saturating_mul(2).min(batch);
     }
     groups
 }
@@ -163,12 +176,19 @@ mod tests {
 
     #[test]
     fn batches_gather_units_up_to_the_bound() {
-        assert_eq!(batches(&[], 10), Vec::<Range<usize>>::new());
-        assert_eq!(batches(&[3, 3, 3], 0), vec![0..1, 1..2, 2..3]);
-        assert_eq!(batches(&[3, 3, 3, 3], 7), vec![0..2, 2..4]);
+        assert_eq!(batches(&[], 10, 10), Vec::<Range<usize>>::new());
+        assert_eq!(batches(&[3, 3, 3], 0, 0), vec![0..1, 1..2, 2..3]);
+        assert_eq!(batches(&[3, 3, 3, 3], 7, 7), vec![0..2, 2..4]);
         // A unit over the bound is a group of its own; the next starts after it.
-        assert_eq!(batches(&[2, 20, 2, 2], 5), vec![0..1, 1..2, 2..4]);
-        assert_eq!(batches(&[0, 0, 5], 5), vec![0..3]);
+        assert_eq!(batches(&[2, 20, 2, 2], 5, 5), vec![0..1, 1..2, 2..4]);
+        assert_eq!(batches(&[0, 0, 5], 5, 5), vec![0..3]);
+        // The bound doubles from the first up to the most: 2, then 4, then 8, 8.
+        assert_eq!(
+            batches(&[1; 23], 2, 8),
+            vec![0..2, 2..6, 6..14, 14..22, 22..23]
+        );
+        // A first bound over the most is the most.
+        assert_eq!(batches(&[3, 3, 3], 100, 6), vec![0..2, 2..3]);
     }
 
     #[test]

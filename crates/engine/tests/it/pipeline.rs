@@ -173,3 +173,86 @@ fn consecutive_blocks_obey_the_header_rules() {
         );
     }
 }
+
+/// The in-memory node store with every commit slowed down, logging when each block's
+/// execution was asked for (its pre-state read) and its commit ended.
+struct SlowMemoryCommits {
+    memory: gigagas_engine::MemoryRoot,
+    log: std::sync::Arc<std::sync::Mutex<Vec<(&'static str, u64)>>>,
+}
+
+impl gigagas_engine::IncrementalState for SlowMemoryCommits {
+    fn compute(
+        &self,
+        input: &gigagas_data::BlockInput,
+        changes: &gigagas_trie::ChangeSet,
+    ) -> Result<gigagas_engine::PendingRoot, String> {
+        self.memory.compute(input, changes)
+    }
+
+    fn commit(
+        &self,
+        input: &gigagas_data::BlockInput,
+        pending: gigagas_engine::PendingRoot,
+    ) -> Result<alloy_primitives::B256, String> {
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        let root = self.memory.commit(input, pending)?;
+        self.log.lock().unwrap().push(("committed", input.number()));
+        Ok(root)
+    }
+
+    fn executes_on_snapshot(&self) -> bool {
+        self.memory.executes_on_snapshot()
+    }
+}
+
+/// In memory a block executes against its own pre-state: overlapped, block N+1 executes
+/// while N's (slowed) commit runs — only its root waits for that commit — and every root is
+/// still the header's. (Before, execution waited for the commit of the block before it: 5.4
+/// ms of verification and write between two executions of a 300M block at 16 threads.)
+#[test]
+fn in_memory_execution_runs_ahead_of_the_commit_before_it() {
+    let data = chain();
+    let cases: Vec<BlockCase<'_>> = data.blocks.iter().map(|b| prepare(b).unwrap()).collect();
+    let log = std::sync::Arc::default();
+    let first = &data.blocks[0];
+    let (_, store) =
+        gigagas_trie::from_prestate(&first.pre_state, gigagas_trie::Parallelism::DEFAULT);
+    let state = SlowMemoryCommits {
+        memory: gigagas_engine::MemoryRoot::new(store),
+        log: std::sync::Arc::clone(&log),
+    };
+    let options = PipelineOptions {
+        threads: 2,
+        ..options(
+            Mode::Parallel {
+                threads: 2,
+                scheduler: Scheduler::Ordered,
+            },
+            RootMode::Incremental,
+            true,
+        )
+    };
+    let pool = WorkerPool::new(2);
+    let run =
+        gigagas_engine::run_pipeline_with(&cases, &options, Some(&pool), Some(Box::new(state)))
+            .unwrap();
+    for (b, input) in run.blocks.iter().zip(&data.blocks) {
+        assert!(b.root_checked, "block {}", b.number);
+        assert_eq!(b.state_root, Some(input.header.state_root));
+    }
+    // Block N+1's execution started before block N's write (its commit) ended: for every
+    // block but the first (each commit takes 150 ms; an execution here a few).
+    let ahead = run
+        .blocks
+        .windows(2)
+        .filter(|w| w[1].stages["execute"].start_ns < w[0].stages["write"].end_ns)
+        .count();
+    assert!(
+        ahead * 2 >= run.blocks.len() - 1,
+        "{ahead} of {} blocks ahead: {:?}",
+        run.blocks.len() - 1,
+        log.lock().unwrap()
+    );
+    assert_eq!(log.lock().unwrap().len(), data.blocks.len());
+}
