@@ -63,10 +63,11 @@ impl PipelineConfig {
                 write_group: options
                     .write_group
                     .filter(|_| options.disk && self.overlap && self.overlay && !self.cold),
-                // Likewise where the overlay holds the blocks (else the engine's default).
+                // Every disk row with a trie buffer (cold rows have one only when given;
+                // else the engine's default).
                 wal: options
                     .wal
-                    .filter(|_| options.disk && self.overlap && self.overlay && !self.cold),
+                    .filter(|_| options.disk && !(self.cold && options.trie_buffer.is_none())),
             },
             warm_spin: None,
             small_block_gas: Some(0),
@@ -221,11 +222,10 @@ pub fn measure(
                         .make_cold()
                         .map_err(|e| refused(format!("cold reads: {e}")))?
                 } else {
-                    store
-                        .with_overlay(*overlay)
-                        .with_wal(*wal)
-                        .map_err(refused)?
-                };
+                    store.with_overlay(*overlay)
+                }
+                .with_wal(*wal)
+                .map_err(refused)?;
                 Some(Box::new(store) as Box<dyn IncrementalState>)
             }
             _ => None,

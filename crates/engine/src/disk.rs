@@ -140,13 +140,14 @@ impl DiskRoot {
     /// sync policy) and merges them into the trie buffer with its trie nodes; the store's
     /// B-tree is written only when the buffer fills, many blocks at once, as geth keeps
     /// its flat-state diffs in memory. Any writable open replays the log into the store
-    /// first, so a crash loses nothing the policy synced. Needs the overlay and a trie
-    /// buffer (set them first), and one block per write.
+    /// first, so a crash loses nothing the policy synced. Needs a trie buffer (set it
+    /// first) and one block per write; with or without the overlay and cold reads (the next
+    /// block reads the flat state through the buffer either way).
     pub fn with_wal(self, wal: bool) -> Result<Self, String> {
-        if wal && (self.trie_buffer == 0 || !self.overlay || self.cold || self.write_group > 1) {
+        if wal && (self.trie_buffer == 0 || self.write_group > 1) {
             return Err(format!(
-                "state.wal on needs a trie buffer, the overlay, warm reads and one block per write (this state: trie buffer {} bytes, overlay {}, cold {}, write group {})",
-                self.trie_buffer, self.overlay, self.cold, self.write_group
+                "state.wal on needs a trie buffer and one block per write (this state: trie buffer {} bytes, write group {})",
+                self.trie_buffer, self.write_group
             ));
         }
         // Started here, before the run's clock (its header and the directory synced): the

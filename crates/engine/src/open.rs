@@ -110,8 +110,9 @@ pub fn resume_store(state: &ValidState, dataset: &mut Dataset) -> Result<Resume,
     let disk = if *cold {
         disk.make_cold()?
     } else {
-        disk.with_overlay(*overlay).with_wal(*wal)?
-    };
+        disk.with_overlay(*overlay)
+    }
+    .with_wal(*wal)?;
     Ok(Resume::Run {
         state: Box::new(disk),
         skipped: done,

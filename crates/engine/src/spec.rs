@@ -405,28 +405,19 @@ impl RunSpec {
             None => 1,
             Some(n) => check_write_group(n, sync, overlay, s.cold, overlap)?,
         };
-        // On by default wherever it can be: the overlay holds the blocks, a trie buffer
-        // takes their flat writes, one block per write.
+        // On by default with the overlapped pipeline and the overlay (a trie buffer takes the
+        // blocks' flat writes, one block per write); given, also with the stages back to
+        // back, without the overlay and with cold reads: the next block reads the flat state
+        // through the trie buffer either way.
         let can_log = overlap && overlay && trie_buffer > 0 && write_group == 1;
         let wal = s.wal.unwrap_or(can_log);
         if wal && s.wal.is_some() {
-            let refused = if s.cold {
+            let refused = if trie_buffer == 0 {
                 Some((
-                    "state.cold",
-                    "cold reads write every block into the store before the next one starts",
+                    // The field that made it none: the buffer given as 0, else cold's default.
+                    if s.cold && s.trie_buffer.is_none() { "state.cold" } else { "state.trie_buffer" },
+                    "the log's blocks are held in the trie buffer until it is flushed, and there is none",
                 ))
-            } else if !overlap {
-                Some((
-                    "pipeline",
-                    "with the stages back to back the next block reads the store itself",
-                ))
-            } else if !overlay {
-                Some((
-                    "state.overlay",
-                    "without the overlay the next block reads the store itself",
-                ))
-            } else if trie_buffer == 0 {
-                Some(("state.trie_buffer", "the log's blocks are held in the trie buffer until it is flushed, and there is none"))
             } else if write_group > 1 {
                 Some((
                     "state.write_group",

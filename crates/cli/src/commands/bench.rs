@@ -144,8 +144,9 @@ pub struct BenchArgs {
     /// --write-group`; default 1).
     #[arg(long, value_name = "BLOCKS")]
     write_group: Option<usize>,
-    /// With --state disk: the write-ahead log of the flat state on overlay rows (on|off, as
-    /// `run --wal`; default on where the overlay and a trie buffer hold).
+    /// With --state disk: the write-ahead log of the flat state on every row with a trie
+    /// buffer (on|off, as `run --wal`; cold rows have one only with --trie-buffer; default
+    /// on with the overlapped pipeline and the overlay).
     #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
     wal: Option<bool>,
     /// Where the pipeline runs recover senders, comma-separated: cpu (libsecp256k1 on the

@@ -108,8 +108,9 @@ pub struct RunArgs {
     /// the blocks held, as it loses those not yet synced.
     #[arg(long, value_name = "BLOCKS")]
     write_group: Option<usize>,
-    /// With --state disk, the overlay and a trie buffer: a write-ahead log of the flat state
-    /// (on|off; default on wherever those hold, with one block per write). Each block's accounts, slots, codes, block hash and head are
+    /// With --state disk and a trie buffer: a write-ahead log of the flat state (on|off;
+    /// default on with the overlapped pipeline and the overlay, one block per write; given,
+    /// also with --pipeline off, --overlay off and --cold --trie-buffer SIZE). Each block's accounts, slots, codes, block hash and head are
     /// appended to the store's log (blocks.wal: one sequential record of what the block
     /// changed, durable under --sync) and held with its trie nodes in the trie buffer; the
     /// store's B-tree is written when the buffer fills (--trie-buffer), many blocks at once,

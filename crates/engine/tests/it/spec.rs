@@ -363,22 +363,24 @@ fn the_write_ahead_log_is_the_default_where_it_can_be_and_refused_by_name_elsewh
         refused(grouped, None),
         ("state.wal", Some("state.write_group"))
     );
-    assert_eq!(
-        refused(no_overlay, None),
-        ("state.wal", Some("state.overlay"))
-    );
-    assert_eq!(
-        refused(disk(), Some(false)),
-        ("state.wal", Some("pipeline"))
-    );
+    // Given, it runs without the overlay, back to back and with cold reads (which have no
+    // trie buffer unless one is given).
+    assert!(wal(with(Some(true), no_overlay, None).unwrap()));
+    assert!(wal(with(Some(true), disk(), Some(false)).unwrap()));
     let cold = StateSpec {
         cold: true,
         ..disk()
     };
     assert_eq!(
-        refused(cold, Some(false)),
+        refused(cold.clone(), Some(false)),
         ("state.wal", Some("state.cold"))
     );
+    let buffered_cold = StateSpec {
+        trie_buffer: Some(64 << 20),
+        ..cold
+    };
+    assert!(!wal(with(None, buffered_cold.clone(), Some(false)).unwrap()));
+    assert!(wal(with(Some(true), buffered_cold, Some(false)).unwrap()));
     // In memory: a disk-only field.
     let e = RunSpec {
         state: StateSpec {
