@@ -161,6 +161,28 @@ fn pool(threads: usize) -> rayon::ThreadPool {
         .expect("pool")
 }
 
+/// Block `number` of the log tests: account `a` takes info `number` and one slot of its own.
+fn account_a_block(number: u64) -> (ChangeSet, BlockRef) {
+    let mut changes = ChangeSet::default();
+    changes.accounts.insert(
+        keccak256(b"a"),
+        AccountChange {
+            info: Some(info(number)),
+            storage_wiped: false,
+            storage: [(B256::with_last_byte(number as u8), U256::from(number))]
+                .into_iter()
+                .collect(),
+        },
+    );
+    let block = BlockRef {
+        number,
+        hash: block_hash(number),
+        parent_hash: block_hash(number - 1),
+        expected_root: None,
+    };
+    (changes, block)
+}
+
 fn block_hash(n: u64) -> B256 {
     keccak256(n.to_be_bytes())
 }
@@ -581,23 +603,7 @@ fn a_torn_log_loses_its_last_block_and_a_damaged_header_is_refused() {
     let mut wal = store.create_wal().unwrap();
     let mut heads: Vec<(Head, std::sync::Arc<gigagas_store::KvDiff>)> = Vec::new();
     for number in 1..=3u64 {
-        let mut changes = ChangeSet::default();
-        changes.accounts.insert(
-            keccak256(b"a"),
-            AccountChange {
-                info: Some(info(number)),
-                storage_wiped: false,
-                storage: [(B256::with_last_byte(number as u8), U256::from(number))]
-                    .into_iter()
-                    .collect(),
-            },
-        );
-        let block = BlockRef {
-            number,
-            hash: block_hash(number),
-            parent_hash: block_hash(number - 1),
-            expected_root: None,
-        };
+        let (changes, block) = account_a_block(number);
         let overlay = gigagas_store::Overlay {
             buffers: Vec::new(),
             block: number - 1,
@@ -696,23 +702,7 @@ fn the_log_s_segments_replay_in_order_and_a_gap_between_them_is_refused() {
     let mut layers: Vec<std::sync::Arc<gigagas_store::KvDiff>> = Vec::new();
     let mut last = None;
     for number in 1..=3u64 {
-        let mut changes = ChangeSet::default();
-        changes.accounts.insert(
-            keccak256(b"a"),
-            AccountChange {
-                info: Some(info(number)),
-                storage_wiped: false,
-                storage: [(B256::with_last_byte(number as u8), U256::from(number))]
-                    .into_iter()
-                    .collect(),
-            },
-        );
-        let block = BlockRef {
-            number,
-            hash: block_hash(number),
-            parent_hash: block_hash(number - 1),
-            expected_root: None,
-        };
+        let (changes, block) = account_a_block(number);
         let overlay = gigagas_store::Overlay {
             layers: layers.clone(),
             ..gigagas_store::Overlay::default()

@@ -283,47 +283,6 @@ fn a_store_that_differs_is_caught_by_execution() {
     }
 }
 
-/// The store with every commit slowed down, logging when each block's compute started and
-/// its commit ended (as positions in one sequence).
-struct SlowCommits {
-    disk: DiskRoot,
-    log: std::sync::Arc<std::sync::Mutex<Vec<(&'static str, u64)>>>,
-}
-
-impl gigagas_engine::IncrementalState for SlowCommits {
-    fn compute(
-        &self,
-        input: &gigagas_data::BlockInput,
-        changes: &gigagas_trie::ChangeSet,
-    ) -> Result<gigagas_engine::PendingRoot, String> {
-        self.log.lock().unwrap().push(("compute", input.number()));
-        self.disk.compute(input, changes)
-    }
-
-    fn commit(
-        &self,
-        input: &gigagas_data::BlockInput,
-        pending: gigagas_engine::PendingRoot,
-    ) -> Result<alloy_primitives::B256, String> {
-        std::thread::sleep(std::time::Duration::from_millis(150));
-        let root = self.disk.commit(input, pending)?;
-        self.log.lock().unwrap().push(("committed", input.number()));
-        Ok(root)
-    }
-
-    fn overlays(&self) -> bool {
-        self.disk.overlays()
-    }
-
-    fn snapshot(&self, readers: usize) -> Result<Option<gigagas_engine::DiskSnapshot>, String> {
-        self.disk.snapshot(readers)
-    }
-
-    fn finish(&self) -> Result<bool, String> {
-        self.disk.finish()
-    }
-}
-
 /// With the overlay, block N+1 is prefetched, executed and hashed against block N's writes
 /// held in memory while N's (slowed) commit runs (by construction the early stage does not
 /// wait for it), and the chain still ends at the header's
@@ -338,8 +297,8 @@ fn the_overlay_runs_the_next_block_while_the_last_one_commits() {
         let path = dir.path().join("db");
         genesis_store(&path);
         let log = std::sync::Arc::default();
-        let state = SlowCommits {
-            disk: DiskRoot::new(Store::open(&path).unwrap()).with_overlay(overlay),
+        let state = common::SlowCommits {
+            inner: DiskRoot::new(Store::open(&path).unwrap()).with_overlay(overlay),
             log: std::sync::Arc::clone(&log),
         };
         let options = PipelineOptions {
