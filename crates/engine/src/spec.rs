@@ -413,11 +413,12 @@ impl RunSpec {
         let wal = s.wal.unwrap_or(can_log);
         if wal && s.wal.is_some() {
             let refused = if trie_buffer == 0 {
-                Some((
-                    // The field that made it none: the buffer given as 0, else cold's default.
-                    if s.cold && s.trie_buffer.is_none() { "state.cold" } else { "state.trie_buffer" },
-                    "the log's blocks are held in the trie buffer until it is flushed, and there is none",
-                ))
+                // The field that made it none: the buffer given as 0, else cold's default.
+                Some(if s.cold && s.trie_buffer.is_none() {
+                    ("state.cold", "the log's blocks are held in the trie buffer until it is flushed, and cold reads have none unless a trie buffer is given")
+                } else {
+                    ("state.trie_buffer", "the log's blocks are held in the trie buffer until it is flushed, and there is none")
+                })
             } else if write_group > 1 {
                 Some((
                     "state.write_group",
