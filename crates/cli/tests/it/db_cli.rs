@@ -99,9 +99,10 @@ fn run_disk_buffered(
     trie_buffer: Option<u64>,
     write_group: Option<usize>,
     wal: Option<bool>,
+    extra: &[&str],
 ) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_gigagas"));
-    cmd.args(run_args(data, db));
+    cmd.args(run_args(data, db)).args(extra);
     if let Some(bytes) = trie_buffer {
         cmd.args(["--trie-buffer", &bytes.to_string()]);
     }
@@ -402,14 +403,14 @@ fn a_store_spares_hashing_its_own_genesis_again() {
 /// by that open).
 #[test]
 fn kill_and_resume() {
-    kill_and_resume_with(None, None, None);
+    kill_and_resume_with(None, None, None, &[]);
 }
 
 /// [`kill_and_resume`] without the write-ahead log: every block's flat state written into
 /// the store at its commit.
 #[test]
 fn kill_and_resume_without_the_log() {
-    kill_and_resume_with(None, None, Some(false));
+    kill_and_resume_with(None, None, Some(false), &[]);
 }
 
 /// [`kill_and_resume`] writing 3 blocks per transaction (`--write-group 3`, every-3): kills
@@ -417,7 +418,7 @@ fn kill_and_resume_without_the_log() {
 /// group written.
 #[test]
 fn kill_and_resume_with_write_groups() {
-    kill_and_resume_with(None, Some(3), None);
+    kill_and_resume_with(None, Some(3), None, &[]);
 }
 
 /// [`kill_and_resume`] with a 1 MiB trie buffer, flushed every few blocks: kills land
@@ -425,18 +426,36 @@ fn kill_and_resume_with_write_groups() {
 /// flush's sync and the log started anew).
 #[test]
 fn kill_and_resume_with_flushes() {
-    kill_and_resume_with(Some(1 << 20), None, None);
+    kill_and_resume_with(Some(1 << 20), None, None, &[]);
+}
+
+/// [`kill_and_resume`] with cold reads, a 1 MiB trie buffer and the log (`--pipeline off
+/// --cold --trie-buffer 1M --wal on`): the store closed and reopened between blocks, the
+/// buffer's flushes ending inside their blocks' commits.
+#[test]
+fn kill_and_resume_cold_with_the_log() {
+    kill_and_resume_with(
+        Some(1 << 20),
+        None,
+        Some(true),
+        &["--pipeline", "off", "--cold"],
+    );
 }
 
 /// Without a trie buffer: every block's nodes written with it.
 #[test]
 fn kill_and_resume_unbuffered() {
-    kill_and_resume_with(Some(0), None, None);
+    kill_and_resume_with(Some(0), None, None, &[]);
 }
 
-fn kill_and_resume_with(trie_buffer: Option<u64>, write_group: Option<usize>, wal: Option<bool>) {
+fn kill_and_resume_with(
+    trie_buffer: Option<u64>,
+    write_group: Option<usize>,
+    wal: Option<bool>,
+    extra: &[&str],
+) {
     let run_disk =
-        |data: &Path, db: &Path| run_disk_buffered(data, db, trie_buffer, write_group, wal);
+        |data: &Path, db: &Path| run_disk_buffered(data, db, trie_buffer, write_group, wal, extra);
     let dir = tempfile::tempdir().unwrap();
     let data = chain(dir.path(), 24);
     let reference = dir.path().join("reference");
