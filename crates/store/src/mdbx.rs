@@ -132,6 +132,53 @@ pub struct Mdbx {
     path: std::path::PathBuf,
 }
 
+/// One table's B-tree as MDBX counts it (`mdbx_dbi_stat`): what a cold lookup walks through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableStat {
+    /// The table.
+    pub table: Table,
+    /// Height of its B-tree (branch levels plus the leaf level).
+    pub depth: u32,
+    /// Branch (internal) pages.
+    pub branch_pages: usize,
+    /// Leaf pages.
+    pub leaf_pages: usize,
+    /// Overflow pages (values larger than a page).
+    pub overflow_pages: usize,
+    /// Entries.
+    pub entries: usize,
+}
+
+impl Mdbx {
+    /// Every table's B-tree shape, from one read transaction.
+    pub fn table_stats(&self) -> Result<Vec<TableStat>, Error> {
+        let txns = self
+            .env
+            .begin_ro_sync_multi(1)
+            .map_err(|e| mdbx_err("begin read", None, e))?;
+        let txn = &txns[0];
+        Table::ALL
+            .iter()
+            .map(|&table| {
+                let db = txn
+                    .open_db(Some(table.name()))
+                    .map_err(|e| mdbx_err("open table", Some(table), e))?;
+                let stat = txn
+                    .db_stat(&db)
+                    .map_err(|e| mdbx_err("table stat", Some(table), e))?;
+                Ok(TableStat {
+                    table,
+                    depth: stat.depth(),
+                    branch_pages: stat.branch_pages(),
+                    leaf_pages: stat.leaf_pages(),
+                    overflow_pages: stat.overflow_pages(),
+                    entries: stat.entries(),
+                })
+            })
+            .collect()
+    }
+}
+
 /// A read snapshot: one read transaction per reading thread, all on one snapshot.
 #[derive(Debug)]
 pub struct MdbxRead {
