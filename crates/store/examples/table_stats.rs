@@ -8,7 +8,7 @@
 //! ```
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a measuring tool: a failure ends it
 
-use gigagas_store::{kv::Backend, mdbx::Mdbx};
+use gigagas_store::Store;
 use std::{path::PathBuf, process::ExitCode};
 
 fn main() -> ExitCode {
@@ -17,18 +17,16 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let path = PathBuf::from(dir);
-    if !path.join("mdbx.dat").is_file() {
-        eprintln!("{}: no store here (no mdbx.dat)", path.display());
-        return ExitCode::from(2);
-    }
-    let env = match Mdbx::open(&path, false, false) {
-        Ok(env) => env,
+    // The store's own open: no symbolic link, only a store's files, no writer lock taken
+    // (a run may be writing it).
+    let store: Store = match Store::open_unrecovered(&path, false) {
+        Ok(store) => store,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::FAILURE;
         }
     };
-    let stats = match env.table_stats() {
+    let stats = match store.table_stats() {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");

@@ -442,6 +442,15 @@ pub struct Store<B: Backend = mdbx::Mdbx> {
     writer: Option<WriterLock>,
 }
 
+impl Store<mdbx::Mdbx> {
+    /// Every table's B-tree shape ([`mdbx::Mdbx::table_stats`]); with
+    /// [`Store::open_unrecovered`] (whose checks refuse symbolic links and files that are not
+    /// a store's) beside any writer.
+    pub fn table_stats(&self) -> Result<Vec<mdbx::TableStat>, Error> {
+        self.backend.table_stats()
+    }
+}
+
 fn at(path: &Path, e: Error) -> Error {
     match e {
         Error::Backend(msg) => {
