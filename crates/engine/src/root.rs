@@ -63,21 +63,22 @@ impl std::str::FromStr for RootMode {
 /// Where `RootMode::Incremental` keeps the state's branch nodes between blocks: in memory
 /// ([`MemoryRoot`], built from the first pre-state) or on disk ([`crate::DiskRoot`], one
 /// write transaction per block). Used in block order, on the thread budget's rayon pool, in
-/// two steps per block: [`Self::compute`] (reads only; runs beside the block's execution,
-/// from the changes its shipped BAL gives) and, once the block verified, [`Self::commit`].
-/// Nothing is written for a block that failed, nor after it.
+/// two steps per block: [`Self::compute`] (runs beside the block's execution, from the
+/// changes its shipped BAL gives) and, once the block verified, [`Self::commit`]. Nothing
+/// durable is written for a block that failed, nor after it (the in-memory store, which
+/// lives only as long as its run, takes each block's nodes at its compute: a failed block
+/// ends the run and the store with it).
 ///
 /// The next block's `compute` and [`Self::snapshot`] come after that commit, unless the
 /// state [`Self::overlays`]: then they read through the blocks computed and not yet
 /// committed, so they may run while the block before commits. Each implementation
-/// synchronises itself (`&self` throughout), but a commit may run beside the next compute
-/// only where [`Self::overlays`] is true: [`MemoryRoot`] holds its read lock across a
-/// compute that forks on the rayon pool, so a commit beside it could wait on its own
-/// thread.
+/// synchronises itself (`&self` throughout); a commit may run beside the next compute only
+/// where [`Self::overlays`] is true.
 pub trait IncrementalState: Send + Sync {
-    /// Computes one block's new root and the updates that give it; writes nothing. A store
-    /// that checks roots refuses one that differs from `input.header.state_root` on complete
-    /// states. With [`Self::overlays`], the next block's reads see this block from now on.
+    /// Computes one block's new root and the updates that give it; writes nothing durable.
+    /// A store that checks roots refuses one that differs from `input.header.state_root` on
+    /// complete states. With [`Self::overlays`], the next block's reads see this block from
+    /// now on.
     fn compute(
         &self,
         input: &gigagas_data::BlockInput,
@@ -182,8 +183,8 @@ pub type Flush = gigagas_store::FlushStats;
 /// A block's root computed by [`IncrementalState::compute`], not yet written.
 #[derive(Debug)]
 pub enum PendingRoot {
-    /// The in-memory node store's updates.
-    Memory(gigagas_trie::StateUpdates),
+    /// The in-memory node store's block (its nodes already taken at the compute): its root.
+    Memory(B256),
     /// The disk store's computed block.
     Disk(gigagas_store::PendingBlock),
 }
@@ -192,14 +193,21 @@ impl PendingRoot {
     /// The root the block will have.
     pub fn root(&self) -> B256 {
         match self {
-            Self::Memory(u) => u.root,
+            Self::Memory(root) => *root,
             Self::Disk(p) => p.head().state_root,
         }
     }
 }
 
-/// The in-memory node store as the incremental root's state: a compute reads it, a commit
-/// writes it (one at a time: the lock).
+/// The in-memory node store as the incremental root's state. A compute takes the block's
+/// nodes into the store at once (the read lock for the compute, which forks on the pool, then
+/// the write lock for its updates), so the next block's compute reads this block's nodes
+/// without waiting for its verification and commit ([`IncrementalState::overlays`]), as a
+/// node keeps its sparse trie from one block to the next (reth's payload processor). The
+/// commit then only hands back the root. The store lives as long as its run: a block that
+/// fails verification or its root check ends the run, and the store is dropped with it.
+/// (At 16 threads block N+1's root waited for block N's verification and write: 11–19 ms a
+/// 300M block, `docs/results/node-16core-h200-2026-11-28.md`.)
 #[derive(Debug)]
 pub struct MemoryRoot(std::sync::RwLock<gigagas_trie::MemoryStore>);
 
@@ -216,10 +224,15 @@ impl IncrementalState for MemoryRoot {
         _input: &gigagas_data::BlockInput,
         changes: &gigagas_trie::ChangeSet,
     ) -> Result<PendingRoot, String> {
-        let store = self.0.read().map_err(|_| poisoned())?;
-        gigagas_trie::compute_updates(&*store, changes, gigagas_trie::Parallelism::DEFAULT)
-            .map(PendingRoot::Memory)
-            .map_err(|e| e.to_string())
+        let updates = {
+            let store = self.0.read().map_err(|_| poisoned())?;
+            gigagas_trie::compute_updates(&*store, changes, gigagas_trie::Parallelism::DEFAULT)
+                .map_err(|e| e.to_string())?
+        };
+        let root = updates.root;
+        let mut store = self.0.write().map_err(|_| poisoned())?;
+        gigagas_trie::write_updates(&mut *store, updates).map_err(|e| e.to_string())?;
+        Ok(PendingRoot::Memory(root))
     }
 
     fn commit(
@@ -227,16 +240,17 @@ impl IncrementalState for MemoryRoot {
         input: &gigagas_data::BlockInput,
         pending: PendingRoot,
     ) -> Result<B256, String> {
-        let PendingRoot::Memory(updates) = pending else {
-            return Err(format!(
+        match pending {
+            PendingRoot::Memory(root) => Ok(root),
+            PendingRoot::Disk(_) => Err(format!(
                 "block {}: a disk store's result given to the in-memory node store",
                 input.number()
-            ));
-        };
-        let root = updates.root;
-        let mut store = self.0.write().map_err(|_| poisoned())?;
-        gigagas_trie::write_updates(&mut *store, updates).map_err(|e| e.to_string())?;
-        Ok(root)
+            )),
+        }
+    }
+
+    fn overlays(&self) -> bool {
+        true
     }
 
     fn executes_on_snapshot(&self) -> bool {

@@ -84,8 +84,9 @@ pub(super) fn overlapped(
         let trie = ctx.trie;
         let overlays = trie.is_some_and(|t| t.overlays());
         // A state that executes units against their blocks' own pre-states (in memory) hands
-        // each unit's state to execution at once: only the unit's roots wait for the last
-        // unit's commit, which they read. Execution runs ahead of verification and commit.
+        // each unit's state to execution at once: only the unit's roots may wait for the last
+        // unit's commit (they do not where the state overlays, as the in-memory store does).
+        // Execution runs ahead of verification and commit.
         let state_first = trie.is_some_and(|t| !t.executes_on_snapshot());
         // The state each unit executes against (prefetched, when on disk), then the write and
         // root from shipped BALs, beside execution (`None` for other blocks).
@@ -109,7 +110,9 @@ pub(super) fn overlapped(
                     }
                 }
                 if state_first {
-                    if to_commit_root.send(early_roots(ctx, unit, None)).is_err() {
+                    let early = early_roots(ctx, unit, None);
+                    computed = all_computed(&early);
+                    if to_commit_root.send(early).is_err() {
                         break;
                     }
                     continue;
@@ -148,9 +151,7 @@ pub(super) fn overlapped(
                 if !sent {
                     break;
                 }
-                computed = early
-                    .iter()
-                    .all(|e| e.as_ref().is_some_and(|e| e.pending.is_some()));
+                computed = all_computed(&early);
                 if to_commit_root.send(early).is_err() {
                     break;
                 }
@@ -226,4 +227,12 @@ pub(super) fn overlapped(
         recovered?;
         Ok(blocks)
     })
+}
+
+/// Whether every block of a unit had its root computed on the roots' thread (the next unit
+/// may then read them laid over the store, where the state overlays).
+fn all_computed(early: &[Option<EarlyRoot>]) -> bool {
+    early
+        .iter()
+        .all(|e| e.as_ref().is_some_and(|e| e.pending.is_some()))
 }
