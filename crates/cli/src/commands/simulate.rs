@@ -173,7 +173,7 @@ fn print_pipeline(report: &gigagas_lab::BenchReport, threads: &[usize]) {
         // back-to-back stages (below) may still predict it.
         match gigagas_lab::pipeline_sim::predict(&rows, &counts) {
             Ok(predictions) => out!(
-                "pipeline {} (simulated from its two smallest thread counts, scaled to the larger one's wall; stages as a flow shop under one thread budget, contention not modelled: a ceiling above the measured counts)\n{}",
+                "pipeline {} (simulated from its two smallest thread counts, scaled to the larger one's wall; overlapped: every block's stages as jobs on one pool of threads, each keeping the threads it took; contention not modelled: a ceiling above the measured counts)\n{}",
                 gigagas_guard::text::printable(&key),
                 prediction_table(&predictions, gas)
             ),

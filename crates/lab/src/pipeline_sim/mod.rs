@@ -2,15 +2,14 @@
 //! at two thread counts, predict its end-to-end wall time at any other count.
 //!
 //! Model, per block and stage: the measured busy time at the two counts `a < b` fits
-//! Amdahl's law, `d(t) = serial + parallel / t` (both clamped at zero). The run is then a
-//! flow shop of the engine's stage threads, each handling one block at a time in order:
-//! recover; prefetch then the early root (one thread); execute (needs the block's recovery and
-//! prefetch); verify (needs its execution); write (the commit: needs the block's verification
-//! and root). With the stages back to back every block's stages run one after another. Either
-//! way the wall time is at least the total work over the thread budget (every stage's CPU work
-//! shares it; recovery on a GPU does not), so the prediction is the larger of the two. Queue back-pressure (one unit per queue) and the I/O
-//! pool's waits are not modelled; contention (each transaction slower with more threads) is
-//! not seen: read predictions above the measured counts as a ceiling.
+//! Amdahl's law, `d(t) = serial + parallel / t` (both clamped at zero). With the stages back
+//! to back every block's stages run one after another. Overlapped, the stages of all blocks
+//! are jobs on one pool of threads with the engine's dependencies ([`pool`]): a job keeps the
+//! threads it took until it ends, as a rayon worker loop or join does, so a stage queued
+//! behind a block's execution waits for it (the 16-thread timelines: a root stretched from
+//! 5 to 45 ms beside an execution), and on a GPU a launch's blocks get their senders
+//! together. Contention (each transaction slower with more threads) is not seen: read
+//! predictions above the measured counts as a ceiling.
 //!
 //! Two fits: [`predict`] fits the overlapped rows themselves and scales to the larger
 //! calibration count's wall (that count reads 0% by construction); [`predict_from_stages`]
@@ -18,18 +17,10 @@
 //! the budget, so its span is its work) and predicts the overlapped rows with no scale, every
 //! measured count a test.
 
+mod pool;
+
 use crate::{PipelineBlock, PipelineReport};
 use std::collections::BTreeMap;
-
-/// The stage threads of the overlapped pipeline, each a list of the stages it runs in turn,
-/// in the order a block meets them.
-const LANES: [&[&str]; 5] = [
-    &["recover"],
-    &["prefetch", "root"],
-    &["execute"],
-    &["verify"],
-    &["write"],
-];
 
 /// One block's stage times fitted at two thread counts: ns of serial and parallel work.
 #[derive(Debug, Clone, Default)]
@@ -109,32 +100,17 @@ fn fit(a: &PipelineReport, b: &PipelineReport) -> Result<Vec<Fit>, String> {
         .collect())
 }
 
-/// The flow shop's makespan at `threads`, ns.
-fn makespan(fits: &[Fit], threads: f64, overlap: bool) -> f64 {
+/// The wall at `threads`, ns: back to back every block's stages in turn; overlapped the
+/// pool simulation under `policy`.
+fn makespan(fits: &[Fit], threads: usize, overlap: bool, policy: &pool::Policy) -> f64 {
     if !overlap {
+        let tf = threads.max(1) as f64;
         return fits
             .iter()
-            .map(|f| f.0.keys().map(|s| f.at(s, threads)).sum::<f64>())
+            .map(|f| f.0.keys().map(|s| f.at(s, tf)).sum::<f64>())
             .sum();
     }
-    // Each lane's time of being free, and each block's lane end times.
-    let mut free = [0.0f64; LANES.len()];
-    for f in fits {
-        let lane = |i: usize| LANES[i].iter().map(|s| f.at(s, threads)).sum::<f64>();
-        let recover = free[0] + lane(0);
-        free[0] = recover;
-        // Prefetch first, then the early root beside execution.
-        let prefetched = free[1] + f.at("prefetch", threads);
-        let rooted = prefetched + f.at("root", threads);
-        free[1] = rooted;
-        let executed = free[2].max(recover).max(prefetched) + lane(2);
-        free[2] = executed;
-        let verified = free[3].max(executed) + lane(3);
-        free[3] = verified;
-        let written = free[4].max(verified).max(rooted) + lane(4);
-        free[4] = written;
-    }
-    free.into_iter().fold(0.0, f64::max)
+    pool::makespan(fits, threads, policy)
 }
 
 /// The stages of one configuration fitted from its two smallest thread counts in `rows`
@@ -143,6 +119,7 @@ struct Model {
     fits: Vec<Fit>,
     gas: f64,
     work: f64,
+    policy: pool::Policy,
 }
 
 impl Model {
@@ -170,15 +147,28 @@ impl Model {
             fits,
             gas: a.total_gas as f64,
             work,
+            policy: pool::Policy {
+                gpu: gpu_recovery,
+                ..pool::Policy::default()
+            },
         };
         Ok((model, sorted))
     }
 
-    /// The wall at `threads`, ns: the flow shop's makespan (`overlap`: the stage threads at
-    /// once), at least the work over the budget.
+    /// What the overlapped engine did beyond the stage times, as `row` (overlapped) shows
+    /// it: the GPU's launches, and whether roots waited for the last block's commit (an
+    /// incremental root on a state that did not overlay).
+    fn overlapped_like(mut self, row: &PipelineReport) -> Self {
+        self.policy.launches = pool::launches_of(row);
+        self.policy.waits_for_commit = row.root == "incremental" && !row.overlay;
+        self
+    }
+
+    /// The wall at `threads`, ns (`overlap`: the stages of all blocks on one pool), at
+    /// least the work over the budget.
     fn wall(&self, threads: usize, overlap: bool) -> f64 {
         let tf = threads.max(1) as f64;
-        makespan(&self.fits, tf, overlap)
+        makespan(&self.fits, threads, overlap, &self.policy)
             .max(self.work / tf)
             .max(1.0)
     }
@@ -223,6 +213,11 @@ pub fn predict(
         "the simulator needs the same configuration at two thread counts (e.g. --threads 1,2)",
     )?;
     let overlap = sorted[0].overlap;
+    let model = if overlap {
+        model.overlapped_like(sorted[1])
+    } else {
+        model
+    };
     // Calibrated on the larger calibration count, as the transaction simulator is on its
     // 1-thread run: stage spans that overlap on the machine's cores even under a small budget
     // (the stage threads' own work) make the model's wall too long by a constant factor.
@@ -242,7 +237,7 @@ pub fn predict(
 /// parallel parts share the pool with the other stages' jobs and its span also counts their
 /// waits, which made the work fitted from overlapped runs too large and its budget bound too
 /// steep (`docs/results/pipeline-16core-h200.md`). The two smallest back-to-back counts fit
-/// the stages; the overlapped flow shop under the budget is then predicted with no
+/// the stages; the overlapped pool of jobs is then predicted with no
 /// calibration on any overlapped run, so every measured overlapped count is a test.
 pub fn predict_from_stages(
     back_to_back: &[&PipelineReport],
@@ -259,6 +254,10 @@ pub fn predict_from_stages(
         back_to_back,
         "the stages need the configuration back to back (--pipeline off) at two thread counts",
     )?;
+    let model = match overlapped.iter().max_by_key(|r| r.threads) {
+        Some(row) => model.overlapped_like(row),
+        None => model,
+    };
     Ok(model.predictions(threads, overlapped, |t| model.wall(t, true)))
 }
 
@@ -368,10 +367,11 @@ mod tests {
             ..measured
         };
         let p = predict_from_stages(&[&one, &two], &[&measured], &[2, 8]).unwrap();
-        // At 2 threads the budget binds: (4000 + 2000 + 500) × 10 / 2 = 32,500.
-        assert_eq!(p[0].predicted_ns, 32_500);
+        // At 2 threads the budget binds, (4000 + 2000 + 500) × 10 / 2 = 32,500, but for the
+        // last block's write, which nothing else can run beside: + 500 / 2.
+        assert_eq!(p[0].predicted_ns, 32_750);
         let error = p[0].error_percent.unwrap();
-        assert!((error - (32_500.0 - 35_000.0) / 35_000.0 * 100.0).abs() < 1e-9);
+        assert!((error - (32_750.0 - 35_000.0) / 35_000.0 * 100.0).abs() < 1e-9);
         // At 8 threads the budget still binds (65,000 / 8 = 8,125) over the lanes (~5,750).
         assert!(p[1].measured_ns.is_none());
         assert!(
@@ -382,5 +382,66 @@ mod tests {
         // Overlapped rows as the stages' source are refused.
         assert!(predict_from_stages(&[&measured, &two], &[&measured], &[2]).is_err());
         assert!(predict_from_stages(&[&one], &[&measured], &[2]).is_err());
+    }
+
+    /// A root that reads the last block's commit (an incremental root on a state that does
+    /// not overlay) waits for it: each block then costs at least its root and the write
+    /// before it, where an overlaying state's roots run back to back.
+    #[test]
+    fn roots_that_read_the_last_commit_wait_for_it() {
+        let stages = |t: u64| {
+            [
+                ("execute", 4000 / t),
+                ("root", 800),
+                ("verify", 100),
+                ("write", 300),
+            ]
+        };
+        let b2b = [row(1, false, &stages(1), 6), row(2, false, &stages(2), 6)];
+        let wall = |overlay: bool| {
+            let on = PipelineReport {
+                root: "incremental".into(),
+                overlay,
+                ..row(4, true, &stages(4), 6)
+            };
+            predict_from_stages(&[&b2b[0], &b2b[1]], &[&on], &[4]).unwrap()[0].predicted_ns
+        };
+        let (waits, overlays) = (wall(false), wall(true));
+        // Waiting: root then write, block after block (6 × 1,100 at least).
+        assert!(waits >= 6 * 1_100, "{waits}");
+        assert!(
+            waits >= overlays + 5 * 300,
+            "waits {waits}, overlays {overlays}"
+        );
+    }
+
+    /// On a GPU the blocks of one launch get their senders when it ends (their recover
+    /// spans abut in the overlapped row): the first block executes only after the whole
+    /// launch, where separate launches let it start after its own.
+    #[test]
+    fn a_gpu_launch_delivers_its_blocks_together() {
+        let stages = |t: u64| [("recover", 1000), ("execute", 2000 / t)];
+        let mut b2b = [row(1, false, &stages(1), 4), row(2, false, &stages(2), 4)];
+        for r in &mut b2b {
+            r.recovery = "gpu (test)".into();
+        }
+        let overlapped = |abut: bool| {
+            let mut r = row(8, true, &stages(8), 4);
+            r.recovery = "gpu (test)".into();
+            for (i, b) in r.timeline.iter_mut().enumerate() {
+                let i = i as u64;
+                let start = if abut { i * 1000 } else { i * 1100 };
+                b.stages.insert("recover".into(), [start, start + 1000]);
+            }
+            r
+        };
+        let wall = |abut: bool| {
+            let on = overlapped(abut);
+            predict_from_stages(&[&b2b[0], &b2b[1]], &[&on], &[8]).unwrap()[0].predicted_ns
+        };
+        // One launch: 4 × 1,000 of recovery, then 4 executions of 250.
+        assert_eq!(wall(true), 5_000);
+        // A launch per block: the last execution starts at 4,000.
+        assert_eq!(wall(false), 4_250);
     }
 }
