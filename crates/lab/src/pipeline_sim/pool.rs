@@ -139,7 +139,9 @@ pub(super) fn makespan(fits: &[Fit], threads: usize, policy: &Policy) -> f64 {
         }
     }
     let mut done: Vec<[bool; STAGES.len()]> = vec![[false; STAGES.len()]; n];
-    let mut started: Vec<[bool; STAGES.len()]> = vec![[false; STAGES.len()]; n];
+    // Every stage waits for its own previous block: per stage, the next block to start is
+    // the only candidate (each pass looks at six jobs, not at every block's).
+    let mut next = [0usize; STAGES.len()];
     // Jobs by (stage, block): running (holding threads, or off the budget), and waiting for
     // a first thread in the order they became ready.
     let mut running: Vec<(usize, usize)> = Vec::new();
@@ -148,29 +150,36 @@ pub(super) fn makespan(fits: &[Fit], threads: usize, policy: &Policy) -> f64 {
     let mut left = n * STAGES.len();
     while left > 0 {
         // Jobs whose dependencies are done start (empty ones end at once), in block order.
+        // Jobs that become ready at the same moment queue in block order, then stage order.
+        let mut ready = Vec::new();
         let mut moved = true;
         while moved {
             moved = false;
-            for b in 0..n {
-                for s in 0..STAGES.len() {
-                    if started[b][s]
-                        || !deps(s, b, policy, &launch_end)
-                            .iter()
-                            .all(|&(ds, db)| done[db][ds])
-                    {
-                        continue;
-                    }
-                    started[b][s] = true;
-                    if !jobs[b][s].left() {
-                        done[b][s] = true;
-                        left -= 1;
-                        moved = true;
-                    } else if jobs[b][s].off {
-                        running.push((s, b));
-                    } else {
-                        queue.push_back((s, b));
-                    }
+            for s in 0..STAGES.len() {
+                let b = next[s];
+                if b >= n
+                    || !deps(s, b, policy, &launch_end)
+                        .iter()
+                        .all(|&(ds, db)| done[db][ds])
+                {
+                    continue;
                 }
+                next[s] += 1;
+                moved = true;
+                if jobs[b][s].left() {
+                    ready.push((s, b));
+                } else {
+                    done[b][s] = true;
+                    left -= 1;
+                }
+            }
+        }
+        ready.sort_unstable_by_key(|&(s, b)| (b, s));
+        for (s, b) in ready {
+            if jobs[b][s].off {
+                running.push((s, b));
+            } else {
+                queue.push_back((s, b));
             }
         }
         if left == 0 {
