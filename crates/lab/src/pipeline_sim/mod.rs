@@ -444,4 +444,19 @@ mod tests {
         // A launch per block: the last execution starts at 4,000.
         assert_eq!(wall(false), 4_250);
     }
+
+    /// Spans of 10^18 ns (a hostile or broken file) and a thousand blocks: the simulation
+    /// ends, each job's phase ending exactly at its own step.
+    #[test]
+    fn huge_spans_and_many_blocks_end() {
+        let big = 1_000_000_000_000_000_000u64;
+        let stages = |t: u64| [("recover", big / t), ("execute", big / t), ("write", 7)];
+        let b2b = [
+            row(1, false, &stages(1), 1000),
+            row(2, false, &stages(2), 1000),
+        ];
+        let on = row(16, true, &stages(16), 1000);
+        let p = predict_from_stages(&[&b2b[0], &b2b[1]], &[&on], &[16, 64]).unwrap();
+        assert!(p.iter().all(|p| p.predicted_ns > 0), "{p:?}");
+    }
 }

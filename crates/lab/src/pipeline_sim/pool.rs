@@ -219,25 +219,33 @@ pub(super) fn makespan(fits: &[Fit], threads: usize, policy: &Policy) -> f64 {
             (false, h) if j.parallel > 1e-9 => j.parallel / h as f64,
             _ => j.serial,
         };
-        let dt = running
+        let Some((first, dt)) = running
             .iter()
-            .map(|&(s, b)| step(&jobs[b][s]))
-            .fold(f64::INFINITY, f64::min);
-        if !dt.is_finite() {
+            .map(|&(s, b)| ((s, b), step(&jobs[b][s])))
+            .min_by(|x, y| x.1.total_cmp(&y.1))
+            .filter(|(_, dt)| dt.is_finite())
+        else {
             // Nothing can run: the dependencies above never leave a job waiting on itself,
             // so this is unreachable; stop rather than loop.
             break;
-        }
+        };
         now += dt;
         running.retain(|&(s, b)| {
             let j = &mut jobs[b][s];
+            // The job that sets the step ends its phase exactly (no rounding left over: a
+            // span of 10^18 ns minus its own step need not be 0 in floating point).
+            let ends = (s, b) == first;
             if j.off {
-                j.serial -= dt;
+                j.serial = if ends { 0.0 } else { j.serial - dt };
             } else if j.held > 0 {
                 if j.parallel > 1e-9 {
-                    j.parallel = (j.parallel - j.held as f64 * dt).max(0.0);
+                    j.parallel = if ends {
+                        0.0
+                    } else {
+                        (j.parallel - j.held as f64 * dt).max(0.0)
+                    };
                 } else {
-                    j.serial = (j.serial - dt).max(0.0);
+                    j.serial = if ends { 0.0 } else { (j.serial - dt).max(0.0) };
                 }
             }
             if j.left() {
