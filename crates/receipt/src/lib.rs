@@ -61,6 +61,10 @@ pub fn block_gas_used(receipts: &[TxReceipt], rules: HeaderRules) -> u64 {
 /// block's verification on one thread).
 const PARALLEL_LOGS: usize = 256;
 
+/// Logs of one receipt (or piece) from which each distinct address and topic is hashed once
+/// ([`TxReceipt::bloom`]); fewer are hashed as they come.
+const DISTINCT_LOGS: usize = 8;
+
 impl TxReceipt {
     /// The receipt's status field: the post-state root before Byzantium where computed, else
     /// the EIP-658 status.
@@ -72,12 +76,27 @@ impl TxReceipt {
     }
 
     /// The receipt's logs bloom: the keccaks of every log's address and topics (a receipt
-    /// with many logs in pieces on the current pool).
+    /// with many logs in pieces on the current pool). A bloom's bits are idempotent, so of
+    /// a receipt with several logs each distinct address and topic is hashed once: a busy
+    /// receipt's logs repeat their contract's address and their event's signature.
     pub fn bloom(&self) -> Bloom {
         let serial = |logs: &[Log]| {
             let mut bloom = Bloom::default();
+            if logs.len() < DISTINCT_LOGS {
+                for log in logs {
+                    bloom.accrue_log(log);
+                }
+                return bloom;
+            }
+            let mut seen = alloy_primitives::map::HashSet::<&[u8]>::default();
             for log in logs {
-                bloom.accrue_log(log);
+                for item in std::iter::once(log.address.as_slice())
+                    .chain(log.topics().iter().map(|t| t.as_slice()))
+                {
+                    if seen.insert(item) {
+                        bloom.m3_2048(item);
+                    }
+                }
             }
             bloom
         };
@@ -238,6 +257,8 @@ mod tests {
         let counts = [
             0,
             1,
+            DISTINCT_LOGS - 1,
+            DISTINCT_LOGS,
             2 * PARALLEL_LOGS - 1,
             2 * PARALLEL_LOGS,
             5 * PARALLEL_LOGS + 3,
@@ -274,6 +295,30 @@ mod tests {
                 envelope.encoded_2718(),
                 "{tx_type:?}, {logs} logs"
             );
+        }
+    }
+
+    proptest::proptest! {
+        /// Hashing each distinct address and topic once gives alloy's bloom, whatever the
+        /// repeats: logs drawn from a few addresses and topics (so most repeat), any count.
+        #[test]
+        fn the_bloom_of_repeated_logs_is_alloy_s(
+            picks in proptest::collection::vec((0u8..4, proptest::collection::vec(0u8..6, 0..5)), 0..700)
+        ) {
+            let mut r = receipt(1, 0);
+            r.logs = picks
+                .iter()
+                .map(|(a, topics)| Log {
+                    address: Address::with_last_byte(*a),
+                    data: LogData::new_unchecked(
+                        topics.iter().map(|t| B256::with_last_byte(*t)).collect(),
+                        Bytes::new(),
+                    ),
+                })
+                .collect();
+            let mut expected = Bloom::default();
+            expected.accrue_logs(&r.logs);
+            proptest::prop_assert_eq!(r.bloom(), expected);
         }
     }
 }
