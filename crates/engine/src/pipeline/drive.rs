@@ -7,7 +7,7 @@ use super::{
     early::early_roots,
     execute::{execute_unit, verify, Unverified},
     prefetch::{prefetch_unit, read_ahead, take_snapshot},
-    recover::{recover_unit, recover_units},
+    recover::{recover_unit, recover_units, units_ahead},
     BlockTimeline, Ctx, EarlyRoot, Executed, Recovered, Unit,
 };
 use crate::root::DiskSnapshot;
@@ -19,7 +19,9 @@ use std::{
 };
 
 /// Depth of the queues between stages: one unit waiting per stage (back-pressure: a fast
-/// stage never runs more than one unit ahead, so memory stays bounded).
+/// stage never runs more than one unit ahead, so memory stays bounded). The recovered units'
+/// queue holds a GPU launch's units ([`units_ahead`]; at most [`super::recover::GPU_BATCH`]
+/// signatures).
 const QUEUE: usize = 1;
 
 /// The blocks of a back-to-back run and the time spent between units on work that is not a
@@ -63,9 +65,11 @@ pub(super) fn overlapped(
     overlaid: &AtomicBool,
 ) -> Result<Vec<BlockTimeline>, ExecError> {
     std::thread::scope(|scope| {
-        // Every queue carries one unit (a block, or a mega-block's blocks) per message.
+        // Every queue carries one unit (a block, or a mega-block's blocks) per message. The
+        // recovered units' queue holds a whole launch (bounded by its signatures), so that the
+        // next GPU launch runs while execution works through the last one's units.
         let (to_exec, from_recover): (SyncSender<Vec<Recovered<'_>>>, Receiver<_>) =
-            sync_channel(QUEUE);
+            sync_channel(QUEUE.max(units_ahead(ctx, units)));
         let (to_verify, from_exec): (SyncSender<Vec<Unverified>>, Receiver<_>) =
             sync_channel(QUEUE);
         let (to_commit, from_verify): (SyncSender<Vec<Executed>>, Receiver<_>) =
