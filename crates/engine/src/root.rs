@@ -206,8 +206,9 @@ impl PendingRoot {
 /// node keeps its sparse trie from one block to the next (reth's payload processor). The
 /// commit then only hands back the root. The store lives as long as its run: a block that
 /// fails verification or its root check ends the run, and the store is dropped with it.
-/// (At 16 threads block N+1's root waited for block N's verification and write: 11–19 ms a
-/// 300M block, `docs/results/node-16core-h200-2026-11-28.md`.)
+/// (In the 16-thread rows of the H200 runs, block N+1's root started a median 16 ms, 1–76
+/// ms, after block N's had ended: it waited for N's verification and write,
+/// `docs/results/pipeline-pool-2core-2026-11-28.md`.)
 #[derive(Debug)]
 pub struct MemoryRoot(std::sync::RwLock<gigagas_trie::MemoryStore>);
 
