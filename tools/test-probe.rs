@@ -70,6 +70,19 @@ pub fn geth(cfg: &str) {
     );
 }
 
+/// Sets `cfg` when `gigagas-geth-init` (`tools/geth-init`, built beside geth by
+/// `scripts/install-geth.sh`) is installed: `$GIGAGAS_GETH_INIT`, else
+/// `$GIGAGAS_TOOLS/geth-v1.17.10/gigagas-geth-init`.
+#[allow(dead_code)]
+pub fn geth_init(cfg: &str) {
+    geth_tool(
+        cfg,
+        "GIGAGAS_GETH_INIT",
+        "gigagas-geth-init",
+        "gigagas-geth-init (scripts/install-geth.sh)",
+    );
+}
+
 /// One binary of go-ethereum v1.17.10: `$override_var`, else
 /// `$GIGAGAS_TOOLS/geth-v1.17.10/<binary>` (default `~/.cache/gigagas`).
 #[allow(dead_code)]

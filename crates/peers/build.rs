@@ -5,4 +5,6 @@ mod probe;
 
 fn main() {
     probe::geth_evm("gigagas_geth_evm");
+    probe::geth("gigagas_geth");
+    probe::geth_init("gigagas_geth_init");
 }

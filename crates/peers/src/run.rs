@@ -102,7 +102,10 @@ impl PeerKind {
     pub fn excludes(self) -> &'static str {
         match self {
             Self::GethBlocktest => "disk (memory database)",
-            Self::GethImport => "geth init (genesis written before timing)",
+            Self::GethImport => {
+                "geth init (genesis written before timing; a genesis.json over 256 MiB by \
+                 gigagas-geth-init: the same database through geth's own state code, in chunks)"
+            }
             Self::Revme => {
                 "RLP decode, sender recovery (senders taken from the JSON), state root, header \
                  rules, disk"
@@ -462,20 +465,43 @@ pub fn revme(revme: &Path, dir: &Path, timeout: Duration) -> Result<PeerRun, Pee
     })
 }
 
-/// `geth init` of `DIR/genesis.json` into a fresh temporary data directory (untimed), then
-/// `geth import DIR/chain.rlp` (timed). geth validates every block (state root included) and
-/// exits non-zero on a bad one; its last "Imported new chain segment" line must name the
-/// export's head block number; geth's own throughput is Σ `mgas` / Σ `elapsed` over those
-/// lines (execution, validation and commit of the blocks, without process start).
+/// The size of `genesis.json` above which [`geth_import`] writes the genesis with
+/// `gigagas-geth-init` instead of `geth init`: `geth init` decodes the whole file first and
+/// took ~30 bytes of memory per byte of it here (877 MB for a 30 MB file; a 1.5 GB file was
+/// killed at 22.9 GB).
+pub const GETH_INIT_MAX_BYTES: u64 = 256 << 20;
+
+/// The genesis of `DIR/genesis.json` written into a fresh temporary data directory
+/// (untimed): by `geth init`, or, for a `genesis.json` over [`GETH_INIT_MAX_BYTES`], by
+/// `gigagas-geth-init` (the same chain database through geth's own state and trie code, the
+/// allocation streamed and committed in chunks, the genesis hash required to be the
+/// export's). Then `geth import DIR/chain.rlp` (timed). geth validates every block (state
+/// root included) and exits non-zero on a bad one; its last "Imported new chain segment"
+/// line must name the export's head block number; geth's own throughput is Σ `mgas` / Σ
+/// `elapsed` over those lines (execution, validation and commit of the blocks, without
+/// process start).
 pub fn geth_import(
     geth: &Path,
     dir: &Path,
     export: &ChainExport,
     timeout: Duration,
 ) -> Result<PeerRun, PeerError> {
+    geth_import_with(geth, dir, export, GETH_INIT_MAX_BYTES, timeout)
+}
+
+/// [`geth_import`] with the genesis size above which `gigagas-geth-init` writes the genesis
+/// (`stream_above`: 0 streams every genesis).
+pub fn geth_import_with(
+    geth: &Path,
+    dir: &Path,
+    export: &ChainExport,
+    stream_above: u64,
+    timeout: Duration,
+) -> Result<PeerRun, PeerError> {
     const ENGINE: &str = "geth import";
     require(ENGINE, geth, "scripts/install-geth.sh")?;
     let rlp = dir.join(RLP_FILE);
+    let genesis = dir.join(GENESIS_FILE);
     let failed = |what: String| PeerError::Failed {
         engine: ENGINE,
         file: rlp.clone(),
@@ -485,20 +511,36 @@ pub fn geth_import(
         .prefix("gigagas-geth-import-")
         .tempdir()
         .map_err(|e| failed(format!("temporary data directory: {e}")))?;
-    let (_, init) = timed(
-        ENGINE,
-        format!("geth init of {}", dir.join(GENESIS_FILE).display()),
-        timeout,
-        Command::new(geth)
-            .arg("--datadir")
+    let size = std::fs::metadata(&genesis).map_or(0, |m| m.len());
+    let mut init = if size > stream_above {
+        let tool = crate::tools::geth_init_path();
+        require(ENGINE, &tool, "scripts/install-geth.sh")?;
+        let mut cmd = Command::new(tool);
+        cmd.arg("--datadir")
+            .arg(datadir.path())
+            .arg("--expect-hash")
+            .arg(export.genesis.hash_slow().to_string())
+            .arg(&genesis);
+        cmd
+    } else {
+        let mut cmd = Command::new(geth);
+        cmd.arg("--datadir")
             .arg(datadir.path())
             .arg("init")
-            .arg(dir.join(GENESIS_FILE)),
+            .arg(&genesis);
+        cmd
+    };
+    let (_, init) = timed(
+        ENGINE,
+        format!("the genesis of {}", genesis.display()),
+        timeout,
+        &mut init,
     )?;
     if !init.status.success() {
         return Err(failed(format!(
-            "geth init {} exited {}: {}",
-            dir.join(GENESIS_FILE).display(),
+            "writing the genesis {} ({} bytes) exited {}: {}",
+            genesis.display(),
+            size,
             exit_words(&init.status),
             tail(&text(&init), 5)
         )));

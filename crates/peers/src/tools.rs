@@ -44,6 +44,16 @@ pub fn geth_path() -> PathBuf {
     )
 }
 
+/// `gigagas-geth-init` (`$GIGAGAS_GETH_INIT`, else `<tools>/geth-v1.17.10/gigagas-geth-init`,
+/// built from `tools/geth-init` by `scripts/install-geth.sh`): a genesis written into a geth
+/// data directory in bounded memory, for allocations `geth init` cannot hold.
+pub fn geth_init_path() -> PathBuf {
+    from_env_or(
+        "GIGAGAS_GETH_INIT",
+        tool_dir().join(format!("geth-v{GETH_VERSION}/gigagas-geth-init")),
+    )
+}
+
 /// `revme` (`$GIGAGAS_REVME`, else `<tools>/revme-43.0.3/bin/revme`,
 /// `scripts/install-revme.sh`).
 pub fn revme_path() -> PathBuf {

@@ -291,6 +291,50 @@ fn peers_claiming_a_pass_are_checked_against_the_head() {
     run::geth_import(&honest, &out, &export, run::PEER_TIMEOUT).unwrap();
 }
 
+/// The genesis written in chunks by `gigagas-geth-init` is the one `geth init` writes: geth
+/// imports the chain onto either and reaches the export's head (number and hash, so state
+/// root), on a hot account large enough to span several chunks.
+#[test]
+#[cfg_attr(
+    not(all(gigagas_geth, gigagas_geth_init)),
+    ignore = "needs geth v1.17.10 and gigagas-geth-init (scripts/install-geth.sh)"
+)]
+fn geth_imports_onto_the_streamed_genesis_as_onto_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    chain(&dir.path().join("chain"), Workload::SstoreBloated, SpecId::OSAKA, 2);
+    let export = export_chain(&dir.path().join("chain")).unwrap();
+    let out = dir.path().join("export");
+    std::fs::create_dir(&out).unwrap();
+    export.write(&out, &[Format::Rlp]).unwrap();
+    let geth = gigagas_peers::tools::geth_path();
+    let own = run::geth_import(&geth, &out, &export, run::PEER_TIMEOUT).unwrap();
+    let streamed = run::geth_import_with(&geth, &out, &export, 0, run::PEER_TIMEOUT).unwrap();
+    assert!(own.own_mgas_per_s.is_some() && streamed.own_mgas_per_s.is_some());
+
+    // Committed 700 slots at a time (several chunks of the 5,000-slot account), the genesis
+    // block still hashes to the export's (its header holds the state root).
+    let tool = gigagas_peers::tools::geth_init_path();
+    let genesis = format!("{}", export.genesis.hash_slow());
+    let init = |datadir: &Path, expect: &str| {
+        std::process::Command::new(&tool)
+            .arg("--datadir")
+            .arg(datadir)
+            .args(["--chunk", "700", "--expect-hash", expect])
+            .arg(out.join(GENESIS_FILE))
+            .output()
+            .unwrap()
+    };
+    let done = init(&dir.path().join("chunked"), &genesis);
+    assert!(done.status.success(), "{done:?}");
+    assert!(String::from_utf8_lossy(&done.stdout).contains(&genesis), "{done:?}");
+    // A wrong expected hash is refused, naming both.
+    let zero = format!("{}", alloy_primitives::B256::ZERO);
+    let done = init(&dir.path().join("wrong"), &zero);
+    assert!(!done.status.success());
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert!(err.contains(&genesis) && err.contains(&zero), "{err}");
+}
+
 /// A peer that never exits is killed at the deadline, and the error says what was waited
 /// for, the flag that sets the limit and the (escaped) end of its stderr.
 #[test]
