@@ -10,7 +10,9 @@
 # BIN overrides the binary; ONLY (space-separated names, e.g. "warm2 warm2-flush") runs only
 # those configurations. warm2 ends with the trie buffer journaled (run's default),
 # warm2-flush with it flushed into the trie tables (--trie-journal off); cold*-buf are cold
-# runs with a trie buffer (cold takes none unless given).
+# runs with a trie buffer (cold takes none unless given); cold*-index keep the store's B-tree
+# index cached between blocks (--cold-index cached: its branch pages read once before the
+# first block; every data page from the device).
 set -uo pipefail
 work="${1:?usage: scripts/measure-hot-tables.sh WORK [SLOTS] [BLOCKS] [ROUNDS]}"
 slots="${2:-10000000}"; blocks="${3:-3}"; rounds="${4:-2}"
@@ -23,6 +25,8 @@ chain=chain-hot-$slots-$blocks; genesis=db-hot-$slots-$blocks
 [[ -d $genesis ]] || /usr/bin/time -v "$BIN" db init --data $chain --out $genesis > init.out 2> init.err \
   || { tail -3 init.err; exit 1; }
 configs=("cold1|--pipeline off --cold --threads 1" "cold2|--pipeline off --cold --threads 2"
+  "cold1-index|--pipeline off --cold --cold-index cached --threads 1"
+  "cold2-index|--pipeline off --cold --cold-index cached --threads 2"
   "cold1-buf|--pipeline off --cold --threads 1 --trie-buffer 256M"
   "cold2-buf|--pipeline off --cold --threads 2 --trie-buffer 256M"
   "warm1|--threads 1" "warm2|--threads 2" "warm2-flush|--threads 2 --trie-journal off"

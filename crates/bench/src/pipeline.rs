@@ -57,6 +57,7 @@ impl PipelineConfig {
                 sync: options.sync,
                 overlay: (options.disk && self.overlap).then_some(self.overlay),
                 cold: self.cold,
+                cold_index: None,
                 trie_buffer: options.trie_buffer.filter(|_| options.disk),
                 trie_journal: options.trie_journal.filter(|_| options.disk),
                 // Only where the overlay holds the blocks of a group.
@@ -219,7 +220,7 @@ pub fn measure(
                     .map_err(refused)?;
                 let store = if *cold {
                     store
-                        .make_cold()
+                        .make_cold(gigagas_engine::disk::ColdIndex::Dropped)
                         .map_err(|e| refused(format!("cold reads: {e}")))?
                 } else {
                     store.with_overlay(*overlay)

@@ -228,6 +228,7 @@ pub(crate) fn spec_flag(field: &'static str, overrides: &[(&str, &str)]) -> Stri
         "state.sync" => "--sync",
         "state.overlay" => "--overlay",
         "state.cold" => "--cold",
+        "state.cold_index" => "--cold-index",
         "state.trie_buffer" => "--trie-buffer",
         "state.trie_journal" => "--trie-journal",
         "state.write_group" => "--write-group",

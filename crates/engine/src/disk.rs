@@ -5,6 +5,7 @@ pub use crate::os::{drop_file_cache, io_read_bytes};
 use crate::root::{BlockWrite, DiskSnapshot, Flush, IncrementalState, PendingRoot};
 pub use crate::sync::SyncPolicy;
 use alloy_primitives::B256;
+pub use cold::ColdIndex;
 use gigagas_data::BlockInput;
 use gigagas_store::{
     BlockRef, CodeCache, DiskState, JournalStats, KvDiff, Overlay, SharedTrieBuffer, Store,
@@ -28,6 +29,8 @@ pub struct DiskRoot {
     store: RwLock<Option<Arc<Store>>>,
     codes: RwLock<Arc<CodeCache>>,
     cold: bool,
+    /// With cold reads: the store's B-tree index stays cached between blocks.
+    keep_index: bool,
     sync: SyncPolicy,
     overlay: bool,
     /// With the overlay: the blocks computed and not yet committed (number, writes), oldest
@@ -117,6 +120,7 @@ impl DiskRoot {
             store: RwLock::new(Some(Arc::new(store))),
             codes: RwLock::default(),
             cold: false,
+            keep_index: false,
             sync: SyncPolicy::EveryBlock,
             overlay: true,
             pending: Mutex::default(),
@@ -266,52 +270,6 @@ impl DiskRoot {
             .map_err(poisoned)?
             .clone()
             .ok_or_else(|| "the state store could not be reopened after the last block".to_owned())
-    }
-
-    /// Cold mode: from now on, and between blocks (after each commit, outside the timed
-    /// run), the store is closed (its memory map released), the OS page cache of its files is
-    /// dropped ([`drop_file_cache`]), the code cache emptied and the store reopened, so that
-    /// the next block reads its state from the device. Needs no privileges on Linux;
-    /// elsewhere it is an error (there is no warm fallback under this name). The pipeline
-    /// must run back to back.
-    pub fn make_cold(self) -> Result<Self, String> {
-        if self.sync != SyncPolicy::EveryBlock {
-            return Err(format!(
-                "cold reads with sync {}: cold mode closes the store after every block, which flushes it untimed; only every-block is measured honestly there",
-                self.sync
-            ));
-        }
-        let this = Self { cold: true, ..self };
-        this.evict()?;
-        Ok(this)
-    }
-
-    fn evict(&self) -> Result<(), String> {
-        // A flush in flight holds the environment open.
-        self.wait_flush(&mut *self.writes()?)?;
-        let mut store = self.store.write().map_err(poisoned)?;
-        let path = match store.as_ref() {
-            Some(s) => s.path().to_owned(),
-            None => {
-                return Err("the state store could not be reopened after the last block".to_owned())
-            }
-        };
-        // Closing the environment unmaps the file (every snapshot of it is gone by now: the
-        // block's execution and root finished before its commit); mapped pages would stay
-        // cached.
-        drop(store.take());
-        drop_file_cache(&path)?;
-        // With a trie buffer the tries lag the flat state on purpose: reopened as they are
-        // (their nodes are in the buffer), never rebuilt.
-        let reopened = if self.trie_buffer > 0 {
-            Store::reopen_buffered(&path)
-        } else {
-            Store::open(&path)
-        }
-        .map_err(|e| format!("reopening {}: {e}", path.display()))?;
-        *store = Some(Arc::new(reopened));
-        *self.codes.write().map_err(poisoned)? = Arc::default();
-        Ok(())
     }
 
     /// Blocks per write transaction ([`Self::with_write_group`]): one without the overlay
@@ -582,6 +540,7 @@ impl IncrementalState for DiskRoot {
 }
 
 mod buffer;
+mod cold;
 mod group;
 #[cfg(test)]
 mod tests;

@@ -39,6 +39,7 @@ pub fn resume_store(state: &ValidState, dataset: &mut Dataset) -> Result<Resume,
         sync,
         overlay,
         cold,
+        cold_index,
         trie_buffer,
         trie_journal,
         write_group,
@@ -108,7 +109,7 @@ pub fn resume_store(state: &ValidState, dataset: &mut Dataset) -> Result<Resume,
         None => disk,
     };
     let disk = if *cold {
-        disk.make_cold()?
+        disk.make_cold(*cold_index)?
     } else {
         disk.with_overlay(*overlay)
     }

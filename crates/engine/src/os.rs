@@ -5,10 +5,18 @@
 /// `fsync`; pages still mapped by a process stay cached, so close the store first). Linux
 /// only.
 pub fn drop_file_cache(dir: &std::path::Path) -> Result<(), String> {
+    drop_file_cache_except(dir, std::path::Path::new(""))
+}
+
+/// [`drop_file_cache`] for every regular file in `dir` but `except`.
+pub fn drop_file_cache_except(
+    dir: &std::path::Path,
+    except: &std::path::Path,
+) -> Result<(), String> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     for entry in entries {
         let path = entry.map_err(|e| format!("{}: {e}", dir.display()))?.path();
-        if !path.is_file() {
+        if !path.is_file() || path == except {
             continue;
         }
         let file = std::fs::File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;

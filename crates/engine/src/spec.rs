@@ -60,6 +60,9 @@ pub struct StateSpec {
     pub overlay: Option<bool>,
     /// Cold reads: the store's page cache dropped before every block (disk, pipeline off).
     pub cold: bool,
+    /// With cold reads, what stays cached of the data file: nothing (the default) or the
+    /// B-tree's branch pages ([`crate::disk::ColdIndex`]).
+    pub cold_index: Option<crate::disk::ColdIndex>,
     /// The trie buffer's bound, bytes: trie-node writes gathered across blocks and flushed
     /// as one sorted batch when it is reached (disk only; 0: written with every block;
     /// default [`crate::DEFAULT_TRIE_BUFFER`], with cold reads 0).
@@ -125,6 +128,8 @@ pub enum ValidState {
         overlay: bool,
         /// Cold reads.
         cold: bool,
+        /// With cold reads, what stays cached ([`crate::disk::ColdIndex::Dropped`] without).
+        cold_index: crate::disk::ColdIndex,
         /// The trie buffer's bound, bytes (0: none).
         trie_buffer: u64,
         /// The trie buffer journaled at the end (`false`: flushed; always `false` without
@@ -331,6 +336,7 @@ impl RunSpec {
                 ("state.sync", s.sync.is_some()),
                 ("state.overlay", s.overlay.is_some()),
                 ("state.cold", s.cold),
+                ("state.cold_index", s.cold_index.is_some()),
                 ("state.trie_buffer", s.trie_buffer.is_some()),
                 ("state.trie_journal", s.trie_journal.is_some()),
                 ("state.write_group", s.write_group.is_some()),
@@ -356,6 +362,13 @@ impl RunSpec {
                 "state.cold",
                 "pipeline",
                 "cold reads need the stages back to back: the page cache is dropped between blocks, which overlapped stages of other blocks would straddle",
+            ));
+        }
+        if let (Some(_), false) = (s.cold_index, s.cold) {
+            return Err(SpecError::conflict(
+                "state.cold_index",
+                "state.cold",
+                "what cold reads keep cached between blocks: without cold reads every page stays cached",
             ));
         }
         let sync = match (s.sync, s.cold) {
@@ -440,6 +453,7 @@ impl RunSpec {
             sync,
             overlay,
             cold: s.cold,
+            cold_index: s.cold_index.unwrap_or_default(),
             trie_buffer,
             trie_journal: trie_buffer > 0 && s.trie_journal.unwrap_or(true),
             write_group,

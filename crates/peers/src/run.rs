@@ -60,6 +60,17 @@ impl PeerKind {
         }
     }
 
+    /// The export format this peer reads (`None`: the chain itself, in process or through
+    /// `gigagas run`).
+    pub fn reads(self) -> Option<crate::export::Format> {
+        use crate::export::Format;
+        match self {
+            Self::GethBlocktest | Self::Revme | Self::GigagasProcess => Some(Format::BlockTest),
+            Self::GethImport => Some(Format::Rlp),
+            Self::GigagasDisk | Self::GigagasDiskCold => None,
+        }
+    }
+
     /// What the measured time includes.
     pub fn includes(self) -> &'static str {
         match self {

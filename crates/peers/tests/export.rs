@@ -301,7 +301,12 @@ fn peers_claiming_a_pass_are_checked_against_the_head() {
 )]
 fn geth_imports_onto_the_streamed_genesis_as_onto_its_own() {
     let dir = tempfile::tempdir().unwrap();
-    chain(&dir.path().join("chain"), Workload::SstoreBloated, SpecId::OSAKA, 2);
+    chain(
+        &dir.path().join("chain"),
+        Workload::SstoreBloated,
+        SpecId::OSAKA,
+        2,
+    );
     let export = export_chain(&dir.path().join("chain")).unwrap();
     let out = dir.path().join("export");
     std::fs::create_dir(&out).unwrap();
@@ -326,7 +331,10 @@ fn geth_imports_onto_the_streamed_genesis_as_onto_its_own() {
     };
     let done = init(&dir.path().join("chunked"), &genesis);
     assert!(done.status.success(), "{done:?}");
-    assert!(String::from_utf8_lossy(&done.stdout).contains(&genesis), "{done:?}");
+    assert!(
+        String::from_utf8_lossy(&done.stdout).contains(&genesis),
+        "{done:?}"
+    );
     // A wrong expected hash is refused, naming both.
     let zero = format!("{}", alloy_primitives::B256::ZERO);
     let done = init(&dir.path().join("wrong"), &zero);

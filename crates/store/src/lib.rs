@@ -23,6 +23,7 @@
 
 pub mod codec;
 mod genesis;
+pub mod index_cache;
 mod journal;
 pub mod kv;
 mod lock;
@@ -448,6 +449,11 @@ impl Store<mdbx::Mdbx> {
     /// a store's) beside any writer.
     pub fn table_stats(&self) -> Result<Vec<mdbx::TableStat>, Error> {
         self.backend.table_stats()
+    }
+
+    /// The size of the data file's pages, bytes (what [`index_cache`] walks the file in).
+    pub fn page_bytes(&self) -> u64 {
+        kv::Backend::page_bytes(&self.backend)
     }
 }
 

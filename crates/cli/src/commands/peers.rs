@@ -206,13 +206,17 @@ pub fn exec(args: PeersArgs) -> Result<()> {
         .transpose()?;
     let console = crate::common::Console::for_output(json.as_ref());
 
-    // The export every process peer reads.
+    // The export the process peers read: only the formats the selected peers read (a
+    // 10M-slot blocktest.json, pre- and post-state, is gigabytes no rlp peer needs).
     let export = export_chain(&args.data)?;
     let tmp = tempfile::Builder::new()
         .prefix("gigagas-peers-")
         .tempdir()
         .context("temporary export directory")?;
-    export.write(tmp.path(), &[Format::BlockTest, Format::Rlp])?;
+    let mut formats: Vec<Format> = kinds.iter().filter_map(|k| k.reads()).collect();
+    formats.sort();
+    formats.dedup();
+    export.write(tmp.path(), &formats)?;
     let gas = export.gas_used();
 
     // gigagas in-process: sequential and parallel at 1 and 2 threads (the bench library),

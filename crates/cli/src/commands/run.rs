@@ -125,6 +125,13 @@ pub struct RunArgs {
     /// (`/proc/self/io`).
     #[arg(long)]
     cold: bool,
+    /// With --cold, what stays cached of the store's data file between blocks: dropped
+    /// (nothing: every page a block reads comes from the device, the B-tree's branch pages
+    /// included; a node's first block after a restart) or cached (the B-tree's branch pages,
+    /// 1-2% of the file, read once before the first block: a node whose state is larger
+    /// than its memory, whose cache never evicts the pages every lookup passes through).
+    #[arg(long, value_name = "dropped|cached", value_parser = parse_cold_index)]
+    cold_index: Option<gigagas_engine::disk::ColdIndex>,
     /// What each block's access list carries: keys (default; EIP-7928 as specified: every key
     /// prefetched, then parallel), full (keys plus the pre-block value of everything read,
     /// supplied with the block: no account or slot read while executing), writes (post-values
@@ -172,6 +179,7 @@ fn spec(args: &RunArgs) -> Result<RunSpec> {
             sync: args.sync,
             overlay: args.overlay,
             cold: args.cold,
+            cold_index: args.cold_index,
             trie_buffer: args.trie_buffer,
             trie_journal: args.trie_journal,
             write_group: args.write_group,
@@ -530,4 +538,16 @@ fn print_run(
         run.percent_of_bound(),
         ms(run.bound_ns()),
     );
+}
+
+fn parse_cold_index(s: &str) -> Result<gigagas_engine::disk::ColdIndex, String> {
+    use gigagas_engine::disk::ColdIndex;
+    match s {
+        "dropped" => Ok(ColdIndex::Dropped),
+        "cached" => Ok(ColdIndex::Cached),
+        other => Err(format!(
+            "{}: expected dropped or cached",
+            gigagas_guard::text::printable(other)
+        )),
+    }
 }

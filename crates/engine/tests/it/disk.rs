@@ -57,7 +57,7 @@ fn run_with(
     let pool = WorkerPool::new(options.mode.threads());
     let mut disk = DiskRoot::new(Store::open(path).unwrap());
     if cold {
-        disk = disk.make_cold()?;
+        disk = disk.make_cold(gigagas_engine::disk::ColdIndex::Dropped)?;
     }
     run_pipeline_with(cases, options, Some(&pool), Some(Box::new(disk))).map_err(|e| e.to_string())
 }

@@ -151,6 +151,7 @@ fn disk_defaults_follow_the_node() {
             sync: SyncPolicy::NODE,
             overlay: true,
             cold: false,
+            cold_index: gigagas_engine::disk::ColdIndex::Dropped,
             trie_buffer: gigagas_engine::DEFAULT_TRIE_BUFFER,
             trie_journal: true,
             write_group: 1,
@@ -172,6 +173,33 @@ fn disk_defaults_follow_the_node() {
         ValidState::Disk {
             sync: SyncPolicy::EveryBlock,
             overlay: false,
+            cold_index: gigagas_engine::disk::ColdIndex::Dropped,
+            ..
+        }
+    ));
+    // What cold reads keep cached is a setting of cold reads only, refused by name without
+    // them, kept with them.
+    let index = |cold: bool| {
+        RunSpec {
+            pipeline: Some(false),
+            state: StateSpec {
+                cold,
+                cold_index: Some(gigagas_engine::disk::ColdIndex::Cached),
+                ..disk()
+            },
+            ..RunSpec::default()
+        }
+        .validate(2)
+    };
+    let err = index(false).unwrap_err();
+    assert_eq!(
+        (err.field, err.with),
+        ("state.cold_index", Some("state.cold"))
+    );
+    assert!(matches!(
+        index(true).unwrap().state,
+        ValidState::Disk {
+            cold_index: gigagas_engine::disk::ColdIndex::Cached,
             ..
         }
     ));
