@@ -23,7 +23,7 @@ for kind in hot spread; do
 done
 one() {  # NAME KIND RUN-ARGS...
   local name=$1 kind=$2; shift 2
-  rm -rf tmpdb; cp -a db-$kind tmpdb; sync; echo 3 > /proc/sys/vm/drop_caches
+  rm -rf tmpdb; mkdir tmpdb; cp -a db-$kind/. tmpdb/; sync; echo 3 > /proc/sys/vm/drop_caches
   case "$*" in *--cold*) ;; *) cat tmpdb/mdbx.dat > /dev/null ;; esac
   /usr/bin/time -v "$BIN" run --data chain-$kind --state disk --db tmpdb --root incremental "$@" \
     --json $name.json > $name.out 2> $name.err

@@ -35,7 +35,7 @@ for ((r = 1; r <= rounds; r++)); do
   for cfg in "${configs[@]}"; do
     name=${cfg%%|*}; read -ra args <<< "${cfg#*|}"
     [[ -n ${ONLY:-} && " $ONLY " != *" $name "* ]] && continue
-    rm -rf tmpdb; cp -a $genesis tmpdb; sync
+    rm -rf tmpdb; mkdir tmpdb; cp -a $genesis/. tmpdb/; sync  # the store itself, also when $genesis is a link
     [[ $name == warm* ]] && cat tmpdb/mdbx.dat > /dev/null
     echo "r$r-$name load $(cut -d' ' -f1-3 /proc/loadavg)" >> ht-runs.log
     "$BIN" run --data $chain --state disk --db tmpdb --root incremental "${args[@]}" --json ht-r$r-$name.json \

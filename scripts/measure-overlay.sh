@@ -19,7 +19,7 @@ chain=chain-hot-$slots-$blocks; genesis=db-hot-$slots
 [[ -d $genesis ]] || /usr/bin/time -v "$BIN" db init --data $chain --out $genesis > init.out 2> init.err || { tail -3 init.err; exit 1; }
 one() {  # NAME on|off
   local name=$1 overlay=$2
-  rm -rf tmpdb; cp -a $genesis tmpdb; sync; cat tmpdb/mdbx.dat > /dev/null
+  rm -rf tmpdb; mkdir tmpdb; cp -a $genesis/. tmpdb/; sync; cat tmpdb/mdbx.dat > /dev/null
   if ! "$BIN" run --data $chain --state disk --db tmpdb --root incremental --threads "$threads" \
       --overlay "$overlay" --json overlay-$name.json > overlay-$name.out 2> overlay-$name.err; then
     echo "$name: run failed"; tail -3 overlay-$name.err; exit 1

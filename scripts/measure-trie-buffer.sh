@@ -27,7 +27,7 @@ a_flags="${A_FLAGS:---trie-buffer 0}"; b_flags="${B_FLAGS:---trie-buffer 256M}"
 a_bin="${A_BIN:-$BIN}"; b_bin="${B_BIN:-$BIN}"
 disk() {  # NAME FLAGS BIN
   local name=$1 flags=$2 bin=$3
-  rm -rf tmpdb; cp -a $genesis tmpdb; sync; cat tmpdb/mdbx.dat > /dev/null
+  rm -rf tmpdb; mkdir tmpdb; cp -a $genesis/. tmpdb/; sync; cat tmpdb/mdbx.dat > /dev/null
   echo "$name load $(cut -d' ' -f1-3 /proc/loadavg)" >> tb-runs.log
   # shellcheck disable=SC2086 # the flags are words
   if ! /usr/bin/time -v "$bin" run --data $chain --state disk --db tmpdb $flags \

@@ -32,6 +32,9 @@ pub struct IndexPages {
     pub pages: u64,
     /// Branch and meta pages left cached.
     pub kept: u64,
+    /// Pages found in the page cache before the pass dropped any ([`drop_all_but_index`];
+    /// [`keep_index_only`] reads every page: its own count is `pages`).
+    pub cached: u64,
 }
 
 /// Whether the page numbered `pgno` whose first bytes are `header` is one an index keeps
@@ -139,11 +142,15 @@ pub fn drop_all_but_index(path: &Path, page: usize) -> Result<IndexPages, Error>
     file.sync_all().map_err(io(path))?;
     let len = file.metadata().map_err(io(path))?.len();
     let pages = len / page as u64;
-    let mut out = IndexPages { pages, kept: 0 };
+    let mut out = IndexPages {
+        pages,
+        ..IndexPages::default()
+    };
     if pages == 0 {
         return Ok(out);
     }
-    let cached = cached_index_pages(&file, path, page, pages)?;
+    let (cached, all) = cached_index_pages(&file, path, page, pages)?;
+    out.cached = all;
     let mut drop_from = 0u64;
     for pgno in cached {
         drop_pages(&file, path, page, drop_from, pgno)?;
@@ -154,14 +161,15 @@ pub fn drop_all_but_index(path: &Path, page: usize) -> Result<IndexPages, Error>
     Ok(out)
 }
 
-/// The numbers of the index pages of `file` that are in the page cache, ascending.
+/// The numbers of the index pages of `file` that are in the page cache, ascending, and how
+/// many of its pages are in the page cache.
 #[cfg(target_os = "linux")]
 fn cached_index_pages(
     file: &std::fs::File,
     path: &Path,
     page: usize,
     pages: u64,
-) -> Result<Vec<u64>, Error> {
+) -> Result<(Vec<u64>, u64), Error> {
     let bytes = usize::try_from(pages * page as u64).map_err(|_| {
         io(path)(std::io::Error::other(
             "the data file is larger than the address space",
@@ -196,11 +204,13 @@ fn cached_index_pages(
         return Err(io(path)(e));
     }
     let mut kept = Vec::new();
+    let mut all = 0;
     for pgno in 0..pages {
         let first = pgno as usize * page;
         if resident.get(first / os_page).is_none_or(|r| r & 1 == 0) {
             continue;
         }
+        all += 1;
         // SAFETY: the page is inside the map; it was cached a moment ago (mincore above), so
         // reading its 20-byte header normally touches no device. The map is read-only.
         let header = unsafe { std::slice::from_raw_parts((map as *const u8).add(first), 20) };
@@ -209,7 +219,7 @@ fn cached_index_pages(
         }
     }
     unmap(map);
-    Ok(kept)
+    Ok((kept, all))
 }
 
 /// Elsewhere than Linux: an error (there is no page-by-page cache control here).

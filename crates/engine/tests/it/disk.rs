@@ -10,6 +10,7 @@ use alloy_primitives::keccak256;
 use gigagas_engine::{
     prepare, run_pipeline_with, BalVariant, BlockCase, DiskRoot, Mode, PipelineOptions, RootMode,
 };
+use gigagas_engine::disk::ColdIndex;
 use gigagas_exec::{Scheduler, WorkerPool};
 use gigagas_store::{codec, kv::Backend, kv::KvRead, kv::KvWrite, kv::Table, mdbx::Mdbx, Store};
 use std::{path::Path, sync::OnceLock};
@@ -45,19 +46,19 @@ fn run(
         mega,
         ..PipelineOptions::new(mode)
     };
-    run_with(path, &cases, &options, false)
+    run_with(path, &cases, &options, None)
 }
 
 fn run_with(
     path: &Path,
     cases: &[BlockCase<'_>],
     options: &PipelineOptions,
-    cold: bool,
+    cold: Option<ColdIndex>,
 ) -> Result<gigagas_engine::PipelineRun, String> {
     let pool = WorkerPool::new(options.mode.threads());
     let mut disk = DiskRoot::new(Store::open(path).unwrap());
-    if cold {
-        disk = disk.make_cold(gigagas_engine::disk::ColdIndex::Dropped)?;
+    if let Some(index) = cold {
+        disk = disk.make_cold(index)?;
     }
     run_pipeline_with(cases, options, Some(&pool), Some(Box::new(disk))).map_err(|e| e.to_string())
 }
@@ -90,7 +91,7 @@ fn every_bal_variant_gives_the_header_roots_and_counts_its_reads() {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("db");
             genesis_store(&path);
-            let run = run_with(&path, &cases, &options, cold)
+            let run = run_with(&path, &cases, &options, cold.then_some(ColdIndex::Dropped))
                 .unwrap_or_else(|e| panic!("--bal {bal} cold {cold}: {e}"));
             assert_eq!(run.bal, bal);
             for (b, input) in run.blocks.iter().zip(&chain().blocks) {
@@ -133,6 +134,35 @@ fn every_bal_variant_gives_the_header_roots_and_counts_its_reads() {
     }
 }
 
+/// Cold reads that keep the store's index cached reach every header's root, and leave a
+/// store that verifies, as cold reads that drop it do.
+#[test]
+fn cold_reads_keeping_the_index_give_the_header_roots() {
+    let cases: Vec<BlockCase<'_>> = chain().blocks.iter().map(|b| prepare(b).unwrap()).collect();
+    let options = PipelineOptions {
+        root: RootMode::Incremental,
+        overlap: false,
+        threads: 2,
+        ..PipelineOptions::new(Mode::Parallel {
+            threads: 2,
+            scheduler: Scheduler::Ordered,
+        })
+    };
+    for index in [ColdIndex::Dropped, ColdIndex::Cached] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        genesis_store(&path);
+        let run = run_with(&path, &cases, &options, Some(index)).unwrap();
+        assert_eq!(run.blocks.len(), chain().blocks.len());
+        for (b, input) in run.blocks.iter().zip(&chain().blocks) {
+            assert!(b.root_checked, "{index:?}: block {}", b.number);
+            assert_eq!(b.state_root, Some(input.header.state_root), "{index:?}");
+        }
+        let store: Store = Store::open(&path).unwrap();
+        assert!(store.verify().unwrap().ok(), "{index:?}");
+    }
+}
+
 /// A variant and a mode that contradict each other are refused before anything runs.
 #[test]
 fn a_variant_without_its_mode_is_refused() {
@@ -157,7 +187,7 @@ fn a_variant_without_its_mode_is_refused() {
             bal,
             ..PipelineOptions::new(mode)
         };
-        let err = run_with(&path, &cases, &options, false).unwrap_err();
+        let err = run_with(&path, &cases, &options, None).unwrap_err();
         assert!(err.contains(says), "{mode} --bal {bal}: {err}");
     }
 }
