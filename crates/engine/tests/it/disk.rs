@@ -7,10 +7,10 @@
 use crate::common;
 
 use alloy_primitives::keccak256;
+use gigagas_engine::disk::ColdIndex;
 use gigagas_engine::{
     prepare, run_pipeline_with, BalVariant, BlockCase, DiskRoot, Mode, PipelineOptions, RootMode,
 };
-use gigagas_engine::disk::ColdIndex;
 use gigagas_exec::{Scheduler, WorkerPool};
 use gigagas_store::{codec, kv::Backend, kv::KvRead, kv::KvWrite, kv::Table, mdbx::Mdbx, Store};
 use std::{path::Path, sync::OnceLock};
