@@ -15,19 +15,19 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"math/big"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/rawdb"
 	"github.com/ethereum/go-ethereum/core/state"
@@ -98,6 +98,16 @@ func (b *builder) flush() error {
 	return nil
 }
 
+// count counts one account toward the chunk (an allocation of many accounts without storage
+// is flushed in chunks too).
+func (b *builder) count() error {
+	b.pending++
+	if b.pending >= b.chunk {
+		return b.flush()
+	}
+	return nil
+}
+
 func (b *builder) setState(addr common.Address, key, value common.Hash) error {
 	b.st.SetState(addr, key, value)
 	b.pending++
@@ -125,6 +135,11 @@ func run(datadir, path string, chunk int, expect string) error {
 	cfg.IPCPath = ""
 	cfg.HTTPHost = ""
 	cfg.WSHost = ""
+	// A run that failed after its first flush leaves state without a genesis block, which no
+	// later run can continue: only a new data directory is taken.
+	if _, err := os.Stat(filepath.Join(datadir, "geth", "chaindata")); err == nil {
+		return errors.New(datadir + " already holds a chain database (after a failed run, delete the directory)")
+	}
 	stack, err := node.New(&cfg)
 	if err != nil {
 		return fmt.Errorf("node: %w", err)
@@ -173,6 +188,12 @@ func run(datadir, path string, chunk int, expect string) error {
 			return fmt.Errorf("alloc: %w", err)
 		}
 	}
+	if err := expectDelim(dec, '}'); err != nil {
+		return err
+	}
+	if tok, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("data after the genesis object: %v %v", tok, err)
+	}
 	if !sawAlloc {
 		return errors.New("no alloc")
 	}
@@ -193,6 +214,12 @@ func run(datadir, path string, chunk int, expect string) error {
 	}
 	if err := g.Config.CheckConfigForkOrder(); err != nil {
 		return err
+	}
+	if g.IsUBT() {
+		return errors.New("a binary-trie (UBT) genesis: this tool builds the Merkle-Patricia trie only; use geth init")
+	}
+	if g.Config.Clique != nil && len(g.ExtraData) < 32+crypto.SignatureLength {
+		return errors.New("can't start clique chain without signers")
 	}
 	empty := g.ToBlock()
 	h := empty.Header()
@@ -221,64 +248,83 @@ func readAlloc(dec *json.Decoder, b *builder) error {
 	if err := expectDelim(dec, '{'); err != nil {
 		return err
 	}
+	// geth keeps the last of an address given twice; the storage of the first would already
+	// be committed here, so a repeated address is refused instead.
+	seen := map[common.Address]struct{}{}
 	for dec.More() {
 		key, err := stringToken(dec)
 		if err != nil {
 			return err
 		}
-		var addr common.Address
+		var addr common.UnprefixedAddress
 		if err := addr.UnmarshalText([]byte(key)); err != nil {
 			return fmt.Errorf("address %q: %w", key, err)
 		}
-		if err := readAccount(dec, b, addr); err != nil {
-			return fmt.Errorf("%s: %w", addr, err)
+		if _, dup := seen[common.Address(addr)]; dup {
+			return fmt.Errorf("address %s is given twice", common.Address(addr))
+		}
+		seen[common.Address(addr)] = struct{}{}
+		if err := readAccount(dec, b, common.Address(addr)); err != nil {
+			return fmt.Errorf("%s: %w", common.Address(addr), err)
 		}
 	}
 	return expectDelim(dec, '}')
 }
 
+// readAccount reads one account: its storage streamed (readStorage), every other field
+// decoded by geth's own types.Account decoder (field names matched as encoding/json matches
+// them, the last of a repeated field kept, balance required, nonce and balance in hex or
+// decimal), then set as geth's flushAlloc sets them.
 func readAccount(dec *json.Decoder, b *builder, addr common.Address) error {
 	if err := expectDelim(dec, '{'); err != nil {
 		return err
 	}
 	// Created even when empty, as geth's flushAlloc does (SetNonce on a new object).
 	b.st.CreateAccount(addr)
+	fields := map[string]json.RawMessage{}
+	var slots []slot
 	for dec.More() {
 		field, err := stringToken(dec)
 		if err != nil {
 			return err
 		}
-		switch field {
-		case "balance":
-			var v math256
-			if err := dec.Decode(&v); err != nil {
-				return fmt.Errorf("balance: %w", err)
-			}
-			b.st.AddBalance(addr, uint256.MustFromBig(v.Int), tracing.BalanceIncreaseGenesisBalance)
-		case "nonce":
-			var v hexutil.Uint64
-			if err := dec.Decode(&v); err != nil {
-				return fmt.Errorf("nonce: %w", err)
-			}
-			b.st.SetNonce(addr, uint64(v), tracing.NonceChangeGenesis)
-		case "code":
-			var v hexutil.Bytes
-			if err := dec.Decode(&v); err != nil {
-				return fmt.Errorf("code: %w", err)
-			}
-			b.st.SetCode(addr, v, tracing.CodeChangeGenesis)
-		case "storage":
-			if err := readStorage(dec, b, addr); err != nil {
+		if strings.EqualFold(field, "storage") {
+			if slots, err = readStorage(dec, slots); err != nil {
 				return err
 			}
-		default:
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return fmt.Errorf("%s: %w", field, err)
-			}
+			continue
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return fmt.Errorf("%s: %w", field, err)
+		}
+		fields[strings.ToLower(field)] = raw
+	}
+	if err := expectDelim(dec, '}'); err != nil {
+		return err
+	}
+	rest, _ := json.Marshal(fields)
+	var account types.Account
+	if err := json.Unmarshal(rest, &account); err != nil {
+		return err
+	}
+	if account.Balance.Sign() < 0 {
+		return fmt.Errorf("negative balance %s", account.Balance)
+	}
+	// In hashed-key order (see readStorage); of a key given twice, the last, as geth keeps.
+	sort.SliceStable(slots, func(i, j int) bool { return bytes.Compare(slots[i].hash[:], slots[j].hash[:]) < 0 })
+	for i, s := range slots {
+		if i+1 < len(slots) && slots[i+1].hash == s.hash {
+			continue
+		}
+		if err := b.setState(addr, s.key, s.value); err != nil {
+			return err
 		}
 	}
-	return expectDelim(dec, '}')
+	b.st.SetBalance(addr, uint256.MustFromBig(account.Balance), tracing.BalanceIncreaseGenesisBalance)
+	b.st.SetCode(addr, account.Code, tracing.CodeChangeGenesis)
+	b.st.SetNonce(addr, account.Nonce, tracing.NonceChangeGenesis)
+	return b.count()
 }
 
 // slot is one storage entry with the hash of its key, the order of the account's trie.
@@ -286,61 +332,54 @@ type slot struct {
 	hash, key, value common.Hash
 }
 
-// readStorage reads one account's storage object, then sets it in the order of the hashed
-// keys, so each chunk commits one contiguous part of the storage trie (in the file's order
-// every chunk would rewrite most of the trie built so far). It holds 96 bytes per slot of the
-// account while it sorts: ~1 GB for 10M slots, where `geth init` needs over 22 GB.
-func readStorage(dec *json.Decoder, b *builder, addr common.Address) error {
-	if err := expectDelim(dec, '{'); err != nil {
-		return err
+// readStorage reads one account's storage object (or null) into slots. They are set in the
+// order of the hashed keys, so each chunk commits one contiguous part of the storage trie (in
+// the file's order every chunk would rewrite most of the trie built so far). It holds 96
+// bytes per slot of the account while it sorts: ~1 GB for 10M slots, where `geth init` needs
+// over 22 GB.
+func readStorage(dec *json.Decoder, slots []slot) ([]slot, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return slots, err
 	}
-	var slots []slot
+	if tok == nil {
+		return slots, nil
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return slots, fmt.Errorf("storage: expected an object, found %v", tok)
+	}
 	for dec.More() {
 		k, err := stringToken(dec)
 		if err != nil {
-			return err
+			return slots, err
 		}
 		v, err := stringToken(dec)
 		if err != nil {
-			return err
+			return slots, err
 		}
 		var s slot
-		if err := s.key.UnmarshalText([]byte(k)); err != nil {
-			return fmt.Errorf("storage key %q: %w", k, err)
+		if err := storageWord(&s.key, k); err != nil {
+			return slots, fmt.Errorf("storage key: %w", err)
 		}
-		if err := s.value.UnmarshalText([]byte(v)); err != nil {
-			return fmt.Errorf("storage value %q: %w", v, err)
+		if err := storageWord(&s.value, v); err != nil {
+			return slots, fmt.Errorf("storage value: %w", err)
 		}
 		s.hash = crypto.Keccak256Hash(s.key[:])
 		slots = append(slots, s)
 	}
-	if err := expectDelim(dec, '}'); err != nil {
-		return err
-	}
-	sort.Slice(slots, func(i, j int) bool { return bytes.Compare(slots[i].hash[:], slots[j].hash[:]) < 0 })
-	for _, s := range slots {
-		if err := b.setState(addr, s.key, s.value); err != nil {
-			return err
-		}
-	}
-	return nil
+	return slots, expectDelim(dec, '}')
 }
 
-// math256 decodes a balance as geth's genesis does: hex with 0x, or decimal.
-type math256 struct{ *big.Int }
-
-func (m *math256) UnmarshalJSON(data []byte) error {
-	s := strings.Trim(string(data), `"`)
-	v, ok := new(big.Int), false
-	if strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X") {
-		v, ok = v.SetString(s[2:], 16)
-	} else {
-		v, ok = v.SetString(s, 10)
+// storageWord decodes a storage key or value as geth's genesis does (core/types storageJSON):
+// hex with or without 0x, at most 64 digits, padded on the left.
+func storageWord(h *common.Hash, text string) error {
+	text = strings.TrimPrefix(text, "0x")
+	if len(text) > 64 {
+		return fmt.Errorf("too many hex characters in %q", text)
 	}
-	if !ok || v.Sign() < 0 || v.BitLen() > 256 {
-		return fmt.Errorf("invalid balance %q", s)
+	if _, err := hex.Decode(h[len(h)-len(text)/2:], []byte(text)); err != nil {
+		return fmt.Errorf("invalid hex %q", text)
 	}
-	m.Int = v
 	return nil
 }
 

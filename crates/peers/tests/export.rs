@@ -343,6 +343,85 @@ fn geth_imports_onto_the_streamed_genesis_as_onto_its_own() {
     assert!(err.contains(&genesis) && err.contains(&zero), "{err}");
 }
 
+/// On a genesis written the ways geth accepts beyond what `export` writes (field names in
+/// another case, decimal and zero-padded numbers, unprefixed addresses and short storage
+/// words, a repeated storage key or field, null storage), `gigagas-geth-init` gives the
+/// genesis hash `geth init` gives; an address given twice and data after the object are
+/// refused.
+#[test]
+#[cfg_attr(
+    not(all(gigagas_geth, gigagas_geth_init)),
+    ignore = "needs geth v1.17.10 and gigagas-geth-init (scripts/install-geth.sh)"
+)]
+fn the_streamed_genesis_decodes_what_geth_init_decodes() {
+    let (dir, _export) = one_export();
+    let text = std::fs::read_to_string(dir.path().join("export").join(GENESIS_FILE)).unwrap();
+    let odd = r#""1111111111111111111111111111111111111111": {"Balance": "12345", "NONCE": "5", "storage": {"0x01": "0x02", "0x0001": "0x03", "03": "0x04"}},
+        "0x2222222222222222222222222222222222222222": {"balance": "0x10", "nonce": "0x00", "storage": null, "code": "0x6001"},
+        "0x3333333333333333333333333333333333333333": {"balance": "0x1", "balance": "0x7"},"#;
+    let at = text.find("\"alloc\": {").unwrap() + "\"alloc\": {".len();
+    let genesis = dir.path().join("odd.json");
+    std::fs::write(&genesis, format!("{}{odd}{}", &text[..at], &text[at..])).unwrap();
+    let geth = std::process::Command::new(gigagas_peers::tools::geth_path())
+        .arg("--datadir")
+        .arg(dir.path().join("geth-own"))
+        .arg("init")
+        .arg(&genesis)
+        .output()
+        .unwrap();
+    assert!(geth.status.success(), "{geth:?}");
+    let log = String::from_utf8_lossy(&geth.stderr).into_owned();
+    // geth logs the hash as `hash=aaaaaa..bbbbbb`.
+    let short = log
+        .rsplit("hash=")
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap();
+    let tool = |genesis: &Path, datadir: &str| {
+        std::process::Command::new(gigagas_peers::tools::geth_init_path())
+            .arg("--datadir")
+            .arg(dir.path().join(datadir))
+            .args(["--chunk", "2"])
+            .arg(genesis)
+            .output()
+            .unwrap()
+    };
+    let ours = tool(&genesis, "streamed");
+    assert!(ours.status.success(), "{ours:?}");
+    let out = String::from_utf8_lossy(&ours.stdout).into_owned();
+    let full = out
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .trim_start_matches("0x");
+    assert_eq!(
+        format!("{}..{}", &full[..6], &full[58..]),
+        short,
+        "geth init: {log}\ngigagas-geth-init: {out}"
+    );
+    // Refused: an address given twice (its first storage may already be committed), and
+    // anything after the genesis object.
+    let twice = dir.path().join("twice.json");
+    let dup = r#""0x2222222222222222222222222222222222222222": {"balance": "0x1"},"#;
+    std::fs::write(&twice, format!("{}{odd}{dup}{}", &text[..at], &text[at..])).unwrap();
+    let done = tool(&twice, "twice");
+    assert!(!done.status.success());
+    assert!(
+        String::from_utf8_lossy(&done.stderr).contains("given twice"),
+        "{done:?}"
+    );
+    let trailing = dir.path().join("trailing.json");
+    std::fs::write(&trailing, format!("{text} {{}}")).unwrap();
+    let done = tool(&trailing, "trailing");
+    assert!(!done.status.success());
+    assert!(
+        String::from_utf8_lossy(&done.stderr).contains("after the genesis"),
+        "{done:?}"
+    );
+}
+
 /// A peer that never exits is killed at the deadline, and the error says what was waited
 /// for, the flag that sets the limit and the (escaped) end of its stderr.
 #[test]

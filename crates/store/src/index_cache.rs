@@ -8,8 +8,11 @@
 //! instead of ~1. These functions drop every page but the branch and meta pages.
 //!
 //! A page's kind is read from MDBX's page header (libmdbx 0.13, `page_t`: `flags` u16 at byte
-//! 10, `pgno` u32 at byte 16); a page whose `pgno` is not its own number is taken for data,
-//! never for a branch page, so a misread only drops more.
+//! 10, the large-value page count u32 at byte 12, `pgno` u32 at byte 16); a page whose `pgno`
+//! is not its own number is taken for data, and the continuation pages of a large value
+//! (which have no header) are skipped when its first page is seen. What can stay cached
+//! beyond the live index: branch pages freed by earlier commits (their old headers stay until
+//! the page is reused), never read by a block.
 
 use crate::Error;
 use std::path::{Path, PathBuf};
@@ -23,6 +26,7 @@ const P_META: u16 = 0x08;
 const KIND: u16 = P_BRANCH | P_LEAF | P_LARGE | P_META;
 
 /// The read unit of [`keep_index_only`]'s pass: 8 MiB.
+#[cfg(target_os = "linux")]
 const SCAN_CHUNK: usize = 8 << 20;
 
 /// What a pass over a data file's cache did.
@@ -48,6 +52,24 @@ pub fn is_index_page(header: &[u8], pgno: u64) -> bool {
     u64::from(own) == pgno && (flags == P_BRANCH || flags == P_META)
 }
 
+/// The pages after `pgno` that belong to the large value whose first page `header` is (0 for
+/// any other page).
+fn large_continuation(header: &[u8], pgno: u64) -> u64 {
+    let (Some(flags), Some(count), Some(own)) =
+        (header.get(10..12), header.get(12..16), header.get(16..20))
+    else {
+        return 0;
+    };
+    let flags = u16::from_le_bytes([flags[0], flags[1]]) & KIND;
+    let count = u32::from_le_bytes([count[0], count[1], count[2], count[3]]);
+    let own = u32::from_le_bytes([own[0], own[1], own[2], own[3]]);
+    if flags == P_LARGE && u64::from(own) == pgno {
+        u64::from(count.saturating_sub(1))
+    } else {
+        0
+    }
+}
+
 fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     move |source| Error::Io {
         path: path.to_owned(),
@@ -55,13 +77,23 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     }
 }
 
+/// `page` if it is a power of two no smaller than the OS page: the page cache is dropped per
+/// OS page, so a smaller store page could not be dropped without its neighbours.
+#[cfg(target_os = "linux")]
 fn page_size(page: usize, path: &Path) -> Result<usize, Error> {
-    if page < 512 || !page.is_power_of_two() {
+    let os = os_page();
+    if page < 512 || !page.is_power_of_two() || page < os {
         return Err(io(path)(std::io::Error::other(format!(
-            "page size {page}: not a power of two of at least 512 bytes"
+            "page size {page}: not a power of two of at least 512 bytes and of this system's {os}-byte page"
         ))));
     }
     Ok(page)
+}
+
+#[cfg(target_os = "linux")]
+fn os_page() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096)
 }
 
 /// Drops `[from, to)` pages of `file` from the page cache.
@@ -103,6 +135,7 @@ pub fn keep_index_only(path: &Path, page: usize) -> Result<IndexPages, Error> {
     let mut buf = vec![0u8; SCAN_CHUNK];
     let mut out = IndexPages::default();
     let mut drop_from = 0u64;
+    let mut skip = 0u64;
     loop {
         let mut filled = 0;
         while filled < buf.len() {
@@ -116,6 +149,11 @@ pub fn keep_index_only(path: &Path, page: usize) -> Result<IndexPages, Error> {
         for chunk in buf[..filled].chunks(page) {
             let pgno = out.pages;
             out.pages += 1;
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            skip = large_continuation(chunk, pgno);
             if chunk.len() == page && is_index_page(chunk, pgno) {
                 drop_pages(&file, path, page, drop_from, pgno)?;
                 drop_from = pgno + 1;
@@ -194,8 +232,10 @@ fn cached_index_pages(
         // SAFETY: the map made above, of `bytes`; nothing refers to it after this.
         unsafe { libc::munmap(map, bytes) };
     };
-    // SAFETY: sysconf has no preconditions.
-    let os_page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+    // A header read that faults after all (its page evicted since mincore) reads that page
+    // alone, not a read-ahead window. SAFETY: advice on the map made above.
+    unsafe { libc::madvise(map, bytes, libc::MADV_RANDOM) };
+    let os_page = os_page();
     let mut resident = vec![0u8; bytes.div_ceil(os_page)];
     // SAFETY: `map` is page-aligned, `bytes` long, and `resident` has one byte per OS page.
     if unsafe { libc::mincore(map, bytes, resident.as_mut_ptr()) } != 0 {
@@ -205,15 +245,22 @@ fn cached_index_pages(
     }
     let mut kept = Vec::new();
     let mut all = 0;
+    let mut skip = 0u64;
     for pgno in 0..pages {
         let first = pgno as usize * page;
         if resident.get(first / os_page).is_none_or(|r| r & 1 == 0) {
+            skip = skip.saturating_sub(1);
             continue;
         }
         all += 1;
+        if skip > 0 {
+            skip -= 1;
+            continue;
+        }
         // SAFETY: the page is inside the map; it was cached a moment ago (mincore above), so
         // reading its 20-byte header normally touches no device. The map is read-only.
         let header = unsafe { std::slice::from_raw_parts((map as *const u8).add(first), 20) };
+        skip = large_continuation(header, pgno);
         if is_index_page(header, pgno) {
             kept.push(pgno);
         }

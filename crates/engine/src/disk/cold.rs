@@ -71,15 +71,20 @@ impl DiskRoot {
         // block's execution and root finished before its commit); mapped pages would stay
         // cached.
         drop(store.take());
-        match data {
-            None => drop_file_cache(&path)?,
+        // The store is reopened whatever the drop did, so a failed drop is reported as
+        // itself, not as a store that could not be reopened.
+        let dropped = match data {
+            None => drop_file_cache(&path),
             Some(pass) => {
                 let file = index_cache::data_file(&path);
-                crate::os::drop_file_cache_except(&path, &file)?;
-                let page = usize::try_from(page).unwrap_or(usize::MAX);
-                pass(&file, page).map_err(|e| format!("cold reads keeping the index: {e}"))?;
+                crate::os::drop_file_cache_except(&path, &file).and_then(|()| {
+                    let page = usize::try_from(page).unwrap_or(usize::MAX);
+                    pass(&file, page)
+                        .map(|_| ())
+                        .map_err(|e| format!("cold reads keeping the index: {e}"))
+                })
             }
-        }
+        };
         // With a trie buffer the tries lag the flat state on purpose: reopened as they are
         // (their nodes are in the buffer), never rebuilt.
         let reopened = if self.trie_buffer > 0 {
@@ -90,6 +95,6 @@ impl DiskRoot {
         .map_err(|e| format!("reopening {}: {e}", path.display()))?;
         *store = Some(Arc::new(reopened));
         *self.codes.write().map_err(poisoned)? = Arc::default();
-        Ok(())
+        dropped
     }
 }
