@@ -27,6 +27,7 @@ chain=chain-hot-$slots-$blocks; genesis=db-hot-$slots-$blocks
 configs=("cold1|--pipeline off --cold --threads 1" "cold2|--pipeline off --cold --threads 2"
   "cold1-index|--pipeline off --cold --cold-index cached --threads 1"
   "cold2-index|--pipeline off --cold --cold-index cached --threads 2"
+  "cold2-index-buf|--pipeline off --cold --cold-index cached --threads 2 --trie-buffer 256M"
   "cold1-buf|--pipeline off --cold --threads 1 --trie-buffer 256M"
   "cold2-buf|--pipeline off --cold --threads 2 --trie-buffer 256M"
   "warm1|--threads 1" "warm2|--threads 2" "warm2-flush|--threads 2 --trie-journal off"

@@ -36,8 +36,8 @@ pub struct IndexPages {
     pub pages: u64,
     /// Branch and meta pages left cached.
     pub kept: u64,
-    /// Pages found in the page cache before the pass dropped any ([`drop_all_but_index`];
-    /// [`keep_index_only`] reads every page: its own count is `pages`).
+    /// Pages `mincore` finds cached after the pass: `kept`, unless the kernel kept more
+    /// (then the reads that follow are not all cold).
     pub cached: u64,
 }
 
@@ -96,35 +96,42 @@ fn os_page() -> usize {
     usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096)
 }
 
-/// Drops `[from, to)` pages of `file` from the page cache.
+/// Drops the whole file from the page cache, then reads `pgnos` (ascending) back in, page by
+/// page with read-ahead off: a partial range cannot drop a large folio (the page cache holds
+/// a sequential read and buffered writes in folios of many pages), so the index is re-read
+/// into single-page folios instead of the rest being dropped around it.
 #[cfg(target_os = "linux")]
-fn drop_pages(
+fn drop_then_reread(
     file: &std::fs::File,
     path: &Path,
     page: usize,
-    from: u64,
-    to: u64,
+    pgnos: &[u64],
 ) -> Result<(), Error> {
-    if to <= from {
-        return Ok(());
+    use rayon::prelude::*;
+    use std::os::unix::fs::FileExt;
+    let fd = file.as_raw_fd();
+    // SAFETY: a valid open descriptor; offset 0 and length 0 mean the whole file.
+    let rc = unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if rc != 0 {
+        return Err(io(path)(std::io::Error::from_raw_os_error(rc)));
     }
-    let offset = (from * page as u64) as libc::off_t;
-    let len = ((to - from) * page as u64) as libc::off_t;
-    // SAFETY: a valid open descriptor and a byte range inside the file.
-    let rc =
-        unsafe { libc::posix_fadvise(file.as_raw_fd(), offset, len, libc::POSIX_FADV_DONTNEED) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io(path)(std::io::Error::from_raw_os_error(rc)))
-    }
+    // SAFETY: as above; the advice only turns read-ahead off for this descriptor.
+    unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_RANDOM) };
+    pgnos.par_chunks(4096).try_for_each(|chunk| {
+        let mut buf = vec![0u8; page];
+        chunk.iter().try_for_each(|&pgno| {
+            file.read_exact_at(&mut buf, pgno * page as u64)
+                .map_err(io(path))
+        })
+    })
 }
 
-/// Reads the data file `path` once, front to back, and leaves only its index pages
-/// ([`is_index_page`]) in the page cache: every other page is dropped as soon as its chunk
-/// is read. Memory: one 8 MiB buffer; device reads: the whole file, once (before a cold run,
-/// untimed). The file must not be mapped by this process (close the store first). Linux
-/// only (`posix_fadvise`); elsewhere an error.
+/// Reads the data file `path` once, front to back, to find its index pages
+/// ([`is_index_page`]), then leaves only those in the page cache ([`drop_then_reread`]).
+/// Memory: one 8 MiB buffer and 8 bytes per index page; device reads: the whole file once,
+/// then the index pages (before a cold run, untimed). `cached` is what `mincore` finds cached
+/// afterwards: the index pages only, unless the kernel kept more. The file must not be
+/// mapped by this process (close the store first). Linux only; elsewhere an error.
 #[cfg(target_os = "linux")]
 pub fn keep_index_only(path: &Path, page: usize) -> Result<IndexPages, Error> {
     let page = page_size(page, path)?;
@@ -134,7 +141,7 @@ pub fn keep_index_only(path: &Path, page: usize) -> Result<IndexPages, Error> {
     unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_SEQUENTIAL) };
     let mut buf = vec![0u8; SCAN_CHUNK];
     let mut out = IndexPages::default();
-    let mut drop_from = 0u64;
+    let mut index = Vec::new();
     let mut skip = 0u64;
     loop {
         let mut filled = 0;
@@ -155,24 +162,25 @@ pub fn keep_index_only(path: &Path, page: usize) -> Result<IndexPages, Error> {
             }
             skip = large_continuation(chunk, pgno);
             if chunk.len() == page && is_index_page(chunk, pgno) {
-                drop_pages(&file, path, page, drop_from, pgno)?;
-                drop_from = pgno + 1;
-                out.kept += 1;
+                index.push(pgno);
             }
         }
         if filled < buf.len() {
             break;
         }
     }
-    drop_pages(&file, path, page, drop_from, out.pages)?;
+    drop_then_reread(&file, path, page, &index)?;
+    out.kept = index.len() as u64;
+    out.cached = cached_index_pages(&file, path, page, out.pages)?.1;
     Ok(out)
 }
 
-/// Drops every cached page of the data file `path` but its index pages ([`is_index_page`]),
-/// reading nothing from the device: which pages are cached comes from `mincore` over a
-/// temporary read-only map, and only those pages' headers are looked at. The file must not
-/// be mapped elsewhere in this process (close the store first): mapped pages stay cached.
-/// Linux only (`mincore`, `posix_fadvise`); elsewhere an error.
+/// Leaves only the index pages ([`is_index_page`]) of the data file `path` that are cached
+/// now in the page cache: which pages are cached comes from `mincore` over a temporary
+/// read-only map, only those pages' headers are looked at, then the whole file is dropped
+/// and those index pages read back ([`drop_then_reread`]). `cached` is what is cached
+/// afterwards. The file must not be mapped elsewhere in this process (close the store
+/// first): mapped pages stay cached. Linux only; elsewhere an error.
 #[cfg(target_os = "linux")]
 pub fn drop_all_but_index(path: &Path, page: usize) -> Result<IndexPages, Error> {
     let page = page_size(page, path)?;
@@ -187,15 +195,10 @@ pub fn drop_all_but_index(path: &Path, page: usize) -> Result<IndexPages, Error>
     if pages == 0 {
         return Ok(out);
     }
-    let (cached, all) = cached_index_pages(&file, path, page, pages)?;
-    out.cached = all;
-    let mut drop_from = 0u64;
-    for pgno in cached {
-        drop_pages(&file, path, page, drop_from, pgno)?;
-        drop_from = pgno + 1;
-        out.kept += 1;
-    }
-    drop_pages(&file, path, page, drop_from, len.div_ceil(page as u64))?;
+    let (index, _) = cached_index_pages(&file, path, page, pages)?;
+    drop_then_reread(&file, path, page, &index)?;
+    out.kept = index.len() as u64;
+    out.cached = cached_index_pages(&file, path, page, pages)?.1;
     Ok(out)
 }
 

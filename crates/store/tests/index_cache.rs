@@ -84,12 +84,33 @@ fn the_passes_keep_the_branch_pages_mdbx_counts() {
         "kept {} pages, MDBX counts {branch} branch pages",
         scan.kept
     );
+    // After the scan (a sequential read: large folios) only the index is cached.
+    assert_eq!(scan.cached, scan.kept, "{scan:?}");
     // Only cached pages are looked at: right after the scan those are the index pages.
     let cached = drop_all_but_index(&file, page).unwrap();
     assert!(
         cached.kept > 0 && cached.kept <= scan.kept,
         "{cached:?} after {scan:?}"
     );
+    assert_eq!(cached.cached, cached.kept, "{cached:?} after {scan:?}");
+    // Buffered writes (more large folios) and reads of everything: still only the index.
+    {
+        let raw = Mdbx::open(&path, false, true).unwrap();
+        let txn = raw.write().unwrap();
+        for i in 200_000..260_000u64 {
+            let mut key = [0u8; 32];
+            key[24..].copy_from_slice(&i.to_be_bytes());
+            txn.append(Table::Storage, &key, &[0xcd; 32]).unwrap();
+        }
+        txn.commit().unwrap();
+    }
+    std::fs::read(&file).unwrap();
+    let after = drop_all_but_index(&file, page).unwrap();
+    assert!(
+        after.kept >= branch,
+        "{after:?}: {branch} branch pages before the writes"
+    );
+    assert_eq!(after.cached, after.kept, "{after:?}");
     // With the whole file's cache dropped, nothing is cached, so nothing is kept (and
     // nothing was read to find out).
     let f = std::fs::File::open(&file).unwrap();

@@ -79,9 +79,18 @@ impl DiskRoot {
                 let file = index_cache::data_file(&path);
                 crate::os::drop_file_cache_except(&path, &file).and_then(|()| {
                     let page = usize::try_from(page).unwrap_or(usize::MAX);
-                    pass(&file, page)
-                        .map(|_| ())
-                        .map_err(|e| format!("cold reads keeping the index: {e}"))
+                    let left = pass(&file, page)
+                        .map_err(|e| format!("cold reads keeping the index: {e}"))?;
+                    // Never a silent warm run: anything cached beyond the index is refused.
+                    if left.cached > left.kept {
+                        return Err(format!(
+                            "cold reads keeping the index: {} pages of {} stayed cached beside its {} index pages, so the next block would not read cold",
+                            left.cached - left.kept,
+                            file.display(),
+                            left.kept
+                        ));
+                    }
+                    Ok(())
                 })
             }
         };
