@@ -33,6 +33,7 @@ pub(super) fn back_to_back(
     let between = ctx.trie.filter(|t| t.needs_between_blocks());
     let mut blocks = Vec::with_capacity(ctx.cases.len());
     let mut untimed_ns = 0u64;
+    let mut untimed_read = 0u64;
     for unit in units {
         let recs = recover_unit(ctx, unit.blocks.clone())?;
         let (disk, prefetch) = prefetch_unit(ctx, unit)?;
@@ -40,16 +41,22 @@ pub(super) fn back_to_back(
         let done = execute_unit(ctx, unit, recs, disk)?;
         for (done, early) in done.into_iter().zip(early) {
             let mut block = commit_block(ctx, verify(ctx, done)?, early)?;
-            block.read_bytes = crate::disk::io_read_bytes();
+            // Cumulative; what the untimed steps between blocks read is not a block's.
+            block.read_bytes = crate::disk::io_read_bytes().map(|r| r.saturating_sub(untimed_read));
             blocks.push(block);
         }
         if let Some(t) = between {
             let t0 = Instant::now();
+            let read0 = crate::disk::io_read_bytes();
             t.between_blocks().map_err(|e| ExecError::State {
                 block: ctx.cases[unit.blocks.start].number(),
                 what: e,
             })?;
             untimed_ns += t0.elapsed().as_nanos() as u64;
+            // Cold reads that keep the index read it back here (`disk/cold.rs`).
+            untimed_read += read0
+                .zip(crate::disk::io_read_bytes())
+                .map_or(0, |(a, b)| b.saturating_sub(a));
         }
     }
     Ok((blocks, untimed_ns))
