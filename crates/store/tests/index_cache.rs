@@ -42,6 +42,16 @@ fn a_page_header_is_an_index_page_only_when_it_says_branch_or_meta_at_its_own_nu
     );
 }
 
+/// Appends `keys` (big-endian numbers as 32-byte keys) to the storage table, every value 32
+/// bytes of `byte`.
+fn append_slots(txn: &impl KvWrite, keys: std::ops::Range<u64>, byte: u8) {
+    for i in keys {
+        let mut key = [0u8; 32];
+        key[24..].copy_from_slice(&i.to_be_bytes());
+        txn.append(Table::Storage, &key, &[byte; 32]).unwrap();
+    }
+}
+
 #[test]
 fn the_passes_keep_the_branch_pages_mdbx_counts() {
     // Under target/ rather than $TMPDIR: a tmpfs ignores POSIX_FADV_DONTNEED.
@@ -50,11 +60,7 @@ fn the_passes_keep_the_branch_pages_mdbx_counts() {
     let (branch, page) = {
         let raw = Mdbx::open(&path, true, true).unwrap();
         let txn = raw.write().unwrap();
-        for i in 0..200_000u64 {
-            let mut key = [0u8; 32];
-            key[24..].copy_from_slice(&i.to_be_bytes());
-            txn.append(Table::Storage, &key, &[0xab; 32]).unwrap();
-        }
+        append_slots(&txn, 0..200_000, 0xab);
         // Large values (overflow pages, whose continuation pages have no header).
         for i in 0..20u64 {
             txn.put(Table::Code, &i.to_be_bytes(), &vec![0x01; 20_000])
@@ -97,11 +103,7 @@ fn the_passes_keep_the_branch_pages_mdbx_counts() {
     {
         let raw = Mdbx::open(&path, false, true).unwrap();
         let txn = raw.write().unwrap();
-        for i in 200_000..260_000u64 {
-            let mut key = [0u8; 32];
-            key[24..].copy_from_slice(&i.to_be_bytes());
-            txn.append(Table::Storage, &key, &[0xcd; 32]).unwrap();
-        }
+        append_slots(&txn, 200_000..260_000, 0xcd);
         txn.commit().unwrap();
     }
     std::fs::read(&file).unwrap();
