@@ -144,7 +144,13 @@ fn main() {
     if let Err(e) = gigagas_guard::fault::report_sigbus() {
         note!("warning: cannot install the SIGBUS handler: {e}");
     }
-    if let Err(err) = real_main() {
+    // Ctrl-C, SIGTERM, SIGHUP: children killed, temporary files removed, then exit 128+n.
+    if let Err(e) = gigagas_guard::interrupt::install() {
+        note!("warning: cannot install the signal handler: {e}");
+    }
+    let result = real_main();
+    gigagas_guard::interrupt::settle();
+    if let Err(err) = result {
         // Control characters escaped: an error may quote a node, a file or a child process.
         note!(
             "error: {}",

@@ -317,6 +317,8 @@ impl Output {
             .permissions(fs::Permissions::from_mode(0o666))
             .tempfile_in(dir)
             .with_context(context)?;
+        // A signal that ends the process removes it (once persisted, its path is gone).
+        let _partial = gigagas_guard::interrupt::remove_on_interrupt(tmp.path());
         if let Ok(meta) = fs::metadata(resolved) {
             // Replacing a file keeps its permissions.
             tmp.as_file()
@@ -463,6 +465,9 @@ impl OutputDir {
             .permissions(fs::Permissions::from_mode(0o777))
             .tempdir_in(parent)
             .with_context(context)?;
+        // A signal that ends the process removes it (once renamed into place, its path is
+        // gone). The old directory moved aside below is never registered: it is the user's.
+        let _partial = gigagas_guard::interrupt::remove_on_interrupt(fresh.path());
         fill(fresh.path()).with_context(context)?;
         let old = fs::metadata(&self.resolved).ok();
         match old {

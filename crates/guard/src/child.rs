@@ -240,6 +240,8 @@ pub fn run_reporting(
         source,
     })?;
     let pid = child.id();
+    // Killed with its group if a signal ends this process while it runs.
+    let _group = crate::interrupt::kill_group_on_interrupt(i32::try_from(pid).unwrap_or(0));
     let (out_tx, out_rx) = mpsc::channel::<(usize, Capture)>();
     let mut readers = 0;
     if let Some(stdout) = child.stdout.take() {

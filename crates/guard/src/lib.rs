@@ -9,6 +9,8 @@
 //! - [`file`]: an input file opened only when it is a regular file (never a FIFO or device).
 //! - [`fault`]: a `SIGBUS` (a write to a mapped store file on a full disk) reported in words
 //!   with its own exit status instead of a silent death.
+//! - [`interrupt`]: on `SIGINT`, `SIGTERM` or `SIGHUP`, the registered child process groups
+//!   killed and temporary paths removed before the process exits.
 //!
 //! Invariant: nothing here trusts the bytes it is given; every wait ends, every buffer is
 //! bounded.
@@ -18,4 +20,5 @@
 pub mod child;
 pub mod fault;
 pub mod file;
+pub mod interrupt;
 pub mod text;

@@ -518,9 +518,7 @@ pub fn geth_import_with(
         file: rlp.clone(),
         what,
     };
-    let datadir = tempfile::Builder::new()
-        .prefix("gigagas-geth-import-")
-        .tempdir()
+    let datadir = gigagas_guard::interrupt::TempDir::new("gigagas-geth-import-")
         .map_err(|e| failed(format!("temporary data directory: {e}")))?;
     let size = std::fs::metadata(&genesis).map_or(0, |m| m.len());
     let mut init = if size > stream_above {
@@ -667,9 +665,7 @@ pub fn gigagas_disk(
         file: data.to_owned(),
         what,
     };
-    let dir = tempfile::Builder::new()
-        .prefix("gigagas-peers-store-")
-        .tempdir()
+    let dir = gigagas_guard::interrupt::TempDir::new("gigagas-peers-store-")
         .map_err(|e| failed(format!("temporary store directory: {e}")))?;
     let store = dir.path().join("store");
     let (_, init) = timed(

@@ -189,7 +189,9 @@ enum BenchData {
 
 /// Loads (generating first where asked) one data set of a bench sweep. A generated chain is
 /// written to a temporary directory that lives as long as the returned guard.
-fn load_bench_data(data: &BenchData) -> Result<(Dataset, Option<tempfile::TempDir>)> {
+fn load_bench_data(
+    data: &BenchData,
+) -> Result<(Dataset, Option<gigagas_guard::interrupt::TempDir>)> {
     match data {
         BenchData::Bundled => Ok((load(&DataArg { data: None })?, None)),
         BenchData::Path(path) => Ok((
@@ -204,7 +206,8 @@ fn load_bench_data(data: &BenchData) -> Result<(Dataset, Option<tempfile::TempDi
             blocks,
             seed,
         } => {
-            let dir = tempfile::tempdir().context("creating a temporary directory")?;
+            let dir = gigagas_guard::interrupt::TempDir::new("gigagas-bench-")
+                .context("creating a temporary directory")?;
             let options = gigagas_gen::GenOptions {
                 workload,
                 blocks,

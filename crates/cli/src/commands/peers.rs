@@ -209,9 +209,7 @@ pub fn exec(args: PeersArgs) -> Result<()> {
     // The export the process peers read: only the formats the selected peers read (a
     // 10M-slot blocktest.json, pre- and post-state, is gigabytes no rlp peer needs).
     let export = export_chain(&args.data)?;
-    let tmp = tempfile::Builder::new()
-        .prefix("gigagas-peers-")
-        .tempdir()
+    let tmp = gigagas_guard::interrupt::TempDir::new("gigagas-peers-")
         .context("temporary export directory")?;
     let mut formats: Vec<Format> = kinds.iter().filter_map(|k| k.reads()).collect();
     formats.sort();

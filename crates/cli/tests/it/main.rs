@@ -8,6 +8,7 @@ mod db_cli;
 mod dev_node;
 mod fetch_cli;
 mod hostile;
+mod interrupt_cli;
 mod peers_cli;
 
 use std::{path::Path, process::Command};

@@ -1,0 +1,265 @@
+//! What a signal that ends the process leaves behind: none of our temporary files, and none
+//! of our child processes still running.
+//!
+//! Without this, `SIGINT` (Ctrl-C), `SIGTERM` or `SIGHUP` ended the process at once: a
+//! `gigagas peers` run left its temporary export (a 10M-slot `genesis.json` is 1.5 GB) and a
+//! peer's data directory (gigabytes) in the temporary directory, and the peer itself (geth,
+//! started in a process group of its own by [`crate::child`]) kept running, orphaned.
+//!
+//! [`install`] (once, early in `main`) starts a thread that waits for those signals
+//! (`signal-hook`: the handler only writes to a pipe). On the first one it kills every
+//! registered child process group, removes every registered temporary path, says in one line
+//! what it did, and exits with 128 + the signal's number (130 for `SIGINT`), as the default
+//! action's status reads in a shell; `main` calls [`settle`] before it exits on its own, so an
+//! error the cleanup caused cannot replace that status. A registration ([`remove_on_interrupt`],
+//! [`kill_group_on_interrupt`]) lasts as long as the value it returns. `SIGKILL` cannot be
+//! caught: what it leaves is named by the temporary directories' prefixes (`gigagas-`).
+//!
+//! Stores are not touched: a store interrupted mid-block is crash-safe (it opens at its last
+//! whole block, as after `kill -9`).
+
+use std::{
+    collections::BTreeMap,
+    path::{Path, PathBuf},
+    sync::{
+        atomic::{AtomicBool, AtomicU64, Ordering},
+        Mutex, OnceLock,
+    },
+};
+
+/// What is undone on a terminating signal, by registration id.
+#[derive(Default)]
+struct Registry {
+    paths: BTreeMap<u64, PathBuf>,
+    groups: BTreeMap<u64, i32>,
+}
+
+fn registry() -> &'static Mutex<Registry> {
+    static REGISTRY: OnceLock<Mutex<Registry>> = OnceLock::new();
+    REGISTRY.get_or_init(Mutex::default)
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Set by the signal thread before it undoes anything: the process is ending by a signal.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Whether a terminating signal arrived and the process is ending by it.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// Returns at once, unless a terminating signal is being handled: then this thread waits for
+/// the signal thread to end the process (its status, not this thread's). Call before `main`
+/// exits on its own: an error the signal's cleanup caused (a file removed under a writer)
+/// must not replace the signal's status, nor a normal exit cut the cleanup short.
+pub fn settle() {
+    if interrupted() {
+        loop {
+            std::thread::park();
+        }
+    }
+}
+
+/// A registration: undone (unregistered) when dropped.
+#[must_use = "the registration ends when this value is dropped"]
+#[derive(Debug)]
+pub struct Registration(u64);
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let mut r = registry().lock().unwrap_or_else(|e| e.into_inner());
+        r.paths.remove(&self.0);
+        r.groups.remove(&self.0);
+    }
+}
+
+/// Registers `path` (a temporary file or directory this process made) to be removed if a
+/// terminating signal ends the process while the returned value lives.
+pub fn remove_on_interrupt(path: &Path) -> Registration {
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    let mut r = registry().lock().unwrap_or_else(|e| e.into_inner());
+    r.paths.insert(id, path.to_owned());
+    Registration(id)
+}
+
+/// Registers the process group `pgid` (a child started in a group of its own) to be killed
+/// (`SIGKILL`) if a terminating signal ends the process while the returned value lives.
+/// Group ids below 2 are ignored (never the whole session, never init).
+pub fn kill_group_on_interrupt(pgid: i32) -> Registration {
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    if pgid > 1 {
+        let mut r = registry().lock().unwrap_or_else(|e| e.into_inner());
+        r.groups.insert(id, pgid);
+    }
+    Registration(id)
+}
+
+/// A temporary directory in the system's temporary directory, its name starting with
+/// `prefix`: removed when dropped, and by a terminating signal while it lives
+/// ([`remove_on_interrupt`]).
+#[derive(Debug)]
+pub struct TempDir {
+    dir: tempfile::TempDir,
+    _registration: Registration,
+}
+
+impl TempDir {
+    /// Creates it.
+    pub fn new(prefix: &str) -> std::io::Result<Self> {
+        let dir = tempfile::Builder::new().prefix(prefix).tempdir()?;
+        let _registration = remove_on_interrupt(dir.path());
+        Ok(Self { dir, _registration })
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+/// The exit status after terminating signal `signal`: 128 + its number, as a shell shows a
+/// process the signal's default action ended.
+pub fn exit_status(signal: i32) -> i32 {
+    128 + signal
+}
+
+/// Kills the registered child groups and removes the registered paths; returns what it did
+/// as one line (the signal named by `name`).
+pub fn undo(name: &str) -> String {
+    // Taken out of the registry: a registration dropped meanwhile finds nothing.
+    let taken = std::mem::take(&mut *registry().lock().unwrap_or_else(|e| e.into_inner()));
+    taken.undo(name)
+}
+
+impl Registry {
+    fn undo(self, name: &str) -> String {
+        let mut killed = 0;
+        #[cfg(unix)]
+        for pgid in self.groups.values() {
+            // SAFETY: kill(2) with a negative pid signals the group; no memory is passed.
+            if unsafe { libc::kill(-pgid, libc::SIGKILL) } == 0 {
+                killed += 1;
+            }
+        }
+        let mut removed = Vec::new();
+        let mut failed = Vec::new();
+        for path in self.paths.values() {
+            let result = match std::fs::symlink_metadata(path) {
+                Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
+                Ok(_) => std::fs::remove_file(path),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => Err(e),
+            };
+            match result {
+                // Removed meanwhile by its owner's own cleanup: gone either way.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    removed.push(path.display().to_string())
+                }
+                Ok(()) => removed.push(path.display().to_string()),
+                Err(e) => failed.push(format!("{}: {e}", path.display())),
+            }
+        }
+        let mut line = format!("interrupted by {name}");
+        if killed > 0 {
+            line += &format!("; killed {killed} child process group(s)");
+        }
+        if !removed.is_empty() {
+            line += &format!("; removed {}", removed.join(", "));
+        }
+        if !failed.is_empty() {
+            line += &format!("; could not remove {}", failed.join(", "));
+        }
+        crate::text::printable(&line).into_owned()
+    }
+}
+
+/// Starts the thread that, on `SIGINT`, `SIGTERM` or `SIGHUP`, [`undo`]es what is registered,
+/// writes its line to stderr and exits with [`exit_status`]. Call once, early in `main`; a
+/// second call does nothing. A no-op off Unix.
+pub fn install() -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        static INSTALLED: OnceLock<()> = OnceLock::new();
+        if INSTALLED.get().is_some() {
+            return Ok(());
+        }
+        let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+        let _ = INSTALLED.set(());
+        std::thread::Builder::new()
+            .name("gigagas-signals".into())
+            .spawn(move || {
+                if let Some(signal) = signals.forever().next() {
+                    INTERRUPTED.store(true, Ordering::SeqCst);
+                    let name = match signal {
+                        SIGINT => "SIGINT",
+                        SIGTERM => "SIGTERM",
+                        _ => "SIGHUP",
+                    };
+                    let line = undo(name);
+                    // A closed stderr must not stop the exit.
+                    let _ = std::io::Write::write_all(
+                        &mut std::io::stderr(),
+                        format!("{line}\n").as_bytes(),
+                    );
+                    std::process::exit(exit_status(signal));
+                }
+            })?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // A registry of its own: the process's one may hold other tests' children.
+    #[test]
+    fn undo_removes_what_is_registered_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let (kept, gone, file) = (
+            dir.path().join("kept"),
+            dir.path().join("gone"),
+            dir.path().join("f"),
+        );
+        std::fs::create_dir(&kept).unwrap();
+        std::fs::create_dir_all(gone.join("inner")).unwrap();
+        std::fs::write(gone.join("inner/file"), b"x").unwrap();
+        std::fs::write(&file, b"x").unwrap();
+        let mut r = Registry::default();
+        r.paths.insert(1, gone.clone());
+        r.paths.insert(2, file.clone());
+        r.paths.insert(3, dir.path().join("never made"));
+        let line = r.undo("SIGTEST");
+        assert!(!gone.exists() && !file.exists() && kept.exists(), "{line}");
+        assert!(
+            line.starts_with("interrupted by SIGTEST; removed "),
+            "{line}"
+        );
+        assert!(
+            !line.contains("never made") && !line.contains("could not"),
+            "{line}"
+        );
+        assert_eq!(
+            Registry::default().undo("SIGTEST"),
+            "interrupted by SIGTEST"
+        );
+        assert_eq!(exit_status(2), 130);
+    }
+
+    #[test]
+    fn a_dropped_registration_leaves_the_registry() {
+        let dir = tempfile::tempdir().unwrap();
+        let reg = remove_on_interrupt(dir.path());
+        let group = kill_group_on_interrupt(1); // below 2: ignored
+        let id = reg.0;
+        {
+            let r = registry().lock().unwrap();
+            assert_eq!(r.paths.get(&id).map(PathBuf::as_path), Some(dir.path()));
+            assert!(!r.groups.contains_key(&group.0));
+        }
+        drop(reg);
+        assert!(!registry().lock().unwrap().paths.contains_key(&id));
+    }
+}

@@ -1,0 +1,122 @@
+//! A terminating signal kills the registered child process groups and removes the registered
+//! temporary directories before the process exits with 128 + the signal. The test runs this
+//! test binary again in a role that installs the handler, makes a temporary directory and runs
+//! a child (`sleep`) through `child::run`, then signals it.
+#![cfg(unix)]
+
+use gigagas_guard::{child, interrupt};
+use std::{
+    io::{BufRead, BufReader},
+    path::{Path, PathBuf},
+    process::{Command, Stdio},
+    sync::mpsc,
+    time::{Duration, Instant},
+};
+
+/// Set in the re-executed role: the directory where it writes its child's pid.
+const ROLE: &str = "GIGAGAS_INTERRUPT_TEST_DIR";
+
+/// The role (does nothing in a plain test run).
+#[test]
+fn signalled_role() {
+    let Some(dir) = std::env::var_os(ROLE).map(PathBuf::from) else {
+        return;
+    };
+    interrupt::install().unwrap();
+    let tmp = interrupt::TempDir::new("gigagas-interrupt-test-").unwrap();
+    std::fs::create_dir_all(tmp.path().join("inner")).unwrap();
+    std::fs::write(tmp.path().join("inner/file"), b"partial").unwrap();
+    let pid_file = dir.join("pid");
+    std::thread::spawn(move || {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "echo $$ > \"$1\"; exec sleep 300", "sh"])
+            .arg(&pid_file);
+        let _ = child::run(
+            &mut cmd,
+            "sleep",
+            &child::Limits::new(Duration::from_secs(300), "-"),
+        );
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !dir.join("pid").exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    println!("ready {}", tmp.path().display());
+    std::thread::sleep(Duration::from_secs(120));
+    panic!("not signalled within 120 s");
+}
+
+fn alive(pid: i32) -> bool {
+    // A zombie (exited, not yet reaped by init) counts as gone.
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rsplit(')')
+            .next()
+            .is_some_and(|t| !t.trim_start().starts_with('Z'))
+    })
+}
+
+fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !done() {
+        assert!(Instant::now() < deadline, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn sigterm_kills_the_children_and_removes_the_temporary_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut role = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "signalled_role",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env(ROLE, dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = role.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            // The harness writes "test signalled_role ... " before it on the same line.
+            if let Some((_, path)) = line.split_once("ready ") {
+                let _ = tx.send(PathBuf::from(path));
+            }
+        }
+    });
+    let tmp = match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(tmp) => tmp,
+        Err(e) => {
+            let _ = role.kill();
+            panic!("the role never said ready: {e}");
+        }
+    };
+    assert!(tmp.join("inner/file").exists());
+    let pid: i32 = std::fs::read_to_string(dir.path().join("pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(alive(pid), "the child {pid} is not running");
+    // SAFETY: kill(2) on the role's own pid; no memory is passed.
+    assert_eq!(unsafe { libc::kill(role.id() as i32, libc::SIGTERM) }, 0);
+    let mut status = None;
+    wait_until("the role's exit", Duration::from_secs(30), || {
+        status = role.try_wait().unwrap();
+        status.is_some()
+    });
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut role.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.unwrap().code(), Some(143), "stderr: {stderr}");
+    assert!(!Path::new(&tmp).exists(), "{} left behind", tmp.display());
+    wait_until("the child's death", Duration::from_secs(10), || !alive(pid));
+    assert!(
+        stderr.contains("interrupted by SIGTERM; killed 1 child process group(s); removed "),
+        "stderr: {stderr}"
+    );
+}
