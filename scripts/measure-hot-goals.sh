@@ -10,7 +10,9 @@
 # buffer and the log. Each "now" store is checked by `db verify` (= from scratch) after its
 # run. Prints one line per run and the now/before ratios of the means per mode and thread count.
 # Usage: scripts/measure-hot-goals.sh CHAIN GENESIS_DB OUT [THREADS="2 1"] [ORDERS=2]
-# BIN overrides the binary. OUT gets every run's json, stderr and verify output.
+# BIN overrides the binary; MODES (default "cold-now cold-before warm-now warm-before") picks
+# and orders the configurations (reversed every second pass). OUT gets every run's json,
+# stderr and verify output; the machine's other CPU use during each run is its last column.
 set -uo pipefail
 chain="${1:?usage: scripts/measure-hot-goals.sh CHAIN GENESIS_DB OUT [THREADS] [ORDERS]}"
 genesis="${2:?genesis store}"; out="${3:?output directory}"
@@ -28,11 +30,13 @@ declare -A flags=(
   [warm-now]=""
   [warm-before]="--trie-buffer 0 --wal off"
 )
-order=(cold-now cold-before warm-now warm-before)
+read -r -a order <<< "${MODES:-cold-now cold-before warm-now warm-before}"
+for m in "${order[@]}"; do [[ -n ${flags[$m]+set} ]] || { echo "unknown mode $m" >&2; exit 1; }; done
+reversed=(); for ((i = ${#order[@]} - 1; i >= 0; i--)); do reversed+=("${order[$i]}"); done
 n=0
 for ((o = 0; o < orders; o++)); do
   for t in $threads_list; do
-    seq=("${order[@]}"); ((o % 2)) && seq=(warm-before warm-now cold-before cold-now)
+    seq=("${order[@]}"); ((o % 2)) && seq=("${reversed[@]}")
     for mode in "${seq[@]}"; do
       n=$((n + 1)); name=$(printf '%02d-%s-%st' $n "$mode" "$t")
       rm -rf "$db"; mkdir "$db"; cp -a "$genesis/." "$db/"; sync
