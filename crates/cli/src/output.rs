@@ -328,7 +328,8 @@ impl Output {
         fill(&mut tmp).with_context(context)?;
         tmp.as_file_mut().flush().with_context(context)?;
         tmp.as_file().sync_all().with_context(context)?;
-        tmp.persist(resolved)
+        // Never at the same time as a signal's cleanup (which removes the `.partial`).
+        gigagas_guard::interrupt::commit(|| tmp.persist(resolved))
             .map_err(|e| e.error)
             .with_context(context)?;
         note!("wrote {}", self.shown.display());
@@ -466,7 +467,7 @@ impl OutputDir {
             .tempdir_in(parent)
             .with_context(context)?;
         // A signal that ends the process removes it (once renamed into place, its path is
-        // gone). The old directory moved aside below is never registered: it is the user's.
+        // gone).
         let _partial = gigagas_guard::interrupt::remove_on_interrupt(fresh.path());
         fill(fresh.path()).with_context(context)?;
         let old = fs::metadata(&self.resolved).ok();
@@ -492,19 +493,26 @@ impl OutputDir {
                     .tempdir_in(parent)
                     .with_context(context)?;
                 let aside_path = aside.path().to_owned();
+                // A signal's cleanup removes what is aside: the empty placeholder before the
+                // swap, the replaced directory after it (the new one is complete and in place).
+                let _aside = gigagas_guard::interrupt::remove_on_interrupt(&aside_path);
                 // The placeholder directory is replaced by the old directory (rename onto an
-                // empty directory), then removed with it when `aside` drops.
-                fs::rename(&self.resolved, &aside_path).with_context(context)?;
-                if let Err(e) = fs::rename(fresh.path(), &self.resolved) {
-                    let _ = fs::rename(&aside_path, &self.resolved);
-                    return Err(e).with_context(context);
-                }
+                // empty directory), then removed with it when `aside` drops. Both renames are
+                // one commit point: never at the same time as a signal's cleanup.
+                gigagas_guard::interrupt::commit(|| {
+                    fs::rename(&self.resolved, &aside_path)?;
+                    fs::rename(fresh.path(), &self.resolved).inspect_err(|_| {
+                        let _ = fs::rename(&aside_path, &self.resolved);
+                    })
+                })
+                .with_context(context)?;
                 let _ = fresh.keep();
                 drop(aside);
             }
             _ => {
                 // New, or an empty directory (which rename replaces).
-                fs::rename(fresh.path(), &self.resolved).with_context(context)?;
+                gigagas_guard::interrupt::commit(|| fs::rename(fresh.path(), &self.resolved))
+                    .with_context(context)?;
                 let _ = fresh.keep();
             }
         }

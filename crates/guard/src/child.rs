@@ -234,14 +234,15 @@ pub fn run_reporting(
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(cmd, 0);
     let start = Instant::now();
-    let mut child = cmd.spawn().map_err(|source| ChildError::Spawn {
-        what: what.to_owned(),
-        program: program.clone(),
-        source,
-    })?;
+    // Killed with its group if a signal ends this process while it runs; never started
+    // after one.
+    let (mut child, _group) =
+        crate::interrupt::spawn_in_group(cmd).map_err(|source| ChildError::Spawn {
+            what: what.to_owned(),
+            program: program.clone(),
+            source,
+        })?;
     let pid = child.id();
-    // Killed with its group if a signal ends this process while it runs.
-    let _group = crate::interrupt::kill_group_on_interrupt(i32::try_from(pid).unwrap_or(0));
     let (out_tx, out_rx) = mpsc::channel::<(usize, Capture)>();
     let mut readers = 0;
     if let Some(stdout) = child.stdout.take() {
@@ -286,6 +287,8 @@ pub fn run_reporting(
             }
         }
     };
+    // A child a signal's cleanup killed is no result: the process is ending by the signal.
+    crate::interrupt::settle();
     match exited.ok_or(()) {
         Ok((status, end)) => {
             let status = status.map_err(|source| ChildError::Wait {

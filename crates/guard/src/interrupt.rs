@@ -7,13 +7,22 @@
 //! started in a process group of its own by [`crate::child`]) kept running, orphaned.
 //!
 //! [`install`] (once, early in `main`) starts a thread that waits for those signals
-//! (`signal-hook`: the handler only writes to a pipe). On the first one it kills every
-//! registered child process group, removes every registered temporary path, says in one line
-//! what it did, and exits with 128 + the signal's number (130 for `SIGINT`), as the default
-//! action's status reads in a shell; `main` calls [`settle`] before it exits on its own, so an
-//! error the cleanup caused cannot replace that status. A registration ([`remove_on_interrupt`],
-//! [`kill_group_on_interrupt`]) lasts as long as the value it returns. `SIGKILL` cannot be
-//! caught: what it leaves is named by the temporary directories' prefixes (`gigagas-`).
+//! (`signal-hook`: the handler only writes to a pipe). On the first one it marks the process
+//! as ending, kills every registered child process group, removes every registered temporary
+//! path, says in one line what it did (waiting at most 2 s for stderr) and exits with 128 +
+//! the signal's number (130 for `SIGINT`), as the default action's status reads in a shell. A
+//! second signal meanwhile exits at once.
+//!
+//! Registering, spawning a child ([`spawn_in_group`]), making a [`TempDir`] and committing an
+//! output ([`commit`]: the rename of its `.partial` onto its name) all run under the
+//! registry's lock, and the mark is set under it: each happens wholly before the cleanup
+//! (which then sees it) or not at all. A thread that reaches one after the mark waits for the
+//! end of the process instead, as does `main` before it exits on its own ([`settle`]) and
+//! [`crate::child::run`] when its child exits: so nothing is started, made or committed after
+//! the cleanup began, a child the cleanup killed is never reported as a failure, and an error
+//! the cleanup caused cannot replace the signal's status. A registration lasts as long as the
+//! value it returns. `SIGKILL` cannot be caught: what it leaves is named by the temporary
+//! directories' prefixes (`gigagas-`).
 //!
 //! Stores are not touched: a store interrupted mid-block is crash-safe (it opens at its last
 //! whole block, as after `kill -9`).
@@ -41,12 +50,20 @@ fn registry() -> &'static Mutex<Registry> {
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-/// Set by the signal thread before it undoes anything: the process is ending by a signal.
+/// Set by the signal thread, under the registry's lock, before it undoes anything: the
+/// process is ending by a signal.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// Whether a terminating signal arrived and the process is ending by it.
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// Waits for the end of the process: the signal thread exits it.
+fn park_forever() -> ! {
+    loop {
+        std::thread::park();
+    }
 }
 
 /// Returns at once, unless a terminating signal is being handled: then this thread waits for
@@ -55,10 +72,21 @@ pub fn interrupted() -> bool {
 /// must not replace the signal's status, nor a normal exit cut the cleanup short.
 pub fn settle() {
     if interrupted() {
-        loop {
-            std::thread::park();
-        }
+        park_forever();
     }
+}
+
+/// Runs `f` on the registry under its lock, unless a terminating signal is being handled:
+/// then this thread waits for the end of the process instead. The signal thread sets
+/// [`INTERRUPTED`] under the same lock, so `f` runs either wholly before the cleanup (which
+/// then sees what `f` did) or not at all: nothing is spawned, made or committed after it.
+fn with_registry<T>(f: impl FnOnce(&mut Registry, u64) -> T) -> T {
+    let mut r = registry().lock().unwrap_or_else(|e| e.into_inner());
+    if interrupted() {
+        drop(r);
+        park_forever();
+    }
+    f(&mut r, NEXT_ID.fetch_add(1, Ordering::Relaxed))
 }
 
 /// A registration: undone (unregistered) when dropped.
@@ -75,24 +103,40 @@ impl Drop for Registration {
 }
 
 /// Registers `path` (a temporary file or directory this process made) to be removed if a
-/// terminating signal ends the process while the returned value lives.
+/// terminating signal ends the process while the returned value lives. Made after the signal
+/// (the process is ending), it waits for the end instead.
 pub fn remove_on_interrupt(path: &Path) -> Registration {
-    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-    let mut r = registry().lock().unwrap_or_else(|e| e.into_inner());
-    r.paths.insert(id, path.to_owned());
-    Registration(id)
+    with_registry(|r, id| {
+        r.paths.insert(id, path.to_owned());
+        Registration(id)
+    })
 }
 
-/// Registers the process group `pgid` (a child started in a group of its own) to be killed
-/// (`SIGKILL`) if a terminating signal ends the process while the returned value lives.
-/// Group ids below 2 are ignored (never the whole session, never init).
-pub fn kill_group_on_interrupt(pgid: i32) -> Registration {
-    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-    if pgid > 1 {
-        let mut r = registry().lock().unwrap_or_else(|e| e.into_inner());
-        r.groups.insert(id, pgid);
-    }
-    Registration(id)
+/// Spawns `cmd` (set to start a process group of its own) and registers its group to be
+/// killed (`SIGKILL`) if a terminating signal ends the process while the returned value lives.
+/// Both happen under the registry's lock: a child is never started after the signal's cleanup
+/// began (this thread then waits for the end of the process), nor started unregistered.
+pub fn spawn_in_group(
+    cmd: &mut std::process::Command,
+) -> std::io::Result<(std::process::Child, Registration)> {
+    with_registry(|r, id| {
+        let child = cmd.spawn()?;
+        // Group ids below 2 are never signalled (never the whole session, never init).
+        if let Ok(pgid) = i32::try_from(child.id()) {
+            if pgid > 1 {
+                r.groups.insert(id, pgid);
+            }
+        }
+        Ok((child, Registration(id)))
+    })
+}
+
+/// Runs `commit`, the step that makes an output final (a rename of its `.partial` onto its
+/// name), under the registry's lock: never at the same time as a signal's cleanup, so an
+/// output is either committed whole before it or left as it was. After the signal this thread
+/// waits for the end of the process instead.
+pub fn commit<T>(commit: impl FnOnce() -> T) -> T {
+    with_registry(|_, _| commit())
 }
 
 /// A temporary directory in the system's temporary directory, its name starting with
@@ -107,9 +151,16 @@ pub struct TempDir {
 impl TempDir {
     /// Creates it.
     pub fn new(prefix: &str) -> std::io::Result<Self> {
-        let dir = tempfile::Builder::new().prefix(prefix).tempdir()?;
-        let _registration = remove_on_interrupt(dir.path());
-        Ok(Self { dir, _registration })
+        // Made and registered under the registry's lock: never made after a signal's
+        // cleanup began, nor left unregistered.
+        with_registry(|r, id| {
+            let dir = tempfile::Builder::new().prefix(prefix).tempdir()?;
+            r.paths.insert(id, dir.path().to_owned());
+            Ok(Self {
+                dir,
+                _registration: Registration(id),
+            })
+        })
     }
 
     /// Its path.
@@ -127,8 +178,13 @@ pub fn exit_status(signal: i32) -> i32 {
 /// Kills the registered child groups and removes the registered paths; returns what it did
 /// as one line (the signal named by `name`).
 pub fn undo(name: &str) -> String {
-    // Taken out of the registry: a registration dropped meanwhile finds nothing.
-    let taken = std::mem::take(&mut *registry().lock().unwrap_or_else(|e| e.into_inner()));
+    // Marked and taken out under the lock: whatever registers, spawns or commits after this
+    // waits for the end of the process instead ([`with_registry`]).
+    let taken = {
+        let mut r = registry().lock().unwrap_or_else(|e| e.into_inner());
+        INTERRUPTED.store(true, Ordering::SeqCst);
+        std::mem::take(&mut *r)
+    };
     taken.undo(name)
 }
 
@@ -174,36 +230,59 @@ impl Registry {
     }
 }
 
+/// How long the signal thread waits for its line to reach stderr (a full pipe nobody reads)
+/// before it exits anyway.
+const LINE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Starts the thread that, on `SIGINT`, `SIGTERM` or `SIGHUP`, [`undo`]es what is registered,
-/// writes its line to stderr and exits with [`exit_status`]. Call once, early in `main`; a
-/// second call does nothing. A no-op off Unix.
+/// writes its line to stderr (waiting at most [`LINE_WAIT`]) and exits with [`exit_status`].
+/// A second such signal while that runs exits at once with its own status. Call once, early
+/// in `main`; a second call does nothing. A no-op off Unix.
 pub fn install() -> std::io::Result<()> {
     #[cfg(unix)]
     {
         use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        use std::sync::Arc;
         static INSTALLED: OnceLock<()> = OnceLock::new();
         if INSTALLED.get().is_some() {
             return Ok(());
         }
-        let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+        const SIGNALS: [i32; 3] = [SIGINT, SIGTERM, SIGHUP];
+        let ending = Arc::new(AtomicBool::new(false));
+        for signal in SIGNALS {
+            // Only once `ending` is set (the first signal is being handled).
+            signal_hook::flag::register_conditional_shutdown(
+                signal,
+                exit_status(signal),
+                Arc::clone(&ending),
+            )?;
+        }
+        let mut signals = signal_hook::iterator::Signals::new(SIGNALS)?;
         let _ = INSTALLED.set(());
         std::thread::Builder::new()
             .name("gigagas-signals".into())
             .spawn(move || {
                 if let Some(signal) = signals.forever().next() {
-                    INTERRUPTED.store(true, Ordering::SeqCst);
+                    ending.store(true, Ordering::SeqCst);
                     let name = match signal {
                         SIGINT => "SIGINT",
                         SIGTERM => "SIGTERM",
                         _ => "SIGHUP",
                     };
                     let line = undo(name);
-                    // A closed stderr must not stop the exit.
-                    let _ = std::io::Write::write_all(
-                        &mut std::io::stderr(),
-                        format!("{line}\n").as_bytes(),
-                    );
-                    std::process::exit(exit_status(signal));
+                    // A closed stderr, or a full pipe nobody reads, must not stop the exit.
+                    let (tx, rx) = std::sync::mpsc::channel();
+                    let _ = std::thread::Builder::new().spawn(move || {
+                        let _ = std::io::Write::write_all(
+                            &mut std::io::stderr(),
+                            format!("{line}\n").as_bytes(),
+                        );
+                        let _ = tx.send(());
+                    });
+                    let _ = rx.recv_timeout(LINE_WAIT);
+                    // SAFETY: _exit(2) ends the process without running exit handlers or
+                    // flushing buffers, none of which may block it (a full stdout pipe).
+                    unsafe { libc::_exit(exit_status(signal)) }
                 }
             })?;
     }
@@ -252,12 +331,10 @@ mod tests {
     fn a_dropped_registration_leaves_the_registry() {
         let dir = tempfile::tempdir().unwrap();
         let reg = remove_on_interrupt(dir.path());
-        let group = kill_group_on_interrupt(1); // below 2: ignored
         let id = reg.0;
         {
             let r = registry().lock().unwrap();
             assert_eq!(r.paths.get(&id).map(PathBuf::as_path), Some(dir.path()));
-            assert!(!r.groups.contains_key(&group.0));
         }
         drop(reg);
         assert!(!registry().lock().unwrap().paths.contains_key(&id));

@@ -15,6 +15,8 @@ use std::{
 
 /// Set in the re-executed role: the directory where it writes its child's pid.
 const ROLE: &str = "GIGAGAS_INTERRUPT_TEST_DIR";
+/// Set in the re-executed spawning role: the file each child appends its pid to.
+const SPAWNER: &str = "GIGAGAS_INTERRUPT_TEST_PIDS";
 
 /// The role (does nothing in a plain test run).
 #[test]
@@ -119,4 +121,80 @@ fn sigterm_kills_the_children_and_removes_the_temporary_directory() {
         stderr.contains("interrupted by SIGTERM; killed 1 child process group(s); removed "),
         "stderr: {stderr}"
     );
+}
+
+/// A role that starts children one after another (each killed at a 30 ms deadline) and makes
+/// a temporary directory for each, until it is signalled.
+#[test]
+fn spawning_role() {
+    let Some(pids) = std::env::var_os(SPAWNER).map(PathBuf::from) else {
+        return;
+    };
+    interrupt::install().unwrap();
+    println!("ready");
+    for _ in 0..100_000 {
+        let _tmp = interrupt::TempDir::new("gigagas-interrupt-spawn-").unwrap();
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "echo $$ >> \"$1\"; exec sleep 300", "sh"])
+            .arg(&pids);
+        let limits = child::Limits::new(Duration::from_millis(30), "-");
+        let _ = child::run(&mut cmd, "sleep", &limits);
+    }
+    panic!("not signalled");
+}
+
+/// Nothing is started after the signal's cleanup began: every child the spawning role ever
+/// started is dead once it has exited, and no temporary directory of it is left.
+#[test]
+fn nothing_is_spawned_after_the_signal() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let pids = dir.path().join("pids");
+    for round in 0..5 {
+        let mut role = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "spawning_role",
+                "--nocapture",
+                "--test-threads",
+                "1",
+            ])
+            .env(SPAWNER, &pids)
+            .env("TMPDIR", &tmp)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Let it start a few children, at a different moment each round.
+        let started =
+            |n: usize| std::fs::read_to_string(&pids).map_or(0, |s| s.lines().count()) >= n;
+        let before = std::fs::read_to_string(&pids).map_or(0, |s| s.lines().count());
+        wait_until("children started", Duration::from_secs(60), || {
+            started(before + 3 + round)
+        });
+        // SAFETY: kill(2) on the role's own pid; no memory is passed.
+        assert_eq!(unsafe { libc::kill(role.id() as i32, libc::SIGINT) }, 0);
+        let mut status = None;
+        wait_until("the role's exit", Duration::from_secs(30), || {
+            status = role.try_wait().unwrap();
+            status.is_some()
+        });
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut role.stderr.take().unwrap(), &mut stderr).unwrap();
+        assert_eq!(status.unwrap().code(), Some(130), "round {round}: {stderr}");
+        for pid in std::fs::read_to_string(&pids).unwrap().lines() {
+            let pid: i32 = pid.parse().unwrap();
+            wait_until(
+                &format!("round {round}: child {pid}'s death"),
+                Duration::from_secs(10),
+                || !alive(pid),
+            );
+        }
+        assert_eq!(
+            std::fs::read_dir(&tmp).unwrap().count(),
+            0,
+            "round {round}: a temporary directory left: {stderr}"
+        );
+    }
 }
