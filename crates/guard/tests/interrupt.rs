@@ -65,6 +65,20 @@ fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
     }
 }
 
+/// Sends `signal` to `role` and waits (at most 30 s) for its exit: its exit code and stderr.
+fn signal_and_wait(role: &mut std::process::Child, signal: i32) -> (Option<i32>, String) {
+    // SAFETY: kill(2) on the role's own pid; no memory is passed.
+    assert_eq!(unsafe { libc::kill(role.id() as i32, signal) }, 0);
+    let mut status = None;
+    wait_until("the role's exit", Duration::from_secs(30), || {
+        status = role.try_wait().unwrap();
+        status.is_some()
+    });
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut role.stderr.take().unwrap(), &mut stderr).unwrap();
+    (status.unwrap().code(), stderr)
+}
+
 #[test]
 fn sigterm_kills_the_children_and_removes_the_temporary_directory() {
     let dir = tempfile::tempdir().unwrap();
@@ -105,16 +119,8 @@ fn sigterm_kills_the_children_and_removes_the_temporary_directory() {
         .parse()
         .unwrap();
     assert!(alive(pid), "the child {pid} is not running");
-    // SAFETY: kill(2) on the role's own pid; no memory is passed.
-    assert_eq!(unsafe { libc::kill(role.id() as i32, libc::SIGTERM) }, 0);
-    let mut status = None;
-    wait_until("the role's exit", Duration::from_secs(30), || {
-        status = role.try_wait().unwrap();
-        status.is_some()
-    });
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut role.stderr.take().unwrap(), &mut stderr).unwrap();
-    assert_eq!(status.unwrap().code(), Some(143), "stderr: {stderr}");
+    let (code, stderr) = signal_and_wait(&mut role, libc::SIGTERM);
+    assert_eq!(code, Some(143), "stderr: {stderr}");
     assert!(!Path::new(&tmp).exists(), "{} left behind", tmp.display());
     wait_until("the child's death", Duration::from_secs(10), || !alive(pid));
     assert!(
@@ -173,16 +179,8 @@ fn nothing_is_spawned_after_the_signal() {
         wait_until("children started", Duration::from_secs(60), || {
             started(before + 3 + round)
         });
-        // SAFETY: kill(2) on the role's own pid; no memory is passed.
-        assert_eq!(unsafe { libc::kill(role.id() as i32, libc::SIGINT) }, 0);
-        let mut status = None;
-        wait_until("the role's exit", Duration::from_secs(30), || {
-            status = role.try_wait().unwrap();
-            status.is_some()
-        });
-        let mut stderr = String::new();
-        std::io::Read::read_to_string(&mut role.stderr.take().unwrap(), &mut stderr).unwrap();
-        assert_eq!(status.unwrap().code(), Some(130), "round {round}: {stderr}");
+        let (code, stderr) = signal_and_wait(&mut role, libc::SIGINT);
+        assert_eq!(code, Some(130), "round {round}: {stderr}");
         for pid in std::fs::read_to_string(&pids).unwrap().lines() {
             let pid: i32 = pid.parse().unwrap();
             wait_until(

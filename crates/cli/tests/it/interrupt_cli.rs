@@ -3,7 +3,7 @@
 
 use std::{
     path::Path,
-    process::{Child, Command, Stdio},
+    process::{Command, Stdio},
     time::{Duration, Instant},
 };
 
@@ -18,14 +18,16 @@ fn entries(dir: &Path) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Waits (at most 120 s) until `dir` holds an entry whose name contains `part`, then sends
-/// `signal` to `child` and returns its exit code and stderr (at most 60 s more).
-fn signal_once_made(
-    mut child: Child,
-    dir: &Path,
-    part: &str,
-    signal: i32,
-) -> (Option<i32>, String) {
+/// Starts `cmd` (stdin and stdout closed), waits (at most 120 s) until `dir` holds an entry
+/// whose name contains `part`, then sends `signal` (named `name`) and requires: exit 128 +
+/// the signal, the line naming it and a removal, and `dir` empty afterwards.
+fn interrupted_once_made(cmd: &mut Command, dir: &Path, part: &str, signal: i32, name: &str) {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let deadline = Instant::now() + Duration::from_secs(120);
     while !entries(dir).iter().any(|e| e.contains(part)) {
         if Instant::now() > deadline || child.try_wait().unwrap().is_some() {
@@ -51,10 +53,13 @@ fn signal_once_made(
         std::thread::sleep(Duration::from_millis(20));
     }
     let out = child.wait_with_output().unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(128 + signal), "{stderr}");
+    assert!(
+        stderr.contains(&format!("interrupted by {name}; removed ")),
+        "{stderr}"
+    );
+    assert_eq!(entries(dir), Vec::<String>::new(), "{stderr}");
 }
 
 #[test]
@@ -62,7 +67,8 @@ fn sigint_during_a_bench_removes_its_temporary_chain() {
     let dir = tempfile::tempdir().unwrap();
     let tmp = dir.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_gigagas"))
+    let mut bench = Command::new(env!("CARGO_BIN_EXE_gigagas"));
+    bench
         .args([
             "bench",
             "--workload",
@@ -73,19 +79,8 @@ fn sigint_during_a_bench_removes_its_temporary_chain() {
             "4",
         ])
         .args(["--threads", "1", "--repeats", "10000", "--warmup", "0"])
-        .env("TMPDIR", &tmp)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let (code, stderr) = signal_once_made(child, &tmp, "gigagas-bench-", libc::SIGINT);
-    assert_eq!(code, Some(130), "{stderr}");
-    assert!(
-        stderr.contains("interrupted by SIGINT; removed "),
-        "{stderr}"
-    );
-    assert_eq!(entries(&tmp), Vec::<String>::new(), "{stderr}");
+        .env("TMPDIR", &tmp);
+    interrupted_once_made(&mut bench, &tmp, "gigagas-bench-", libc::SIGINT, "SIGINT");
 }
 
 #[test]
@@ -112,21 +107,11 @@ fn sigterm_during_an_export_removes_its_partial_output() {
     std::fs::create_dir(&outs).unwrap();
     // Writing a million slots' genesis twice (blocktest.json and genesis.json) takes long
     // enough to be signalled inside the partial directory.
-    let child = Command::new(env!("CARGO_BIN_EXE_gigagas"))
+    let mut export = Command::new(env!("CARGO_BIN_EXE_gigagas"));
+    export
         .args(["export", "--data"])
         .arg(&chain)
         .arg("--out")
-        .arg(outs.join("export"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let (code, stderr) = signal_once_made(child, &outs, ".partial", libc::SIGTERM);
-    assert_eq!(code, Some(143), "{stderr}");
-    assert!(
-        stderr.contains("interrupted by SIGTERM; removed "),
-        "{stderr}"
-    );
-    assert_eq!(entries(&outs), Vec::<String>::new(), "{stderr}");
+        .arg(outs.join("export"));
+    interrupted_once_made(&mut export, &outs, ".partial", libc::SIGTERM, "SIGTERM");
 }
