@@ -3,6 +3,7 @@
 //! test binary again in a role that installs the handler, makes a temporary directory and runs
 //! a child (`sleep`) through `child::run`, then signals it.
 #![cfg(unix)]
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is the test failing
 
 use gigagas_guard::{child, interrupt};
 use std::{
