@@ -311,14 +311,18 @@ impl Output {
     ) -> Result<()> {
         let context = || format!("{} {}: writing", self.flag, self.shown.display());
         let (dir, name) = parent_and_name(&self.flag, &self.shown, resolved)?;
-        let mut tmp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".partial")
-            .permissions(fs::Permissions::from_mode(0o666))
-            .tempfile_in(dir)
-            .with_context(context)?;
         // A signal that ends the process removes it (once persisted, its path is gone).
-        let _partial = gigagas_guard::interrupt::remove_on_interrupt(tmp.path());
+        let (mut tmp, _partial) = gigagas_guard::interrupt::make_registered(
+            || {
+                tempfile::Builder::new()
+                    .prefix(&format!(".{name}."))
+                    .suffix(".partial")
+                    .permissions(fs::Permissions::from_mode(0o666))
+                    .tempfile_in(dir)
+            },
+            |t| t.path().to_owned(),
+        )
+        .with_context(context)?;
         if let Ok(meta) = fs::metadata(resolved) {
             // Replacing a file keeps its permissions.
             tmp.as_file()
@@ -460,15 +464,19 @@ impl OutputDir {
     pub fn write_with(&self, fill: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
         let context = || format!("{} {}: writing", self.flag, self.shown.display());
         let (parent, name) = parent_and_name(&self.flag, &self.shown, &self.resolved)?;
-        let fresh = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".partial")
-            .permissions(fs::Permissions::from_mode(0o777))
-            .tempdir_in(parent)
-            .with_context(context)?;
         // A signal that ends the process removes it (once renamed into place, its path is
         // gone).
-        let _partial = gigagas_guard::interrupt::remove_on_interrupt(fresh.path());
+        let (fresh, _partial) = gigagas_guard::interrupt::make_registered(
+            || {
+                tempfile::Builder::new()
+                    .prefix(&format!(".{name}."))
+                    .suffix(".partial")
+                    .permissions(fs::Permissions::from_mode(0o777))
+                    .tempdir_in(parent)
+            },
+            |d| d.path().to_owned(),
+        )
+        .with_context(context)?;
         fill(fresh.path()).with_context(context)?;
         let old = fs::metadata(&self.resolved).ok();
         match old {
@@ -487,15 +495,19 @@ impl OutputDir {
                     );
                 }
                 // Move the old directory aside, the new one in, then delete the old one.
-                let aside = tempfile::Builder::new()
-                    .prefix(&format!(".{name}."))
-                    .suffix(".old")
-                    .tempdir_in(parent)
-                    .with_context(context)?;
-                let aside_path = aside.path().to_owned();
                 // A signal's cleanup removes what is aside: the empty placeholder before the
                 // swap, the replaced directory after it (the new one is complete and in place).
-                let _aside = gigagas_guard::interrupt::remove_on_interrupt(&aside_path);
+                let (aside, _aside) = gigagas_guard::interrupt::make_registered(
+                    || {
+                        tempfile::Builder::new()
+                            .prefix(&format!(".{name}."))
+                            .suffix(".old")
+                            .tempdir_in(parent)
+                    },
+                    |d| d.path().to_owned(),
+                )
+                .with_context(context)?;
+                let aside_path = aside.path().to_owned();
                 // The placeholder directory is replaced by the old directory (rename onto an
                 // empty directory), then removed with it when `aside` drops. Both renames are
                 // one commit point: never at the same time as a signal's cleanup.

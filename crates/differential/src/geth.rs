@@ -267,7 +267,7 @@ pub fn run_t8n_as(
     limits: &Limits,
     format: TxsFormat,
 ) -> Result<Outcome, GethError> {
-    let dir = tempfile::tempdir()?;
+    let dir = gigagas_guard::interrupt::TempDir::new("gigagas-differential-")?;
     let (alloc, env) = inputs(scenario);
     let (txs_file, txs) = txs_input(scenario, format)?;
     std::fs::write(dir.path().join("alloc.json"), alloc.to_string())?;

@@ -462,20 +462,31 @@ fn write_block_dir(
     block: &[u8],
     pre_state: &[u8],
 ) -> Result<(), FetchError> {
-    let fresh = tempfile::Builder::new()
-        .prefix(&format!(".{number}."))
-        .suffix(".partial")
-        .tempdir_in(blocks)
-        .map_err(io(blocks))?;
+    // Removed by a signal that ends the process (once renamed into place, its path is gone).
+    let (fresh, _partial) = gigagas_guard::interrupt::make_registered(
+        || {
+            tempfile::Builder::new()
+                .prefix(&format!(".{number}."))
+                .suffix(".partial")
+                .tempdir_in(blocks)
+        },
+        |d| d.path().to_owned(),
+    )
+    .map_err(io(blocks))?;
     write_file(&fresh.path().join("block.json"), block)?;
     write_file(&fresh.path().join("pre_state.json"), pre_state)?;
     let dest = blocks.join(number.to_string());
     if fs::symlink_metadata(&dest).is_ok() {
-        let aside = tempfile::Builder::new()
-            .prefix(&format!(".{number}."))
-            .suffix(".old")
-            .tempdir_in(blocks)
-            .map_err(io(blocks))?;
+        let (aside, _aside) = gigagas_guard::interrupt::make_registered(
+            || {
+                tempfile::Builder::new()
+                    .prefix(&format!(".{number}."))
+                    .suffix(".old")
+                    .tempdir_in(blocks)
+            },
+            |d| d.path().to_owned(),
+        )
+        .map_err(io(blocks))?;
         // Renaming a directory onto the empty placeholder replaces it; `aside` then removes
         // the old content when dropped. A plain file is removed.
         if fs::metadata(&dest).map(|m| m.is_dir()).unwrap_or(false) {
@@ -484,7 +495,7 @@ fn write_block_dir(
             fs::remove_file(&dest).map_err(io(&dest))?;
         }
     }
-    fs::rename(fresh.path(), &dest).map_err(io(&dest))?;
+    gigagas_guard::interrupt::commit(|| fs::rename(fresh.path(), &dest)).map_err(io(&dest))?;
     let _ = fresh.keep();
     Ok(())
 }

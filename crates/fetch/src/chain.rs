@@ -175,13 +175,12 @@ pub fn fetch_chain(
     }
 
     // The blocks, through the mainnet-layout fetch (its checks, retries and bounds).
-    let tmp = tempfile::Builder::new()
-        .prefix("gigagas-fetch-chain-")
-        .tempdir()
-        .map_err(|source| FetchError::Io {
+    let tmp = gigagas_guard::interrupt::TempDir::new("gigagas-fetch-chain-").map_err(|source| {
+        FetchError::Io {
             path: std::env::temp_dir(),
             source,
-        })?;
+        }
+    })?;
     let mut inner = options.clone();
     inner.out = tmp.path().join("blocks");
     inner.fork = Some(fork.clone());

@@ -112,6 +112,21 @@ pub fn remove_on_interrupt(path: &Path) -> Registration {
     })
 }
 
+/// Makes a temporary file or directory with `make` and registers the path `path` gives it
+/// ([`remove_on_interrupt`]) in one step under the registry's lock: never made after a
+/// signal's cleanup began (this thread then waits for the end of the process), nor left
+/// unregistered.
+pub fn make_registered<T>(
+    make: impl FnOnce() -> std::io::Result<T>,
+    path: impl FnOnce(&T) -> PathBuf,
+) -> std::io::Result<(T, Registration)> {
+    with_registry(|r, id| {
+        let made = make()?;
+        r.paths.insert(id, path(&made));
+        Ok((made, Registration(id)))
+    })
+}
+
 /// Spawns `cmd` (set to start a process group of its own) and registers its group to be
 /// killed (`SIGKILL`) if a terminating signal ends the process while the returned value lives.
 /// Both happen under the registry's lock: a child is never started after the signal's cleanup
@@ -136,8 +151,25 @@ pub fn spawn_in_group(
 /// output is either committed whole before it or left as it was. After the signal this thread
 /// waits for the end of the process instead.
 pub fn commit<T>(commit: impl FnOnce() -> T) -> T {
-    with_registry(|_, _| commit())
+    with_registry(|_, _| {
+        COMMITTING.store(true, Ordering::SeqCst);
+        let done = commit();
+        COMMITTING.store(false, Ordering::SeqCst);
+        // A second signal that came during the commit ends the process now that the output
+        // is whole.
+        let second = SECOND.load(Ordering::SeqCst);
+        if second != 0 {
+            // SAFETY: _exit(2) ends the process; nothing is passed.
+            unsafe { libc::_exit(exit_status(second)) }
+        }
+        done
+    })
 }
+
+/// Whether a [`commit`] is running: a second signal then waits for its end.
+static COMMITTING: AtomicBool = AtomicBool::new(false);
+/// A second signal that came during a [`commit`] (0: none).
+static SECOND: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
 /// A temporary directory in the system's temporary directory, its name starting with
 /// `prefix`: removed when dropped, and by a terminating signal while it lives
@@ -151,21 +183,21 @@ pub struct TempDir {
 impl TempDir {
     /// Creates it.
     pub fn new(prefix: &str) -> std::io::Result<Self> {
-        // Made and registered under the registry's lock: never made after a signal's
-        // cleanup began, nor left unregistered.
-        with_registry(|r, id| {
-            let dir = tempfile::Builder::new().prefix(prefix).tempdir()?;
-            r.paths.insert(id, dir.path().to_owned());
-            Ok(Self {
-                dir,
-                _registration: Registration(id),
-            })
-        })
+        let (dir, _registration) = make_registered(
+            || tempfile::Builder::new().prefix(prefix).tempdir(),
+            |d| d.path().to_owned(),
+        )?;
+        Ok(Self { dir, _registration })
     }
 
     /// Its path.
     pub fn path(&self) -> &Path {
         self.dir.path()
+    }
+
+    /// Removes it now, returning the error a drop would ignore.
+    pub fn close(self) -> std::io::Result<()> {
+        self.dir.close()
     }
 }
 
@@ -178,18 +210,34 @@ pub fn exit_status(signal: i32) -> i32 {
 /// Kills the registered child groups and removes the registered paths; returns what it did
 /// as one line (the signal named by `name`).
 pub fn undo(name: &str) -> String {
-    // Marked and taken out under the lock: whatever registers, spawns or commits after this
-    // waits for the end of the process instead ([`with_registry`]).
-    let taken = {
-        let mut r = registry().lock().unwrap_or_else(|e| e.into_inner());
-        INTERRUPTED.store(true, Ordering::SeqCst);
-        std::mem::take(&mut *r)
-    };
-    taken.undo(name)
+    take().undo(name)
+}
+
+/// Marks the process as ending and takes everything out of the registry, under its lock:
+/// whatever registers, spawns or commits after this waits for the end of the process instead
+/// ([`with_registry`]).
+fn take() -> Registry {
+    let mut r = registry().lock().unwrap_or_else(|e| e.into_inner());
+    INTERRUPTED.store(true, Ordering::SeqCst);
+    std::mem::take(&mut *r)
 }
 
 impl Registry {
-    fn undo(self, name: &str) -> String {
+    /// Removes what of the registered paths exists again (a writer that had not yet reached a
+    /// commit point may have made a directory anew after the first pass); silent.
+    fn sweep(&self) {
+        for path in self.paths.values() {
+            if let Ok(m) = std::fs::symlink_metadata(path) {
+                let _ = if m.is_dir() {
+                    std::fs::remove_dir_all(path)
+                } else {
+                    std::fs::remove_file(path)
+                };
+            }
+        }
+    }
+
+    fn undo(&self, name: &str) -> String {
         let mut killed = 0;
         #[cfg(unix)]
         for pgid in self.groups.values() {
@@ -201,12 +249,19 @@ impl Registry {
         let mut removed = Vec::new();
         let mut failed = Vec::new();
         for path in self.paths.values() {
-            let result = match std::fs::symlink_metadata(path) {
+            let remove = || match std::fs::symlink_metadata(path) {
                 Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
                 Ok(_) => std::fs::remove_file(path),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => Err(e),
             };
+            if std::fs::symlink_metadata(path).is_err() {
+                continue;
+            }
+            // A writer still filling a directory can make "not empty" once: try again.
+            let result = remove().or_else(|_| {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                remove()
+            });
             match result {
                 // Removed meanwhile by its owner's own cleanup: gone either way.
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -250,12 +305,21 @@ pub fn install() -> std::io::Result<()> {
         const SIGNALS: [i32; 3] = [SIGINT, SIGTERM, SIGHUP];
         let ending = Arc::new(AtomicBool::new(false));
         for signal in SIGNALS {
-            // Only once `ending` is set (the first signal is being handled).
-            signal_hook::flag::register_conditional_shutdown(
-                signal,
-                exit_status(signal),
-                Arc::clone(&ending),
-            )?;
+            let ending = Arc::clone(&ending);
+            // SAFETY: the action only reads and stores atomics and calls _exit(2), all
+            // async-signal-safe. Only once `ending` is set (the first signal is being
+            // handled): at once, or at the end of a running `commit`.
+            unsafe {
+                signal_hook::low_level::register(signal, move || {
+                    if ending.load(Ordering::SeqCst) {
+                        if COMMITTING.load(Ordering::SeqCst) {
+                            SECOND.store(signal, Ordering::SeqCst);
+                        } else {
+                            libc::_exit(exit_status(signal));
+                        }
+                    }
+                })?;
+            }
         }
         let mut signals = signal_hook::iterator::Signals::new(SIGNALS)?;
         let _ = INSTALLED.set(());
@@ -269,7 +333,8 @@ pub fn install() -> std::io::Result<()> {
                         SIGTERM => "SIGTERM",
                         _ => "SIGHUP",
                     };
-                    let line = undo(name);
+                    let taken = take();
+                    let line = taken.undo(name);
                     // A closed stderr, or a full pipe nobody reads, must not stop the exit.
                     let (tx, rx) = std::sync::mpsc::channel();
                     let _ = std::thread::Builder::new().spawn(move || {
@@ -280,6 +345,8 @@ pub fn install() -> std::io::Result<()> {
                         let _ = tx.send(());
                     });
                     let _ = rx.recv_timeout(LINE_WAIT);
+                    // Again, last thing: what a writer made anew meanwhile goes too.
+                    taken.sweep();
                     // SAFETY: _exit(2) ends the process without running exit handlers or
                     // flushing buffers, none of which may block it (a full stdout pipe).
                     unsafe { libc::_exit(exit_status(signal)) }
