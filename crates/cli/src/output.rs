@@ -466,15 +466,12 @@ impl OutputDir {
         let (parent, name) = parent_and_name(&self.flag, &self.shown, &self.resolved)?;
         // A signal that ends the process removes it (once renamed into place, its path is
         // gone).
-        let (fresh, _partial) = gigagas_guard::interrupt::make_registered(
-            || {
-                tempfile::Builder::new()
-                    .prefix(&format!(".{name}."))
-                    .suffix(".partial")
-                    .permissions(fs::Permissions::from_mode(0o777))
-                    .tempdir_in(parent)
-            },
-            |d| d.path().to_owned(),
+        let (fresh, _partial) = gigagas_guard::interrupt::temp_dir_in(
+            tempfile::Builder::new()
+                .prefix(&format!(".{name}."))
+                .suffix(".partial")
+                .permissions(fs::Permissions::from_mode(0o777)),
+            parent,
         )
         .with_context(context)?;
         fill(fresh.path()).with_context(context)?;
@@ -497,14 +494,11 @@ impl OutputDir {
                 // Move the old directory aside, the new one in, then delete the old one.
                 // A signal's cleanup removes what is aside: the empty placeholder before the
                 // swap, the replaced directory after it (the new one is complete and in place).
-                let (aside, _aside) = gigagas_guard::interrupt::make_registered(
-                    || {
-                        tempfile::Builder::new()
-                            .prefix(&format!(".{name}."))
-                            .suffix(".old")
-                            .tempdir_in(parent)
-                    },
-                    |d| d.path().to_owned(),
+                let (aside, _aside) = gigagas_guard::interrupt::temp_dir_in(
+                    tempfile::Builder::new()
+                        .prefix(&format!(".{name}."))
+                        .suffix(".old"),
+                    parent,
                 )
                 .with_context(context)?;
                 let aside_path = aside.path().to_owned();

@@ -463,39 +463,42 @@ fn write_block_dir(
     pre_state: &[u8],
 ) -> Result<(), FetchError> {
     // Removed by a signal that ends the process (once renamed into place, its path is gone).
-    let (fresh, _partial) = gigagas_guard::interrupt::make_registered(
-        || {
-            tempfile::Builder::new()
-                .prefix(&format!(".{number}."))
-                .suffix(".partial")
-                .tempdir_in(blocks)
-        },
-        |d| d.path().to_owned(),
+    let (fresh, _partial) = gigagas_guard::interrupt::temp_dir_in(
+        tempfile::Builder::new()
+            .prefix(&format!(".{number}."))
+            .suffix(".partial"),
+        blocks,
     )
     .map_err(io(blocks))?;
     write_file(&fresh.path().join("block.json"), block)?;
     write_file(&fresh.path().join("pre_state.json"), pre_state)?;
     let dest = blocks.join(number.to_string());
-    if fs::symlink_metadata(&dest).is_ok() {
-        let (aside, _aside) = gigagas_guard::interrupt::make_registered(
-            || {
-                tempfile::Builder::new()
-                    .prefix(&format!(".{number}."))
-                    .suffix(".old")
-                    .tempdir_in(blocks)
-            },
-            |d| d.path().to_owned(),
+    // Renaming a directory onto the empty placeholder replaces it; `aside` then removes the
+    // old content when dropped. A plain file is removed.
+    let aside = if fs::symlink_metadata(&dest).is_ok() {
+        let made = gigagas_guard::interrupt::temp_dir_in(
+            tempfile::Builder::new()
+                .prefix(&format!(".{number}."))
+                .suffix(".old"),
+            blocks,
         )
         .map_err(io(blocks))?;
-        // Renaming a directory onto the empty placeholder replaces it; `aside` then removes
-        // the old content when dropped. A plain file is removed.
-        if fs::metadata(&dest).map(|m| m.is_dir()).unwrap_or(false) {
-            fs::rename(&dest, aside.path()).map_err(io(&dest))?;
-        } else {
-            fs::remove_file(&dest).map_err(io(&dest))?;
+        Some(made)
+    } else {
+        None
+    };
+    // One commit point: never at the same time as a signal's cleanup.
+    gigagas_guard::interrupt::commit(|| {
+        if let Some((aside, _)) = &aside {
+            if fs::metadata(&dest).map(|m| m.is_dir()).unwrap_or(false) {
+                fs::rename(&dest, aside.path())?;
+            } else {
+                fs::remove_file(&dest)?;
+            }
         }
-    }
-    gigagas_guard::interrupt::commit(|| fs::rename(fresh.path(), &dest)).map_err(io(&dest))?;
+        fs::rename(fresh.path(), &dest)
+    })
+    .map_err(io(&dest))?;
     let _ = fresh.keep();
     Ok(())
 }

@@ -127,6 +127,15 @@ pub fn make_registered<T>(
     })
 }
 
+/// [`make_registered`] for the temporary directory `builder` makes in `parent` (an output's
+/// `.partial` or `.old` beside it).
+pub fn temp_dir_in(
+    builder: &tempfile::Builder<'_, '_>,
+    parent: &Path,
+) -> std::io::Result<(tempfile::TempDir, Registration)> {
+    make_registered(|| builder.tempdir_in(parent), |d| d.path().to_owned())
+}
+
 /// Spawns `cmd` (set to start a process group of its own) and registers its group to be
 /// killed (`SIGKILL`) if a terminating signal ends the process while the returned value lives.
 /// Both happen under the registry's lock: a child is never started after the signal's cleanup
