@@ -36,7 +36,7 @@ pub use pipeline::{
     run_pipeline, run_pipeline_on, run_pipeline_with, BlockTimeline, PipelineOptions, PipelineRun,
     StageSpan, PREFETCH_THREADS, STAGES,
 };
-pub use recovery::{Recoverer, RecoveryBackend};
+pub use recovery::{HostWork, Recoverer, RecoveryBackend};
 pub use root::{
     change_set, change_set_of_execution, full_root, incremental_state, post_state_root,
     touched_post_state, BlockWrite, DiskSnapshot, Flush, IncrementalState, MemoryRoot, PendingRoot,

@@ -53,6 +53,21 @@ impl std::str::FromStr for RecoveryBackend {
     }
 }
 
+/// Where a GPU launch's own CPU work runs: the signing hashes before it, the checks after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostWork {
+    /// In parallel on the thread budget: the fastest where its threads are free (the first
+    /// launch, before anything executes; a back-to-back run).
+    Budget,
+    /// On the calling thread, which otherwise only waits for the device: never queued behind
+    /// the budget's other jobs. On the H200 at 16 threads a launch's hashes and checks on the
+    /// budget waited behind whole block executions (a rayon job from outside the pool starts
+    /// only when a worker has nothing else): 1,752 signatures took 15–17 ms from start to
+    /// end for 4–6 ms of work, and execution waited for them at three launch boundaries,
+    /// 17 ms of the mainnet sample's 161 (`docs/results/node-16core-h200-2026-11-28.md`).
+    Caller,
+}
+
 /// Recovers a block's senders on the backend a run opened.
 #[derive(Default)]
 pub struct Recoverer {
@@ -120,15 +135,16 @@ impl Recoverer {
 
     /// Every block's senders, in order, with `pool` as the CPU budget: on the CPU each block
     /// in turn on `pool`; on the GPU every block's signatures in one launch (the signing
-    /// hashes and the checks on `pool`, the wait for the device on the calling thread, which
-    /// sleeps meanwhile). Checked as [`Self::recover`] checks; with `auto`, a GPU failure
-    /// falls back to the CPU for all of them.
+    /// hashes and the checks where `host` says, the wait for the device on the calling
+    /// thread, which sleeps meanwhile). Checked as [`Self::recover`] checks; with `auto`, a
+    /// GPU failure falls back to the CPU (on `pool`) for all of them.
     /// Also returns the ns it worked: on `pool` from the moment a thread took the work up
     /// (not the wait for one), and on the calling thread for the launch.
     pub fn recover_blocks_timed(
         &self,
         inputs: &[&BlockInput],
         pool: &rayon::ThreadPool,
+        host: HostWork,
     ) -> (Result<Vec<Vec<Address>>, ExecError>, u64) {
         let mut busy = 0u64;
         let on_cpu = |busy: &mut u64| {
@@ -146,7 +162,11 @@ impl Recoverer {
             return (senders, busy);
         };
         let block = inputs.first().map_or(0, |i| i.number());
-        let gpu = device.recover_many(inputs, pool, &mut busy);
+        let gpu = device.recover_many(
+            inputs,
+            (host == HostWork::Budget).then_some(pool),
+            &mut busy,
+        );
         let senders = self.settle(block, gpu, || on_cpu(&mut busy));
         (senders, busy)
     }
@@ -239,23 +259,24 @@ mod gpu {
         }
 
         pub(super) fn recover(&self, input: &BlockInput) -> Result<Vec<Address>, Failure> {
-            let sigs = signatures(input);
+            let sigs = signatures(input, true);
             let recovered = self.launch(&sigs)?;
-            check(input, &sigs, &recovered)
+            check(input, &sigs, &recovered, true)
         }
 
-        /// Every block's signatures in one launch: hashes and checks on `pool`; the ns
-        /// worked added to `busy`.
+        /// Every block's signatures in one launch: hashes and checks on `pool` (`None`: on
+        /// the calling thread); the ns worked added to `busy`.
         pub(super) fn recover_many(
             &self,
             inputs: &[&BlockInput],
-            pool: &rayon::ThreadPool,
+            pool: Option<&rayon::ThreadPool>,
             busy: &mut u64,
         ) -> Result<Vec<Vec<Address>>, Failure> {
-            let (per_block, ns) = on(pool, || {
+            let parallel = pool.is_some();
+            let (per_block, ns) = host(pool, || {
                 inputs
                     .iter()
-                    .map(|input| signatures(input))
+                    .map(|input| signatures(input, parallel))
                     .collect::<Vec<_>>()
             });
             *busy += ns;
@@ -263,7 +284,7 @@ mod gpu {
             let t = std::time::Instant::now();
             let recovered = self.launch(&all)?;
             *busy += t.elapsed().as_nanos() as u64;
-            let (checked, ns) = on(pool, || {
+            let (checked, ns) = host(pool, || {
                 let mut at = 0;
                 inputs
                     .iter()
@@ -271,7 +292,7 @@ mod gpu {
                     .map(|(input, sigs)| {
                         let mine = &recovered[at..at + sigs.len()];
                         at += sigs.len();
-                        check(input, sigs, mine)
+                        check(input, sigs, mine, parallel)
                     })
                     .collect()
             });
@@ -296,22 +317,46 @@ mod gpu {
         }
     }
 
-    /// A block's signing hashes and signatures, on the current thread budget (the hash is a
-    /// keccak of the transaction's encoding).
-    fn signatures(input: &BlockInput) -> Vec<SigInput> {
-        input
-            .transactions
-            .par_iter()
-            .map(|t| {
-                let sig = t.envelope.signature();
-                SigInput {
-                    hash: t.envelope.signature_hash(),
-                    r: sig.r(),
-                    s: sig.s(),
-                    y_parity: sig.v(),
-                }
-            })
-            .collect()
+    /// `f` on `pool` (timed from the moment a thread took it up), or on the calling thread.
+    fn host<T: Send>(pool: Option<&rayon::ThreadPool>, f: impl FnOnce() -> T + Send) -> (T, u64) {
+        match pool {
+            Some(pool) => on(pool, f),
+            None => {
+                let t = std::time::Instant::now();
+                let out = f();
+                (out, t.elapsed().as_nanos() as u64)
+            }
+        }
+    }
+
+    /// `f` over `0..n`, in order: in parallel on the current thread budget, or on this
+    /// thread (never on rayon's global pool, which is not the run's budget).
+    fn map_range<T: Send>(
+        n: usize,
+        parallel: bool,
+        f: impl Fn(usize) -> T + Sync + Send,
+    ) -> Vec<T> {
+        if parallel {
+            (0..n).into_par_iter().map(f).collect()
+        } else {
+            (0..n).map(f).collect()
+        }
+    }
+
+    /// A block's signing hashes and signatures (the hash is a keccak of the transaction's
+    /// encoding), in parallel on the current thread budget or on this thread.
+    pub(super) fn signatures(input: &BlockInput, parallel: bool) -> Vec<SigInput> {
+        let txs = &input.transactions;
+        map_range(txs.len(), parallel, |i| {
+            let envelope = &txs[i].envelope;
+            let sig = envelope.signature();
+            SigInput {
+                hash: envelope.signature_hash(),
+                r: sig.r(),
+                s: sig.s(),
+                y_parity: sig.v(),
+            }
+        })
     }
 
     /// The GPU's answers for a block checked against the block file's senders: a signature the
@@ -319,39 +364,90 @@ mod gpu {
     /// recovers to another sender than the file's are recovered again on the CPU, whose error
     /// (naming block, transaction and field) is authoritative; a GPU address the CPU
     /// contradicts is a hard error.
-    fn check(
+    pub(super) fn check(
         input: &BlockInput,
         sigs: &[SigInput],
         recovered: &[Option<Address>],
+        parallel: bool,
     ) -> Result<Vec<Address>, Failure> {
         let spec = input
             .spec
             .unwrap_or_else(|| gigagas_exec::spec::mainnet_spec(&input.header));
         let homestead = spec.is_enabled_in(SpecId::HOMESTEAD);
-        (0..sigs.len())
-            .into_par_iter()
-            .map(|tx| {
-                let claimed = input.transactions[tx].claimed_sender;
-                let forbidden = homestead && sigs[tx].s > HALF_N;
-                match recovered[tx] {
-                    Some(sender) if sender == claimed && !forbidden => Ok(sender),
-                    gpu => {
-                        // The CPU decides: its error names the block, the transaction and
-                        // the field; an answer the GPU contradicts is a GPU fault.
-                        let cpu = recover_sender(input, tx, homestead).map_err(Failure::Block)?;
-                        match gpu {
-                            Some(g) if g != cpu => Err(Failure::Block(ExecError::Sender {
-                                block: input.number(),
-                                tx,
-                                what: format!(
-                                    "the GPU recovered {g}, libsecp256k1 {cpu}: a GPU fault"
-                                ),
-                            })),
-                            _ => Ok(cpu),
-                        }
+        map_range(sigs.len(), parallel, |tx| {
+            let claimed = input.transactions[tx].claimed_sender;
+            let forbidden = homestead && sigs[tx].s > HALF_N;
+            match recovered[tx] {
+                Some(sender) if sender == claimed && !forbidden => Ok(sender),
+                gpu => {
+                    // The CPU decides: its error names the block, the transaction and
+                    // the field; an answer the GPU contradicts is a GPU fault.
+                    let cpu = recover_sender(input, tx, homestead).map_err(Failure::Block)?;
+                    match gpu {
+                        Some(g) if g != cpu => Err(Failure::Block(ExecError::Sender {
+                            block: input.number(),
+                            tx,
+                            what: format!("the GPU recovered {g}, libsecp256k1 {cpu}: a GPU fault"),
+                        })),
+                        _ => Ok(cpu),
                     }
                 }
-            })
-            .collect()
+            }
+        })
+        .into_iter()
+        .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gpu::{check, signatures, Failure};
+    use alloy_primitives::Address;
+
+    /// A GPU launch's hashes and checks give the same answers on the calling thread as on
+    /// the budget (the later launches' host work moved there), and a wrong answer from the
+    /// device is the same hard error naming the block and transaction both ways.
+    #[test]
+    fn host_work_on_the_caller_equals_the_budget() {
+        let sample = gigagas_data::load(&gigagas_data::DataSource::embedded().unwrap()).unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let mut checked = 0;
+        for input in sample.blocks.iter().filter(|b| !b.transactions.is_empty()) {
+            let here = signatures(input, false);
+            let there = pool.install(|| signatures(input, true));
+            assert_eq!(here, there, "block {}", input.number());
+            // The device's answers, as a GPU that agrees with the block file gives them.
+            let answers: Vec<Option<Address>> = input
+                .transactions
+                .iter()
+                .map(|t| Some(t.claimed_sender))
+                .collect();
+            let claimed: Vec<Address> = answers.iter().flatten().copied().collect();
+            let ok = |parallel| match check(input, &here, &answers, parallel) {
+                Ok(senders) => senders,
+                Err(_) => panic!("block {}: a right answer refused", input.number()),
+            };
+            assert_eq!(ok(false), claimed);
+            assert_eq!(pool.install(|| ok(true)), claimed);
+            // One wrong address from the device: the CPU decides, and names it a GPU fault.
+            let mut wrong = answers.clone();
+            let last = wrong.len() - 1;
+            wrong[last] = Some(Address::repeat_byte(0x42));
+            for parallel in [false, true] {
+                let e = match pool.install(|| check(input, &here, &wrong, parallel)) {
+                    Err(Failure::Block(e)) => e.to_string(),
+                    _ => panic!("block {}: a wrong GPU answer accepted", input.number()),
+                };
+                assert!(
+                    e.contains(&format!("block {}", input.number())) && e.contains("GPU fault"),
+                    "{e}"
+                );
+            }
+            checked += 1;
+        }
+        assert!(checked >= 40, "{checked} blocks with transactions");
     }
 }

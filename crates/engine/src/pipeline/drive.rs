@@ -21,8 +21,16 @@ use std::{
 /// Depth of the queues between stages: one unit waiting per stage (back-pressure: a fast
 /// stage never runs more than one unit ahead, so memory stays bounded). The recovered units'
 /// queue holds a GPU launch's units ([`units_ahead`]; at most [`super::recover::GPU_BATCH`]
-/// signatures).
+/// signatures), and the executed units' queue [`VERIFY_QUEUE`].
 const QUEUE: usize = 1;
+
+/// Executed units waiting for verification at most: execution runs up to this many units
+/// ahead of a slow verification (then waits; each holds a unit's receipts and final
+/// accounts). One block's verification can outlast several executions after it: the Merge
+/// block's (`15537394`, one receipt of thousands of logs) took 13.5 ms at 16 threads on the
+/// H200 against 0.9–4.1 ms for each of the two blocks after it, and with one unit waiting
+/// execution stood idle 8.5 ms behind it (`docs/results/node-16core-h200-2026-11-28.md`).
+const VERIFY_QUEUE: usize = 4;
 
 /// The blocks of a back-to-back run and the time spent between units on work that is not a
 /// node's (cold mode's cache drop), ns.
@@ -78,7 +86,7 @@ pub(super) fn overlapped(
         let (to_exec, from_recover): (SyncSender<Vec<Recovered<'_>>>, Receiver<_>) =
             sync_channel(QUEUE.max(units_ahead(ctx, units)));
         let (to_verify, from_exec): (SyncSender<Vec<Unverified>>, Receiver<_>) =
-            sync_channel(QUEUE);
+            sync_channel(VERIFY_QUEUE);
         let (to_commit, from_verify): (SyncSender<Vec<Executed>>, Receiver<_>) =
             sync_channel(QUEUE);
         let (to_commit_root, from_root): (SyncSender<Vec<Option<EarlyRoot>>>, Receiver<_>) =
@@ -94,20 +102,20 @@ pub(super) fn overlapped(
         let (committed, wait_commit) = std::sync::mpsc::channel::<()>();
         let trie = ctx.trie;
         let overlays = trie.is_some_and(|t| t.overlays());
-        // A state that executes units against their blocks' own pre-states (in memory) hands
-        // each unit's state to execution at once: only the unit's roots may wait for the last
-        // unit's commit (they do not where the state overlays, as the in-memory store does).
-        // Execution runs ahead of verification and commit.
-        let state_first = trie.is_some_and(|t| !t.executes_on_snapshot());
+        // Only a state on disk hands each unit the state it executes against (a snapshot,
+        // read ahead). Every other unit executes against its blocks' own pre-states in
+        // memory and waits for nothing of this thread: not for the last unit's roots, nor,
+        // through the queue of roots to the commit, for the verification of the unit before
+        // that (the 16-thread timelines: 5 ms of a 300M block's root, 10 ms behind the Merge
+        // block's verification). Only the roots wait for the last unit's commit, and not
+        // where the state overlays, as the in-memory store does.
+        let on_snapshot = trie.is_some_and(|t| t.executes_on_snapshot());
         // The state each unit executes against (prefetched, when on disk), then the write and
         // root from shipped BALs, beside execution (`None` for other blocks).
         scope.spawn(move || {
             // Units known committed, and whether the last unit's roots were all computed here.
             let (mut seen, mut computed) = (0, false);
             for (u, unit) in units.iter().enumerate() {
-                if state_first && to_exec_state.send(Ok(None)).is_err() {
-                    break;
-                }
                 if u > 0 && trie.is_some() && overlays && computed {
                     // Started on the last unit's writes in memory, whether or not its
                     // commit has landed by now.
@@ -120,7 +128,7 @@ pub(super) fn overlapped(
                         seen += 1;
                     }
                 }
-                if state_first {
+                if !on_snapshot {
                     let early = early_roots(ctx, unit, None);
                     computed = all_computed(&early);
                     if to_commit_root.send(early).is_err() {
@@ -175,8 +183,12 @@ pub(super) fn overlapped(
         let execute = scope.spawn(move || -> Result<(), ExecError> {
             for (unit, recs) in units.iter().zip(from_recover) {
                 // Unit order on both queues: the next state belongs to this unit.
-                let Ok(disk) = from_state.recv() else { break };
-                let done = execute_unit(ctx, unit, recs, disk?)?;
+                let disk = match on_snapshot.then(|| from_state.recv()) {
+                    None => None,
+                    Some(Ok(disk)) => disk?,
+                    Some(Err(_)) => break,
+                };
+                let done = execute_unit(ctx, unit, recs, disk)?;
                 if to_verify.send(done).is_err() {
                     break;
                 }

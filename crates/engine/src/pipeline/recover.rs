@@ -10,6 +10,7 @@
 //! first launch is small ([`FIRST_GPU_BATCH`]): execution waits for it.
 
 use super::{Ctx, StageSpan, Unit};
+use crate::recovery::HostWork;
 use gigagas_data::BlockInput;
 use gigagas_exec::{ExecError, PreparedBlock};
 use std::ops::Range;
@@ -42,8 +43,17 @@ pub(super) fn recover_unit<'a>(
     ctx: Ctx<'_, 'a>,
     blocks: Range<usize>,
 ) -> Result<Vec<Recovered<'a>>, ExecError> {
+    recover_unit_with(ctx, blocks, HostWork::Budget)
+}
+
+/// [`recover_unit`] with a GPU launch's own CPU work where `host` says.
+fn recover_unit_with<'a>(
+    ctx: Ctx<'_, 'a>,
+    blocks: Range<usize>,
+    host: HostWork,
+) -> Result<Vec<Recovered<'a>>, ExecError> {
     if ctx.recovery.on_gpu() {
-        return recover_batch(ctx, blocks);
+        return recover_batch(ctx, blocks, host);
     }
     blocks
         .map(|index| {
@@ -63,15 +73,22 @@ pub(super) fn recover_unit<'a>(
 
 /// The recover stage over every unit, in order, each unit's blocks handed to `send` (which
 /// answers false when a later stage stopped). On a GPU, consecutive units are recovered
-/// together up to [`GPU_BATCH`] signatures.
+/// together up to [`GPU_BATCH`] signatures; the first launch's hashes and checks run on the
+/// budget (nothing executes yet), every later one's on this thread ([`HostWork::Caller`]:
+/// on the budget they would wait behind the executions running there).
 pub(super) fn recover_units<'a>(
     ctx: Ctx<'_, 'a>,
     units: &[Unit<'a>],
     mut send: impl FnMut(Vec<Recovered<'a>>) -> bool,
 ) -> Result<(), ExecError> {
-    for group in launches(ctx, units) {
+    for (k, group) in launches(ctx, units).into_iter().enumerate() {
         let blocks = units[group.start].blocks.start..units[group.end - 1].blocks.end;
-        let mut recs = recover_unit(ctx, blocks)?.into_iter();
+        let host = if k == 0 {
+            HostWork::Budget
+        } else {
+            HostWork::Caller
+        };
+        let mut recs = recover_unit_with(ctx, blocks, host)?.into_iter();
         for unit in &units[group] {
             if !send(recs.by_ref().take(unit.blocks.len()).collect()) {
                 return Ok(());
@@ -157,6 +174,7 @@ fn txs(ctx: Ctx<'_, '_>, blocks: &Range<usize>) -> usize {
 fn recover_batch<'a>(
     ctx: Ctx<'_, 'a>,
     blocks: Range<usize>,
+    host: HostWork,
 ) -> Result<Vec<Recovered<'a>>, ExecError> {
     let inputs: Vec<&'a BlockInput> = ctx.cases[blocks.clone()]
         .iter()
@@ -164,16 +182,20 @@ fn recover_batch<'a>(
         .collect();
     // Timed as work, not as waits for a free budget thread: the hashes and checks from the
     // moment the budget takes them up, the launch on this thread.
-    let (senders, mut busy) = ctx.recovery.recover_blocks_timed(&inputs, ctx.budget);
+    let (senders, mut busy) = ctx.recovery.recover_blocks_timed(&inputs, ctx.budget, host);
     let senders = senders?;
-    let (prepared, span) = ctx.clock.on(ctx.budget, || {
-        use rayon::prelude::*;
+    let prepare = || {
         inputs
-            .par_iter()
-            .zip(senders.par_iter())
+            .iter()
+            .zip(&senders)
             .map(|(input, senders)| PreparedBlock::new(input, senders))
             .collect::<Result<Vec<_>, _>>()
-    });
+    };
+    // Each transaction's environment (a copy of its fields: cheap beside the hashes).
+    let (prepared, span) = match host {
+        HostWork::Budget => ctx.clock.on(ctx.budget, prepare),
+        HostWork::Caller => ctx.clock.time(prepare),
+    };
     busy += span.nanos();
     // The batch's work, ending where it ended.
     let span = StageSpan {

@@ -330,6 +330,8 @@ fn the_overlay_runs_the_next_block_while_the_last_one_commits() {
         let state = common::SlowCommits {
             inner: DiskRoot::new(Store::open(&path).unwrap()).with_overlay(overlay),
             log: std::sync::Arc::clone(&log),
+            commit_ms: 150,
+            compute_ms: 0,
         };
         let options = PipelineOptions {
             root: RootMode::Incremental,

@@ -161,6 +161,7 @@ impl Model {
     fn overlapped_like(mut self, row: &PipelineReport) -> Self {
         self.policy.launches = pool::launches_of(row);
         self.policy.waits_for_commit = row.root == "incremental" && !row.overlay;
+        self.policy.executes_on_snapshot = row.state == "disk";
         self
     }
 
@@ -385,8 +386,8 @@ mod tests {
     }
 
     /// A root that reads the last block's commit (an incremental root on a state that does
-    /// not overlay) waits for it: each block then costs at least its root and the write
-    /// before it, where an overlaying state's roots run back to back.
+    /// not overlay: a store on disk) waits for it: each block then costs at least its root
+    /// and the write before it, where an overlaying state's roots run back to back.
     #[test]
     fn roots_that_read_the_last_commit_wait_for_it() {
         let stages = |t: u64| {
@@ -401,6 +402,7 @@ mod tests {
         let wall = |overlay: bool| {
             let on = PipelineReport {
                 root: "incremental".into(),
+                state: "disk".into(),
                 overlay,
                 ..row(4, true, &stages(4), 6)
             };

@@ -2,8 +2,9 @@
 //!
 //! Each block's stages are jobs with the engine's dependencies (recover in order; the reads
 //! and the roots on one thread, after the last block's commit unless the state overlays;
-//! execute after its senders, its state and the last execution; verify after its execution;
-//! the write after its verification and root, in order). A job on the pool has serial and
+//! execute after its senders and the last execution, and on disk after its state, read
+//! ahead on that thread after the last block's roots; verify after its execution; the write
+//! after its verification and root, in order). A job on the pool has serial and
 //! parallel work (its [`Fit`]): while it has parallel work it takes every thread it can
 //! get, then one. Threads are shared as rayon shares them: a running job keeps the threads
 //! it has until it ends (a worker loop holds its thread for the whole unit; the pieces of a
@@ -34,6 +35,10 @@ pub(super) struct Policy {
     /// Whether the next block's reads and roots wait for the last block's commit (the state
     /// does not overlay).
     pub(super) waits_for_commit: bool,
+    /// Whether a block executes against the state the roots' thread hands it (a store on
+    /// disk, read ahead after the last block's roots); in memory it executes against its
+    /// own pre-state and waits for nothing of that thread.
+    pub(super) executes_on_snapshot: bool,
 }
 
 /// One job: a stage of a block.
@@ -76,7 +81,10 @@ fn deps(stage: usize, b: usize, policy: &Policy, launch_end: &[usize]) -> Vec<(u
             }
         }
         EXECUTE => {
-            d.extend([(RECOVER, launch_end[b]), (PREFETCH, b)]);
+            d.push((RECOVER, launch_end[b]));
+            if policy.executes_on_snapshot {
+                d.push((PREFETCH, b));
+            }
             d.extend(prev.map(|p| (EXECUTE, p)));
         }
         VERIFY => {

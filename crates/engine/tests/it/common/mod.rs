@@ -24,12 +24,14 @@ pub fn generated_chain(blocks: usize, seed: u64) -> gigagas_data::Dataset {
     gigagas_data::load(&gigagas_data::DataSource::open(dir.path()).unwrap()).unwrap()
 }
 
-/// A node store (`inner`) with every commit slowed down by 150 ms, logging when each block's
-/// compute started and its commit ended (as positions in one sequence); everything else is
-/// the inner store's.
+/// A node store (`inner`) with every commit slowed down by `commit_ms` and every compute by
+/// `compute_ms`, logging when each block's compute started and its commit ended (as positions
+/// in one sequence); everything else is the inner store's.
 pub struct SlowCommits<S> {
     pub inner: S,
     pub log: std::sync::Arc<std::sync::Mutex<Vec<(&'static str, u64)>>>,
+    pub commit_ms: u64,
+    pub compute_ms: u64,
 }
 
 impl<S: gigagas_engine::IncrementalState> gigagas_engine::IncrementalState for SlowCommits<S> {
@@ -39,6 +41,7 @@ impl<S: gigagas_engine::IncrementalState> gigagas_engine::IncrementalState for S
         changes: &gigagas_trie::ChangeSet,
     ) -> Result<gigagas_engine::PendingRoot, String> {
         self.log.lock().unwrap().push(("compute", input.number()));
+        std::thread::sleep(std::time::Duration::from_millis(self.compute_ms));
         self.inner.compute(input, changes)
     }
 
@@ -47,7 +50,7 @@ impl<S: gigagas_engine::IncrementalState> gigagas_engine::IncrementalState for S
         input: &gigagas_data::BlockInput,
         pending: gigagas_engine::PendingRoot,
     ) -> Result<alloy_primitives::B256, String> {
-        std::thread::sleep(std::time::Duration::from_millis(150));
+        std::thread::sleep(std::time::Duration::from_millis(self.commit_ms));
         let root = self.inner.commit(input, pending)?;
         self.log.lock().unwrap().push(("committed", input.number()));
         Ok(root)
