@@ -94,6 +94,9 @@ pub struct BenchOptions {
     /// Where the whole-pipeline runs recover senders (each backend a configuration of its
     /// own; empty: the CPU).
     pub recovery_backends: Vec<gigagas_engine::RecoveryBackend>,
+    /// Threads of the stages' own pool with the pipeline on, each a configuration of its own
+    /// (`--stage-threads`; empty: 0, the stages share the workers' budget).
+    pub stage_threads: Vec<usize>,
     /// The on-disk store's trie buffer, bytes (`None`: the engine's default; 0: none).
     pub trie_buffer: Option<u64>,
     /// The on-disk store's trie buffer at the end of each pass: journaled (`true`, the
@@ -128,6 +131,7 @@ impl Default for BenchOptions {
             overlay: Vec::new(),
             sync: None,
             recovery_backends: Vec::new(),
+            stage_threads: Vec::new(),
             trie_buffer: None,
             trie_journal: None,
             write_group: None,

@@ -31,6 +31,8 @@ pub struct PipelineConfig {
     pub overlay: bool,
     /// Where senders are recovered.
     pub recovery: RecoveryBackend,
+    /// Threads of the stages' own pool (0: they share the budget; overlapped only).
+    pub stage_threads: usize,
 }
 
 impl PipelineConfig {
@@ -73,6 +75,7 @@ impl PipelineConfig {
             warm_spin: None,
             small_block_gas: Some(0),
             recovery: self.recovery,
+            stage_threads: (self.stage_threads > 0).then_some(self.stage_threads),
         }
     }
 
@@ -90,8 +93,8 @@ impl PipelineConfig {
 }
 
 /// Every pipeline configuration of `options`: threads × roots × pipeline on/off (× overlay
-/// on/off with the pipeline on, on disk) × warm/cold × BAL variants × recovery backends, in
-/// that nesting. Empty
+/// on/off with the pipeline on, on disk) × warm/cold × BAL variants × recovery backends (×
+/// the stages' own pool's threads with the pipeline on), in that nesting. Empty
 /// when neither `--root` nor `--pipeline` was given.
 pub fn configs(options: &BenchOptions) -> Vec<PipelineConfig> {
     let bals = if options.bals.is_empty() {
@@ -122,15 +125,18 @@ pub fn configs(options: &BenchOptions) -> Vec<PipelineConfig> {
                     for &cold in &colds {
                         for &bal in &bals {
                             for &recovery in &recoveries {
-                                configs.push(PipelineConfig {
-                                    threads,
-                                    root,
-                                    overlap,
-                                    cold,
-                                    bal,
-                                    overlay,
-                                    recovery,
-                                });
+                                for &stage_threads in &stage_pools(options, overlap) {
+                                    configs.push(PipelineConfig {
+                                        threads,
+                                        root,
+                                        overlap,
+                                        cold,
+                                        bal,
+                                        overlay,
+                                        recovery,
+                                        stage_threads,
+                                    });
+                                }
                             }
                         }
                     }
@@ -139,6 +145,16 @@ pub fn configs(options: &BenchOptions) -> Vec<PipelineConfig> {
         }
     }
     configs
+}
+
+/// The stages' own pool sizes a configuration runs with: those of `options` with the stages
+/// overlapped (empty: 0, the shared budget), 0 back to back (nothing runs beside a stage).
+fn stage_pools(options: &BenchOptions, overlap: bool) -> Vec<usize> {
+    if overlap && !options.stage_threads.is_empty() {
+        options.stage_threads.clone()
+    } else {
+        vec![0]
+    }
 }
 
 /// Runs every pipeline configuration of `options` over `cases`: `options.warmup` verified
@@ -406,6 +422,7 @@ fn report(
         scheduler: scheduler.to_string(),
         root: median.root.name().into(),
         recovery: median.recovery.into(),
+        stage_threads: median.stage_threads,
         state: "memory".into(),
         overlap: config.overlap,
         overlay: median.overlay,

@@ -236,6 +236,7 @@ pub(crate) fn spec_flag(field: &'static str, overrides: &[(&str, &str)]) -> Stri
         "warm_spin" => "--warm-spin",
         "small_block_gas" => "--small-block-gas",
         "recovery" => "--recovery",
+        "stage_threads" => "--stage-threads",
         other => return format!("`{other}`"),
     }
     .to_owned()

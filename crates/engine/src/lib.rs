@@ -44,6 +44,6 @@ pub use root::{
 };
 pub use spec::{
     check_incremental_data, Execution, RunSpec, SpecError, StateKind, StateSpec, ValidRun,
-    ValidState, MAX_MEGA, MAX_THREADS,
+    ValidState, MAX_MEGA, MAX_STAGE_THREADS, MAX_THREADS,
 };
 pub use variant::{writes_only, BalVariant, FullValues};

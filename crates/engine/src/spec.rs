@@ -17,8 +17,14 @@ use gigagas_exec::Scheduler;
 use std::path::PathBuf;
 use std::time::Duration;
 
+mod error;
+pub use error::SpecError;
+
 /// Most worker threads a run takes.
 pub const MAX_THREADS: usize = 1024;
+
+/// Most threads of the stages' own pool ([`RunSpec::stage_threads`]).
+pub const MAX_STAGE_THREADS: usize = MAX_THREADS;
 
 /// Most blocks one mega-block takes.
 pub const MAX_MEGA: usize = 100_000;
@@ -111,6 +117,10 @@ pub struct RunSpec {
     pub small_block_gas: Option<u64>,
     /// Where senders are recovered (default: the CPU).
     pub recovery: RecoveryBackend,
+    /// Threads of a pool of their own for verification, the roots and the commit, beside
+    /// the execution workers' (default 0: they share the workers' budget; overlapped stages
+    /// only). See [`PipelineOptions::stage_threads`].
+    pub stage_threads: Option<usize>,
 }
 
 /// The state's settings, validated and with their defaults.
@@ -156,54 +166,6 @@ pub struct ValidRun {
     /// Where senders are recovered.
     pub recovery: RecoveryBackend,
 }
-
-/// A run spec the engine refuses: the field at fault, the field it conflicts with (if any)
-/// and why, in the spec's own terms.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SpecError {
-    /// The field at fault (`threads`, `state.cold`, …).
-    pub field: &'static str,
-    /// The field it conflicts with.
-    pub with: Option<&'static str>,
-    /// Why, naming values, never flags.
-    pub why: String,
-}
-
-impl SpecError {
-    /// A bad value of `field`.
-    pub fn field(field: &'static str, why: impl Into<String>) -> Self {
-        Self {
-            field,
-            with: None,
-            why: why.into(),
-        }
-    }
-
-    /// `field` cannot be combined with `with` as given.
-    pub fn conflict(field: &'static str, with: &'static str, why: impl Into<String>) -> Self {
-        Self {
-            field,
-            with: Some(with),
-            why: why.into(),
-        }
-    }
-
-    /// The error with its fields named by `name` (a front end's flags).
-    pub fn render(&self, name: impl Fn(&'static str) -> String) -> String {
-        match self.with {
-            Some(with) => format!("{} with {}: {}", name(self.field), name(with), self.why),
-            None => format!("{}: {}", name(self.field), self.why),
-        }
-    }
-}
-
-impl std::fmt::Display for SpecError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.render(|field| format!("`{field}`")))
-    }
-}
-
-impl std::error::Error for SpecError {}
 
 impl RunSpec {
     /// Checks every setting and every combination, and fills in the defaults (`cores`: the
@@ -253,6 +215,7 @@ impl RunSpec {
             overlap: self.pipeline.unwrap_or(true),
             mega,
             bal: self.bal,
+            stage_threads: self.stage_threads.unwrap_or(0),
             ..PipelineOptions::new(mode)
         };
         options.check_settings()?;
@@ -491,6 +454,23 @@ impl PipelineOptions {
                 "execution",
                 "a mega-block is parallel work (its blocks' transactions run at once from their merged BALs)",
             ));
+        }
+        match self.stage_threads {
+            0 => {}
+            n if n > MAX_STAGE_THREADS => {
+                return Err(SpecError::field(
+                    "stage_threads",
+                    format!("{n} threads: from 0 (the workers' budget) to {MAX_STAGE_THREADS}"),
+                ))
+            }
+            _ if !self.overlap => {
+                return Err(SpecError::conflict(
+                    "stage_threads",
+                    "pipeline",
+                    "a pool of the stages' own keeps verification and the roots beside the next block's execution; back to back nothing runs beside them",
+                ))
+            }
+            _ => {}
         }
         Ok(())
     }

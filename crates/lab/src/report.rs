@@ -832,6 +832,10 @@ pub struct PipelineReport {
     /// `cpu`).
     #[serde(default = "cpu")]
     pub recovery: String,
+    /// Threads of the stages' own pool for verification, the roots and the commit (0: they
+    /// shared the workers' budget; absent in older files = 0).
+    #[serde(default)]
+    pub stage_threads: usize,
     /// When the on-disk store's writes were made durable (`--sync`: `every-block`,
     /// `every-N`, `end`); `None` in memory, and in older files (which flushed every block).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -956,13 +960,18 @@ impl PipelineReport {
         )
     }
 
-    /// The pipeline as one word: `on`, `on (overlay)` (the disk store's overlay: a block
-    /// started on the last one's writes in memory) or `off`.
-    pub fn pipeline_label(&self) -> &'static str {
-        match (self.overlap, self.overlay) {
+    /// The pipeline in a few words: `on`, `on (overlay)` (the disk store's overlay: a block
+    /// started on the last one's writes in memory) or `off`, and `, 4 stage threads` where
+    /// the stages had a pool of their own.
+    pub fn pipeline_label(&self) -> String {
+        let on = match (self.overlap, self.overlay) {
             (true, true) => "on (overlay)",
             (true, false) => "on",
             _ => "off",
+        };
+        match self.stage_threads {
+            0 => on.to_owned(),
+            n => format!("{on}, {n} stage threads"),
         }
     }
 

@@ -155,6 +155,12 @@ pub struct BenchArgs {
     /// pipeline runs as --pipeline does (root none unless --root is given).
     #[arg(long, value_delimiter = ',', value_name = "BACKEND")]
     recovery: Vec<gigagas_engine::RecoveryBackend>,
+    /// With the pipeline on: threads of a pool of their own for verification, the roots and
+    /// the commit, beside the --threads workers, comma-separated (0: they share the
+    /// workers' threads, the default); each a row of its own. Back to back nothing runs
+    /// beside a stage: those rows keep 0.
+    #[arg(long, value_delimiter = ',', value_name = "N")]
+    stage_threads: Vec<usize>,
     #[command(flatten)]
     pool: PoolArgs,
 }
@@ -317,6 +323,12 @@ impl BenchPlan {
             overlay: unique(&args.overlay),
             sync: args.sync,
             recovery_backends: unique(&args.recovery),
+            stage_threads: args
+                .stage_threads
+                .iter()
+                .map(|&n| check_range("--stage-threads", n, 0, limits::MAX_THREADS))
+                .collect::<Result<Vec<_>>>()
+                .map(|n| unique(&n))?,
             trie_buffer: args.trie_buffer,
             trie_journal: args.trie_journal,
             write_group: args.write_group,
@@ -328,6 +340,7 @@ impl BenchPlan {
         for (flag, given) in [
             ("--bal", !args.bal.is_empty()),
             ("--cache", !args.cache.is_empty()),
+            ("--stage-threads", !args.stage_threads.is_empty()),
         ] {
             if given && options.roots.is_empty() {
                 bail!("{flag} applies to the pipeline runs: give --root (or --pipeline)");
@@ -335,6 +348,9 @@ impl BenchPlan {
         }
         if !args.cache.is_empty() && !options.disk {
             bail!("--cache applies to the on-disk store: give --state disk");
+        }
+        if !args.stage_threads.is_empty() && !options.overlap.contains(&true) {
+            bail!("--stage-threads applies with the pipeline on (back to back nothing runs beside a stage): give --pipeline on");
         }
         // The overlay is an axis of the on-disk rows with the stages overlapped only.
         if !args.overlay.is_empty() && (!options.disk || !options.overlap.contains(&true)) {

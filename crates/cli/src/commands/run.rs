@@ -146,6 +146,11 @@ pub struct RunArgs {
     /// none answers) or auto (the GPU when one answers, else the CPU; the run says which).
     #[arg(long, value_name = "BACKEND", default_value = "cpu")]
     recovery: gigagas_engine::RecoveryBackend,
+    /// Threads of a pool of their own for verification, the roots and the commit, beside the
+    /// --threads workers (0, the default: they share the workers' threads; with the pipeline
+    /// on only).
+    #[arg(long, value_name = "N")]
+    stage_threads: Option<usize>,
     #[command(flatten)]
     pool: PoolArgs,
 }
@@ -158,6 +163,9 @@ fn spec(args: &RunArgs) -> Result<RunSpec> {
     }
     if let Some(k) = args.mega {
         limits::check_range("--mega", k, 1, limits::MAX_MEGA)?;
+    }
+    if let Some(n) = args.stage_threads {
+        limits::check_range("--stage-threads", n, 0, limits::MAX_THREADS)?;
     }
     Ok(RunSpec {
         execution: match args.mode {
@@ -188,6 +196,7 @@ fn spec(args: &RunArgs) -> Result<RunSpec> {
         warm_spin: Some(args.pool.warm_spin),
         small_block_gas: Some(args.pool.small_block_gas),
         recovery: args.recovery,
+        stage_threads: args.stage_threads,
     })
 }
 
@@ -523,7 +532,7 @@ fn print_run(
     let exec_ns = phases["execute"];
     say!(
         console,
-        "total: {} blocks, {} txs, {:.1} Mgas verified ({}, bal {}, root {}, pipeline {}{}) in {:.1} ms: end-to-end {:.0} Mgas/s (execute stage alone {:.0} Mgas/s); {:.0}% of the pipeline bound ({:.1} ms)",
+        "total: {} blocks, {} txs, {:.1} Mgas verified ({}, bal {}, root {}, pipeline {}{}{}) in {:.1} ms: end-to-end {:.0} Mgas/s (execute stage alone {:.0} Mgas/s); {:.0}% of the pipeline bound ({:.1} ms)",
         run.blocks.len(),
         run.blocks.iter().map(|b| b.txs).sum::<usize>(),
         run.gas() as f64 / 1e6,
@@ -532,6 +541,10 @@ fn print_run(
         run.root.name(),
         if run.overlap { "on" } else { "off" },
         if run.overlay { ", overlay on" } else { "" },
+        match run.stage_threads {
+            0 => String::new(),
+            n => format!(", {n} stage threads"),
+        },
         ms(run.wall_ns),
         run.e2e_mgas_per_s(),
         run.gas() as f64 / exec_ns.max(1) as f64 * 1e3,

@@ -194,11 +194,14 @@ fn print_pipeline(report: &gigagas_lab::BenchReport, threads: &[usize]) {
         // On a disk store the model misses the write stage's CPU (off the budget, on the
         // same cores) and the overlay's reads: measured far too fast there (docs/results/
         // pipeline-sim-back-to-back-2core.md), so it says so.
-        let caveat = if rows.iter().any(|r| r.state == "disk") {
-            "; on a disk store the write stage's CPU and the overlay's reads are not modelled: expect it to be optimistic"
-        } else {
-            ""
-        };
+        let mut caveat = String::new();
+        if rows.iter().any(|r| r.state == "disk") {
+            caveat.push_str("; on a disk store the write stage's CPU and the overlay's reads are not modelled: expect it to be optimistic");
+        }
+        if rows.iter().any(|r| r.stage_threads > 0) {
+            caveat
+                .push_str("; the stages' own pool is not modelled (every stage on the one budget)");
+        }
         match gigagas_lab::pipeline_sim::predict_from_stages(stages, &rows, &counts) {
             Ok(predictions) => out!(
                 "pipeline {} predicted from its stages measured back to back (--pipeline off, two smallest counts; no calibration on the overlapped runs{caveat})\n{}",

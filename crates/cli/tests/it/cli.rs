@@ -1630,6 +1630,22 @@ fn numbers_that_cannot_work_are_refused_naming_the_flag() {
         ),
         (vec!["run", "--mega", "0"], "--mega 0: must be at least 1"),
         (
+            vec!["run", "--stage-threads", "5000"],
+            "--stage-threads 5000: above the limit of 1024",
+        ),
+        (
+            vec!["run", "--pipeline", "off", "--stage-threads", "2"],
+            "--stage-threads with --pipeline: a pool of the stages' own",
+        ),
+        (
+            vec!["bench", "--stage-threads", "2"],
+            "--stage-threads applies to the pipeline runs",
+        ),
+        (
+            vec!["bench", "--pipeline", "off", "--stage-threads", "2"],
+            "--stage-threads applies with the pipeline on",
+        ),
+        (
             vec![
                 "run",
                 "--mode",

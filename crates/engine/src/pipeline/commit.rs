@@ -21,7 +21,7 @@ pub(super) fn commit_block(
     early: Option<EarlyRoot>,
 ) -> Result<BlockTimeline, ExecError> {
     let case = &ctx.cases[done.index];
-    let (input, options, clock, budget) = (case.prepared.input, ctx.options, ctx.clock, ctx.budget);
+    let (input, options, clock, pool) = (case.prepared.input, ctx.options, ctx.clock, ctx.stages);
     // Inside a mega-block, a block after the first gets its incremental root only now, on
     // the node store the block before it was written to.
     let early = match (early, &input.access_list) {
@@ -36,7 +36,7 @@ pub(super) fn commit_block(
     let (post_state, write, early_root, prefetch, pending) = match early {
         Some(e) => (e.post_state, e.write, Some(e.root), e.prefetch, e.pending),
         None => {
-            let (post_state, write): (PreState, _) = clock.on(budget, || {
+            let (post_state, write): (PreState, _) = clock.on(pool, || {
                 gigagas_state::apply_changes(&input.pre_state, &done.post)
             });
             (post_state, write, None, None, None)
@@ -65,7 +65,7 @@ pub(super) fn commit_block(
                     what: format!("incremental state root: {e}"),
                 })
             }
-            None => clock.on(budget, || full_root(options.root, &post_state)),
+            None => clock.on(pool, || full_root(options.root, &post_state)),
         };
         stages.insert("root", span);
         if input.complete_state {
@@ -83,7 +83,7 @@ pub(super) fn commit_block(
     }
     // The block verified and its root matched: only now is it written.
     if let (Some(pending), Some(trie)) = (pending, ctx.trie) {
-        let (written, span) = clock.on(budget, || trie.commit(input, pending));
+        let (written, span) = clock.on(pool, || trie.commit(input, pending));
         written.map_err(|e| ExecError::State {
             block: input.number(),
             what: format!("writing the state: {e}"),

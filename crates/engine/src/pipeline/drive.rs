@@ -71,7 +71,8 @@ pub(super) fn back_to_back(
 }
 
 /// The stages on threads of their own (they only wait on queues; their work runs on the
-/// budget): recover, prefetch + early roots, execute + verify, and the calling thread's
+/// budget, but for a GPU launch's hashes and checks after the first, which the recover
+/// thread does itself): recover, prefetch + early roots, execute + verify, and the calling thread's
 /// commit. `overlaid` is set when a unit started before the last one's commit, reading its
 /// writes from memory.
 pub(super) fn overlapped(

@@ -70,12 +70,12 @@ fn early_root(ctx: Ctx<'_, '_>, input: &BlockInput) -> Option<EarlyRoot> {
         gigagas_data::chain::apply_bal(&mut accounts, bal);
         PreState::new(accounts, input.pre_state.block_hashes().clone())
     };
-    let (post_state, write) = ctx.clock.on(ctx.budget, rebuild);
+    let (post_state, write) = ctx.clock.on(ctx.stages, rebuild);
     let root = match ctx.options.root {
         RootMode::None => None,
         mode => Some(
             ctx.clock
-                .on(ctx.budget, || Ok(full_root(mode, &post_state))),
+                .on(ctx.stages, || Ok(full_root(mode, &post_state))),
         ),
     };
     Some(EarlyRoot {
@@ -96,7 +96,7 @@ pub(super) fn incremental_root(
     bal: &alloy_eip7928::BlockAccessList,
 ) -> Option<EarlyRoot> {
     let trie = ctx.trie?;
-    let ((post_state, computed), span) = ctx.clock.on(ctx.budget, || {
+    let ((post_state, computed), span) = ctx.clock.on(ctx.stages, || {
         let post_state = touched_post_state(&input.pre_state, bal);
         let changes = change_set(bal, &post_state);
         let computed = trie.compute(input, &changes);
@@ -113,7 +113,7 @@ pub(super) fn incremental_root_of_execution(
     post: &gigagas_data::PostState,
 ) -> Option<EarlyRoot> {
     let trie = ctx.trie?;
-    let (computed, span) = ctx.clock.on(ctx.budget, || {
+    let (computed, span) = ctx.clock.on(ctx.stages, || {
         let changes = change_set_of_execution(&input.pre_state, post);
         trie.compute(input, &changes)
     });

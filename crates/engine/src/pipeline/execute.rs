@@ -158,7 +158,7 @@ fn execute_block(
 /// built) against the baseline and the header.
 pub(super) fn verify(ctx: Ctx<'_, '_>, done: Unverified) -> Result<Executed, ExecError> {
     let case = &ctx.cases[done.index];
-    let (checked, verify) = ctx.clock.on(ctx.budget, || {
+    let (checked, verify) = ctx.clock.on(ctx.stages, || {
         verify_run(case, &done.receipts, done.access.as_ref())
     });
     checked?;

@@ -72,6 +72,9 @@ struct Ctx<'r, 'a> {
     budget: &'r rayon::ThreadPool,
     /// The prefetch's reads (they wait on the device, beside the budget).
     io: &'r rayon::ThreadPool,
+    /// Verification, the roots and the commit: the budget, or a pool of their own
+    /// ([`PipelineOptions::stage_threads`]).
+    stages: &'r rayon::ThreadPool,
     /// Where senders are recovered.
     recovery: &'r Recoverer,
     /// The incremental root's node store (`None` for the from-scratch roots).
@@ -99,6 +102,15 @@ pub struct PipelineOptions {
     /// execution reads on demand. [`BalVariant::None`] needs [`Mode::SequentialNoBal`] (there
     /// is no list to run in parallel from) and every other variant a mode that has one.
     pub bal: BalVariant,
+    /// Threads of a pool of the stages' own, beside the thread budget, for verification, the
+    /// roots and the commit (0: they share the budget, the execution workers' pool). On one
+    /// pool a stage's job waits until a worker has nothing else, and the execution's worker
+    /// loops hold every thread for a block's whole execution: on the H200 at 16 threads a
+    /// 300M block's root took 18–25 ms beside an execution against 6.5 alone, and a commit
+    /// waited 11 ms (`docs/results/pipeline-deps-2core.md`). With a pool of their own the
+    /// machine's scheduler shares the cores instead (more threads than `threads`). Overlapped
+    /// stages only.
+    pub stage_threads: usize,
 }
 
 impl PipelineOptions {
@@ -111,6 +123,7 @@ impl PipelineOptions {
             overlap: true,
             threads: mode.threads(),
             mega: 1,
+            stage_threads: 0,
             bal: if mode == Mode::SequentialNoBal {
                 BalVariant::None
             } else {
@@ -163,7 +176,8 @@ pub fn run_pipeline_on(
     };
     // One thread budget for every stage: the execution workers' own pool when there is one
     // (recovery, verification, writes and roots queue for the same threads), else a pool of
-    // `threads`. Stage threads only wait on queues and hand work to it.
+    // `threads`. Stage threads only wait on queues and hand work to it (but for a GPU
+    // launch's hashes and checks after the first: `recover.rs`).
     let own;
     let budget: &rayon::ThreadPool = match pool {
         Some(p) if matches!(options.mode, Mode::Parallel { .. }) => {
@@ -200,6 +214,10 @@ pub fn run_pipeline_on(
     // The prefetch's reads wait on the device, not on a CPU: they run on their own small
     // pool, beside the budget (one thread when the state is in memory: nothing to read).
     let io = build(if trie.is_some() { PREFETCH_THREADS } else { 1 })?;
+    let own_stages = match options.stage_threads {
+        0 => None,
+        n => Some(build(n)?),
+    };
     // Execution units (one block each, or mega-blocks) and the mega-blocks' merged plans and
     // pre-states, built before timing starts (as a node would have them from the BALs).
     let units = units_of(cases, options)?;
@@ -211,6 +229,7 @@ pub fn run_pipeline_on(
         clock: &clock,
         budget,
         io: &io,
+        stages: own_stages.as_ref().unwrap_or(budget),
         recovery,
         trie: trie.as_deref(),
     };
@@ -253,6 +272,7 @@ pub fn run_pipeline_on(
         overlay: overlaid.load(std::sync::atomic::Ordering::Relaxed),
         recovery: recovery.name(),
         threads,
+        stage_threads: options.stage_threads,
         blocks,
         wall_ns,
         untimed_ns,

@@ -87,6 +87,8 @@ pub struct PipelineRun {
     pub recovery: &'static str,
     /// Thread budget.
     pub threads: usize,
+    /// Threads of the stages' own pool (0: they shared the budget).
+    pub stage_threads: usize,
     /// Every block, in order.
     pub blocks: Vec<BlockTimeline>,
     /// Wall time of the whole run, ns, without the time spent between blocks on work that is

@@ -38,6 +38,7 @@ proptest! {
         root in prop::sample::select(vec![RootMode::None, RootMode::Serial, RootMode::Parallel, RootMode::Incremental]),
         overlap in any::<bool>(),
         mega in 1usize..=4,
+        stage_threads in 0usize..=2,
     ) {
         let data = chain();
         let cases: Vec<BlockCase<'_>> = data.blocks.iter().map(|b| prepare(b).unwrap()).collect();
@@ -48,7 +49,9 @@ proptest! {
         };
         let parallel = matches!(mode, Mode::Parallel { .. });
         let pool = parallel.then(|| WorkerPool::new(threads));
-        let options = PipelineOptions { mega, ..options(mode, root, overlap) };
+        // A pool of the stages' own only where they overlap (refused back to back).
+        let stage_threads = if overlap { stage_threads } else { 0 };
+        let options = PipelineOptions { mega, stage_threads, ..options(mode, root, overlap) };
         let run = match run_pipeline(&cases, &options, pool.as_ref()) {
             Err(e) if !parallel && mega > 1 => {
                 // A mega-block is parallel work: refused in sequential mode, saying why.
@@ -58,6 +61,7 @@ proptest! {
             run => run.unwrap(),
         };
         prop_assert_eq!(run.blocks.len(), data.blocks.len());
+        prop_assert_eq!(run.stage_threads, stage_threads);
         let first = data.blocks[0].number();
         for (b, input) in run.blocks.iter().zip(&data.blocks) {
             prop_assert_eq!(b.number, input.number());

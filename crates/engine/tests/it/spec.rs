@@ -21,11 +21,35 @@ fn defaults_validate_to_run_s_defaults() {
     assert!(v.options.overlap);
     assert_eq!(v.state, ValidState::Memory);
     assert_eq!(v.small_block_gas, gigagas_exec::SMALL_BLOCK_GAS);
+    // The stages share the workers' budget unless given a pool of their own.
+    assert_eq!(v.options.stage_threads, 0);
+    let own = RunSpec {
+        stage_threads: Some(3),
+        ..RunSpec::default()
+    };
+    assert_eq!(own.validate(4).unwrap().options.stage_threads, 3);
 }
 
 #[test]
 fn every_impossible_combination_is_refused_by_field() {
     let cases: Vec<(RunSpec, &str, Option<&str>)> = vec![
+        (
+            RunSpec {
+                pipeline: Some(false),
+                stage_threads: Some(2),
+                ..RunSpec::default()
+            },
+            "stage_threads",
+            Some("pipeline"),
+        ),
+        (
+            RunSpec {
+                stage_threads: Some(gigagas_engine::MAX_STAGE_THREADS + 1),
+                ..RunSpec::default()
+            },
+            "stage_threads",
+            None,
+        ),
         (
             RunSpec {
                 state: StateSpec {
