@@ -19,6 +19,8 @@
 #   BATCHES (default 100,1000,10000,45000,100000), REPEATS (default 10) for the recovery bench.
 #   PIPE_GAS (default 300M), PIPE_BLOCKS (default 3), PIPE_GAS_BIG (default 1G, 2 blocks; empty
 #   for none), PIPE_THREADS (default 4,8,16): the mainnet-mix chains of the pipeline rows.
+#   STAGE_THREADS (default 0,4): the stages' own pool sizes the pipeline and mainnet steps
+#   sweep with the pipeline on (`bench --stage-threads`; 0 = they share the workers' budget).
 #   SHAPES: the EF workloads of the last step (default: issue 39's five).
 #   SHAPE_GAS (default 300M): their block size.
 #   STEPS: the steps to run, comma-separated (default all: info,check,bench,pipeline,mdbx,
@@ -131,7 +133,7 @@ all_threads=$(nproc)
 if (( ${#chains[@]} )); then
   step pipeline 150 "$bin" bench --data "$(IFS=,; echo "${chains[*]}")" --threads "$threads" \
     --scheduler ordered --root incremental --pipeline on,off --recovery "$recovery" \
-    --repeats 2 --warmup 1 --json "$out/pipeline.json"
+    --stage-threads "${STAGE_THREADS:-0,4}" --repeats 2 --warmup 1 --json "$out/pipeline.json"
 fi
 # The 300M chain on MDBX: a fresh store per pass, durable every 3 blocks, overlay on.
 if [[ -d /tmp/gigagas-mm ]]; then
@@ -142,7 +144,8 @@ fi
 # The bundled mainnet sample (Frontier to Cancun) through the pipeline (root none: its
 # pre-states are touched-only), as issue 39's first table.
 step mainnet 60 "$bin" bench --threads "$threads" --scheduler ordered --root none \
-  --pipeline on --recovery "$recovery" --repeats 3 --warmup 1 --json "$out/mainnet.json"
+  --pipeline on --recovery "$recovery" --stage-threads "${STAGE_THREADS:-0,4}" --repeats 3 \
+  --warmup 1 --json "$out/mainnet.json"
 # The dense EF shapes of issue 39 at 300M (2 blocks): per-block work around execution against
 # the parallel execution, % of the critical-path bound and tx work at 1 and 16 threads.
 step efshapes 90 "$bin" bench --workload "${SHAPES:-bal-mixed-graph:group-2:max,bal-state-root:per-tx:max,bal-deploy-interact:single:max,bal-prefetch-cold,bal-serial-chain}" \

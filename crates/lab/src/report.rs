@@ -283,6 +283,7 @@ fn total(
 /// The budgets of the fields a report's readers use as sizes, counts or totals.
 fn check_budgets(r: &BenchReport, at: &str) -> Result<(), ReadError> {
     const THREADS: &str = "gigagas bench --threads refuses more; a plot or simulation sizes by it";
+    const STAGE_THREADS: &str = "gigagas bench --stage-threads refuses more";
     const REPEATS: &str = "gigagas bench --repeats refuses more; comparisons resample every repeat";
     at_most(
         || format!("{at}settings.repeats"),
@@ -346,6 +347,12 @@ fn check_budgets(r: &BenchReport, at: &str) -> Result<(), ReadError> {
             p.threads,
             MAX_THREADS,
             THREADS,
+        )?;
+        at_most(
+            || format!("{at}pipeline[{i}].stage_threads"),
+            p.stage_threads,
+            MAX_THREADS,
+            STAGE_THREADS,
         )?;
         at_most(
             || format!("{at}pipeline[{i}].repeat_ns (count)"),
