@@ -186,36 +186,7 @@ fn consecutive_blocks_obey_the_header_rules() {
 #[test]
 fn in_memory_execution_runs_ahead_of_the_commit_before_it() {
     let data = chain();
-    let cases: Vec<BlockCase<'_>> = data.blocks.iter().map(|b| prepare(b).unwrap()).collect();
-    let log = std::sync::Arc::default();
-    let first = &data.blocks[0];
-    let (_, store) =
-        gigagas_trie::from_prestate(&first.pre_state, gigagas_trie::Parallelism::DEFAULT);
-    let state = common::SlowCommits {
-        inner: gigagas_engine::MemoryRoot::new(store),
-        log: std::sync::Arc::clone(&log),
-        commit_ms: 150,
-        compute_ms: 0,
-    };
-    let options = PipelineOptions {
-        threads: 2,
-        ..options(
-            Mode::Parallel {
-                threads: 2,
-                scheduler: Scheduler::Ordered,
-            },
-            RootMode::Incremental,
-            true,
-        )
-    };
-    let pool = WorkerPool::new(2);
-    let run =
-        gigagas_engine::run_pipeline_with(&cases, &options, Some(&pool), Some(Box::new(state)))
-            .unwrap();
-    for (b, input) in run.blocks.iter().zip(&data.blocks) {
-        assert!(b.root_checked, "block {}", b.number);
-        assert_eq!(b.state_root, Some(input.header.state_root));
-    }
+    let (run, log) = slowed_in_memory(150, 0);
     // Block N+1's execution started before block N's write (its commit) ended: for every
     // block but the first (each commit takes 150 ms; an execution here a few).
     let ahead = run
@@ -225,11 +196,9 @@ fn in_memory_execution_runs_ahead_of_the_commit_before_it() {
         .count();
     assert!(
         ahead * 2 >= run.blocks.len() - 1,
-        "{ahead} of {} blocks ahead: {:?}",
+        "{ahead} of {} blocks ahead: {log:?}",
         run.blocks.len() - 1,
-        log.lock().unwrap()
     );
-    let log = log.lock().unwrap().clone();
     let committed = log.iter().filter(|e| e.0 == "committed").count();
     assert_eq!(committed, data.blocks.len());
     // Block N+1's root was computed before block N's commit ended, for every block but the
@@ -254,16 +223,40 @@ fn in_memory_execution_runs_ahead_of_the_commit_before_it() {
 /// sample's waited 10 ms for the Merge block's verification.)
 #[test]
 fn in_memory_execution_does_not_wait_for_the_roots() {
+    let (run, _) = slowed_in_memory(0, 200);
+    for w in run.blocks.windows(2) {
+        let (root, next) = (w[0].stages["root"], w[1].stages["execute"]);
+        assert!(
+            next.start_ns < root.end_ns,
+            "block {} executed at {} ns, after block {}'s root ended at {} ns",
+            w[1].number,
+            next.start_ns,
+            w[0].number,
+            root.end_ns
+        );
+    }
+}
+
+/// The generated chain through the overlapped pipeline at 2 threads with an incremental root
+/// on the in-memory node store, each commit slowed by `commit_ms` and each compute by
+/// `compute_ms` (`common::SlowCommits`): the run, every root checked to be the header's, and
+/// the store's log of computes and commits.
+fn slowed_in_memory(
+    commit_ms: u64,
+    compute_ms: u64,
+) -> (gigagas_engine::PipelineRun, Vec<(&'static str, u64)>) {
     let data = chain();
     let cases: Vec<BlockCase<'_>> = data.blocks.iter().map(|b| prepare(b).unwrap()).collect();
-    let first = &data.blocks[0];
-    let (_, store) =
-        gigagas_trie::from_prestate(&first.pre_state, gigagas_trie::Parallelism::DEFAULT);
+    let log = std::sync::Arc::default();
+    let (_, store) = gigagas_trie::from_prestate(
+        &data.blocks[0].pre_state,
+        gigagas_trie::Parallelism::DEFAULT,
+    );
     let state = common::SlowCommits {
         inner: gigagas_engine::MemoryRoot::new(store),
-        log: std::sync::Arc::default(),
-        commit_ms: 0,
-        compute_ms: 200,
+        log: std::sync::Arc::clone(&log),
+        commit_ms,
+        compute_ms,
     };
     let mode = Mode::Parallel {
         threads: 2,
@@ -281,15 +274,6 @@ fn in_memory_execution_does_not_wait_for_the_roots() {
         assert!(b.root_checked, "block {}", b.number);
         assert_eq!(b.state_root, Some(input.header.state_root));
     }
-    for w in run.blocks.windows(2) {
-        let (root, next) = (w[0].stages["root"], w[1].stages["execute"]);
-        assert!(
-            next.start_ns < root.end_ns,
-            "block {} executed at {} ns, after block {}'s root ended at {} ns",
-            w[1].number,
-            next.start_ns,
-            w[0].number,
-            root.end_ns
-        );
-    }
+    let log = log.lock().unwrap().clone();
+    (run, log)
 }
