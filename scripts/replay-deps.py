@@ -131,22 +131,65 @@ def replay(row, new, host_ns_per_tx):
     return w_end[-1]
 
 
+def printable(text):
+    """`text` with every control character shown as an escape (a result file is input)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+
+
+def fail(why):
+    print(f"replay-deps: {printable(why)}", file=sys.stderr)
+    sys.exit(2)
+
+
 def main():
+    if len(sys.argv) not in (2, 3):
+        fail("usage: scripts/replay-deps.py BENCH.json [HOST_US_PER_TX]")
     path = sys.argv[1]
-    host_ns = float(sys.argv[2]) * 1e3 if len(sys.argv) > 2 else 1000.0
-    d = json.load(open(path))
-    print(f"{path}: replay of each overlapped row's median timeline (ms)")
+    try:
+        host_ns = float(sys.argv[2]) * 1e3 if len(sys.argv) > 2 else 1000.0
+    except ValueError:
+        fail(f"HOST_US_PER_TX {sys.argv[2]!r}: not a number of microseconds")
+    if not (0.0 <= host_ns <= 1e6):
+        fail(f"HOST_US_PER_TX {sys.argv[2]}: from 0 to 1000 microseconds")
+    try:
+        with open(path, "rb") as f:
+            if f.seek(0, 2) > 256 << 20:
+                fail(f"{path}: larger than 256 MiB, not a bench result")
+            f.seek(0)
+            d = json.load(f)
+    except (OSError, ValueError) as e:
+        fail(f"{path}: cannot read a bench JSON: {e}")
+    if not isinstance(d, dict) or not isinstance(d.get("pipeline", []), list):
+        fail(f"{path}: not a bench result (gigagas bench --json): no pipeline rows")
+    try:
+        replayed = rows(path, d, host_ns)
+    except (KeyError, TypeError, IndexError, ValueError, ZeroDivisionError) as e:
+        fail(f"{path}: a pipeline row lacks what the replay reads ({type(e).__name__}: {e})")
+    except BrokenPipeError:
+        sys.stderr.close()  # the reader left (`| head`): nothing more to say
+        sys.exit(0)
+    if replayed == 0:
+        print(f"replay-deps: {path}: no overlapped in-memory pipeline row with a timeline "
+              "(bench --root R --pipeline on --json)", file=sys.stderr)
+        sys.exit(1)
+
+
+def rows(path, d, host_ns):
+    print(f"{printable(path)}: replay of each overlapped row's median timeline (ms)")
     print("threads | recovery | root | measured | replay, old deps (error) | replay, new deps | new / old")
+    replayed = 0
     for row in d.get("pipeline", []):
         if not row["overlap"] or row.get("state", "memory") != "memory" or not row["timeline"]:
             continue
+        replayed += 1
         measured = max(b["stages"]["write"][1] for b in row["timeline"])
         old = replay(row, False, host_ns)
         new = replay(row, True, host_ns)
         print(
-            f"{row['threads']:>7} | {row['recovery'][:3]:>8} | {row['root']:>11} | {measured / 1e6:8.1f} | "
+            f"{int(row['threads']):>7} | {printable(row['recovery'][:3]):>8} | {printable(row['root']):>11} | {measured / 1e6:8.1f} | "
             f"{old / 1e6:8.1f} ({(old - measured) / measured * 100:+.1f}%) | {new / 1e6:8.1f} | {old / new:.2f}x"
         )
+    return replayed
 
 
 if __name__ == "__main__":
