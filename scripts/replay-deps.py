@@ -13,7 +13,8 @@ it prints:
 - the replay under the new ones: a prediction, all else equal.
 
 Each stage keeps its measured duration, so contention that changes with the new overlap is
-not seen. A GPU launch after the first is assumed to take its measured busy time plus
+not seen, nor is a stage's wait for a busy pool. Rows whose roots or writes the model does
+not place (a from-scratch root, `bal none`) are listed as skipped. A GPU launch after the first is assumed to take its measured busy time plus
 HOST_US_PER_TX (default 1.0) per signature for its hashes and checks on one thread: a
 pessimistic bound (the busy time already holds the hashes done in parallel; one thread on
 the 2-core VM: 0.61 us a signature to hash, 0.08 to prepare). Rows on disk are skipped (their
@@ -58,7 +59,6 @@ def replay(row, new, host_ns_per_tx):
     n = len(tl)
     sp = [spans(b) for b in tl]
     gpu = row["recovery"].startswith("gpu")
-    memory_trie = row["root"] == "incremental"  # the in-memory node store (rows on disk skipped)
     # Senders ready per block.
     ready = [0.0] * n
     groups = launches(tl) if gpu else [[b] for b in range(n)]
@@ -108,12 +108,12 @@ def replay(row, new, host_ns_per_tx):
             if b >= VERIFY_QUEUE + 1:
                 s = max(s, v_take[b - VERIFY_QUEUE - 1])
         else:
-            # The state handed over after the roots' thread sent block b-1's roots (which
-            # waited for the commit stage to take block b-2's), and after computing them
-            # with an in-memory node store; the verify queue of one unit.
+            # The state handed over after the roots' thread computed block b-1's roots and
+            # sent them (which waited for the commit stage to take block b-2's); the verify
+            # queue of one unit.
             if b >= 2:
                 s = max(s, c_took[b - 2])
-            if memory_trie and b >= 1:
+            if b >= 1:
                 s = max(s, r_end[b - 1])
             if b >= 2:
                 s = max(s, v_take[b - 2])
@@ -174,12 +174,30 @@ def main():
         sys.exit(1)
 
 
+def modelled(row):
+    """Whether the replay's model is the engine's for `row`: a root none or incremental (a
+    from-scratch root from a shipped list is rebuilt and hashed on the roots' thread, whose
+    "write" span is then not the commit's) and a list (`bal none`'s root is the commit's)."""
+    if row["root"] not in ("none", "incremental") or row.get("bal", "keys") == "none":
+        return False
+    # A write that ended before its block was verified was done on the roots' thread.
+    return all(
+        b["stages"]["write"][1] >= b["stages"]["verify"][1] for b in row["timeline"]
+    )
+
+
 def rows(path, d, host_ns):
     print(f"{printable(path)}: replay of each overlapped row's median timeline (ms)")
     print("threads | recovery | root | measured | replay, old deps (error) | replay, new deps | new / old")
     replayed = 0
     for row in d.get("pipeline", []):
         if not row["overlap"] or row.get("state", "memory") != "memory" or not row["timeline"]:
+            continue
+        if not modelled(row):
+            print(f"{int(row['threads']):>7} | {printable(row['recovery'][:3]):>8} | "
+                  f"{printable(row['root']):>11} | skipped: the replay models a root computed "
+                  "on the roots' thread and a write in the commit (root none or incremental, "
+                  "with a list)")
             continue
         replayed += 1
         measured = max(b["stages"]["write"][1] for b in row["timeline"])

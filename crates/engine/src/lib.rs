@@ -34,7 +34,7 @@ pub use mega::{mega_plan, mega_pre_state, run_mega, MegaUnit};
 pub use open::{resume_store, Resume};
 pub use pipeline::{
     run_pipeline, run_pipeline_on, run_pipeline_with, BlockTimeline, PipelineOptions, PipelineRun,
-    StageSpan, PREFETCH_THREADS, STAGES,
+    StageSpan, PREFETCH_THREADS, STAGES, VERIFY_QUEUE,
 };
 pub use recovery::{HostWork, Recoverer, RecoveryBackend};
 pub use root::{

@@ -235,3 +235,15 @@ fn prediction_table(
     }
     table
 }
+
+#[cfg(test)]
+mod tests {
+    /// The simulator bounds execution's lead over verification as the engine does.
+    #[test]
+    fn the_simulator_queues_as_many_executed_blocks_as_the_engine() {
+        assert_eq!(
+            gigagas_lab::pipeline_sim::VERIFY_QUEUE,
+            gigagas_engine::VERIFY_QUEUE
+        );
+    }
+}

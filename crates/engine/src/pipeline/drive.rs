@@ -1,5 +1,5 @@
 //! The two drivers of a run's units through the stages: back to back (each unit's stages in
-//! turn, then the next unit) or overlapped (a thread per stage, joined by one-slot queues:
+//! turn, then the next unit) or overlapped (a thread per stage, joined by bounded queues:
 //! back-pressure, bounded memory).
 
 use super::{
@@ -19,9 +19,9 @@ use std::{
 };
 
 /// Depth of the queues between stages: one unit waiting per stage (back-pressure: a fast
-/// stage never runs more than one unit ahead, so memory stays bounded). The recovered units'
+/// stage runs at most a few units ahead, so memory stays bounded). The recovered units'
 /// queue holds a GPU launch's units ([`units_ahead`]; at most [`super::recover::GPU_BATCH`]
-/// signatures), and the executed units' queue [`VERIFY_QUEUE`].
+/// signatures), and the executed units' queue [`VERIFY_QUEUE`] units.
 const QUEUE: usize = 1;
 
 /// Executed units waiting for verification at most: execution runs up to this many units
@@ -30,7 +30,7 @@ const QUEUE: usize = 1;
 /// block's (`15537394`, one receipt of thousands of logs) took 13.5 ms at 16 threads on the
 /// H200 against 0.9–4.1 ms for each of the two blocks after it, and with one unit waiting
 /// execution stood idle 8.5 ms behind it (`docs/results/node-16core-h200-2026-11-28.md`).
-const VERIFY_QUEUE: usize = 4;
+pub const VERIFY_QUEUE: usize = 4;
 
 /// The blocks of a back-to-back run and the time spent between units on work that is not a
 /// node's (cold mode's cache drop), ns.
@@ -71,9 +71,10 @@ pub(super) fn back_to_back(
 }
 
 /// The stages on threads of their own (they only wait on queues; their work runs on the
-/// budget, but for a GPU launch's hashes and checks after the first, which the recover
-/// thread does itself): recover, prefetch + early roots, execute + verify, and the calling thread's
-/// commit. `overlaid` is set when a unit started before the last one's commit, reading its
+/// budget, or verification, the roots and the commit on the stages' own pool
+/// (`Ctx::stages`), and a GPU launch's hashes and checks after the first on the recover
+/// thread itself): recover, prefetch + early roots, execute, verify, and the calling
+/// thread's commit. `overlaid` is set when a unit started before the last one's commit, reading its
 /// writes from memory.
 pub(super) fn overlapped(
     ctx: Ctx<'_, '_>,
@@ -196,7 +197,7 @@ pub(super) fn overlapped(
             }
             Ok(())
         });
-        // Verification beside the next unit's execution (both on the budget).
+        // Verification beside the next unit's execution (on the budget, or the stages' pool).
         let verified = scope.spawn(move || -> Result<(), ExecError> {
             for done in from_exec {
                 let done = done

@@ -5,7 +5,7 @@
 //!
 //! Every stage of every block is timed (start and end on one clock), so the report can show
 //! a timeline, each stage's share, the end-to-end throughput and the pipeline's own bound:
-//! `wall ≥ max(process CPU time / threads, the busiest stage's total, the longest block)`
+//! `wall ≥ max(process CPU time / (threads + stage_threads), the busiest stage's total, the longest block)`
 //! — a stage handles one block at a time, and one block's stages depend on each other.
 //!
 //! A block that arrives with its BAL (generated Amsterdam chains) has every post-value before
@@ -35,6 +35,7 @@ mod recover;
 mod report;
 mod units;
 
+pub use drive::VERIFY_QUEUE;
 pub use report::{BlockTimeline, PipelineRun, StageSpan};
 
 use crate::block::{BlockCase, Mode};
@@ -175,9 +176,10 @@ pub fn run_pipeline_on(
             .map_err(|e| refuse(format!("cannot start a {n}-thread pool: {e}")))
     };
     // One thread budget for every stage: the execution workers' own pool when there is one
-    // (recovery, verification, writes and roots queue for the same threads), else a pool of
-    // `threads`. Stage threads only wait on queues and hand work to it (but for a GPU
-    // launch's hashes and checks after the first: `recover.rs`).
+    // (recovery, verification, writes and roots queue for the same threads, unless the
+    // stages have a pool of their own: `stage_threads`), else a pool of `threads`. Stage
+    // threads only wait on queues and hand work to it (but for a GPU launch's hashes and
+    // checks after the first: `recover.rs`).
     let own;
     let budget: &rayon::ThreadPool = match pool {
         Some(p) if matches!(options.mode, Mode::Parallel { .. }) => {

@@ -134,7 +134,7 @@ impl PipelineRun {
     }
 
     /// The pipeline's lower bound on wall time, ns: the largest of the process CPU time over
-    /// the thread budget, the busiest stage's total (a stage handles one block at a time) and
+    /// the threads that could run at once (the budget and the stages' own pool), the busiest stage's total (a stage handles one block at a time) and
     /// the longest block (its stages depend on each other: the time covered by at least one
     /// of them, since a root computed from the shipped BAL runs beside the block's execution).
     pub fn bound_ns(&self) -> u64 {
@@ -145,7 +145,7 @@ impl PipelineRun {
             .map(|b| covered_ns(b.stages.values().copied()))
             .max()
             .unwrap_or(0);
-        let cpu = self.cpu_ns.unwrap_or(0) / self.threads.max(1) as u64;
+        let cpu = self.cpu_ns.unwrap_or(0) / (self.threads + self.stage_threads).max(1) as u64;
         busiest_stage.max(longest_block).max(cpu)
     }
 

@@ -19,6 +19,8 @@
 
 mod pool;
 
+pub use pool::VERIFY_QUEUE;
+
 use crate::{PipelineBlock, PipelineReport};
 use std::collections::BTreeMap;
 
@@ -415,6 +417,29 @@ mod tests {
             waits >= overlays + 5 * 300,
             "waits {waits}, overlays {overlays}"
         );
+    }
+
+    /// Execution runs at most [`VERIFY_QUEUE`] blocks ahead of verification, as the engine
+    /// does: behind a first block whose verification takes 10,000, the seventh block executes
+    /// only once it is done (then four executions of 100 follow), where an unbounded lead
+    /// would have executed all ten beside it.
+    #[test]
+    fn execution_waits_for_a_slow_verification_past_its_queue() {
+        let stages = [("execute", 100), ("verify", 10), ("write", 1)];
+        let slow_first = |mut r: PipelineReport| {
+            r.timeline[0].stages.insert("verify".into(), [0, 10_000]);
+            r
+        };
+        let b2b = [
+            slow_first(row(1, false, &stages, 10)),
+            slow_first(row(2, false, &stages, 10)),
+        ];
+        let on = slow_first(row(2, true, &stages, 10));
+        let wall = predict_from_stages(&[&b2b[0], &b2b[1]], &[&on], &[2]).unwrap()[0].predicted_ns;
+        // Block 0 executes (100) and verifies (10,000); blocks 1..=5 execute beside it; block
+        // 6 waits for it, then blocks 6..=9 execute (400) and verify.
+        assert!(wall >= 10_100 + 400, "{wall}");
+        assert!(wall < 10_100 + 400 + 200, "{wall}");
     }
 
     /// On a GPU the blocks of one launch get their senders when it ends (their recover

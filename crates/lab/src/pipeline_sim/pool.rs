@@ -2,9 +2,10 @@
 //!
 //! Each block's stages are jobs with the engine's dependencies (recover in order; the reads
 //! and the roots on one thread, after the last block's commit unless the state overlays;
-//! execute after its senders and the last execution, and on disk after its state, read
-//! ahead on that thread after the last block's roots; verify after its execution; the write
-//! after its verification and root, in order). A job on the pool has serial and
+//! execute after its senders and the last execution, at most [`VERIFY_QUEUE`] blocks ahead of
+//! verification, and on disk after its state, read ahead on that thread after the last
+//! block's roots; verify after its execution; the write after its verification and root, in
+//! order). A job on the pool has serial and
 //! parallel work (its [`Fit`]): while it has parallel work it takes every thread it can
 //! get, then one. Threads are shared as rayon shares them: a running job keeps the threads
 //! it has until it ends (a worker loop holds its thread for the whole unit; the pieces of a
@@ -14,6 +15,12 @@
 //! their senders together, when the launch ends.
 
 use super::Fit;
+
+/// Executed blocks that may wait for verification: the engine's own
+/// (`gigagas_engine::VERIFY_QUEUE`, checked equal by the CLI's tests). Block b executes once
+/// block b-1's results are queued, so once verification took block b-1-Q: after block b-2-Q
+/// was verified.
+pub const VERIFY_QUEUE: usize = 4;
 
 /// The stages as the simulation orders them within a block.
 const STAGES: [&str; 6] = ["recover", "prefetch", "root", "execute", "verify", "write"];
@@ -86,6 +93,7 @@ fn deps(stage: usize, b: usize, policy: &Policy, launch_end: &[usize]) -> Vec<(u
                 d.push((PREFETCH, b));
             }
             d.extend(prev.map(|p| (EXECUTE, p)));
+            d.extend(b.checked_sub(VERIFY_QUEUE + 2).map(|v| (VERIFY, v)));
         }
         VERIFY => {
             d.push((EXECUTE, b));
