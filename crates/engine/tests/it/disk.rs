@@ -86,6 +86,13 @@ fn every_bal_variant_gives_the_header_roots_and_counts_its_reads() {
                 overlap: !cold,
                 threads: 2,
                 bal,
+                // Two of the overlapped variants verify, hash and commit (MDBX's write
+                // transactions) on the stages' own pool.
+                stage_threads: if !cold && matches!(bal, BalVariant::Keys | BalVariant::Writes) {
+                    2
+                } else {
+                    0
+                },
                 ..PipelineOptions::new(mode)
             };
             let dir = tempfile::tempdir().unwrap();
@@ -94,6 +101,7 @@ fn every_bal_variant_gives_the_header_roots_and_counts_its_reads() {
             let run = run_with(&path, &cases, &options, cold.then_some(ColdIndex::Dropped))
                 .unwrap_or_else(|e| panic!("--bal {bal} cold {cold}: {e}"));
             assert_eq!(run.bal, bal);
+            assert_eq!(run.stage_threads, options.stage_threads);
             for (b, input) in run.blocks.iter().zip(&chain().blocks) {
                 assert!(b.root_checked, "--bal {bal}: block {}", b.number);
                 assert_eq!(b.state_root, Some(input.header.state_root), "--bal {bal}");
