@@ -17,8 +17,9 @@
 #   BUDGET (default 420): seconds for the whole script; each step has its own timeout inside it.
 #   SIGNATURES (default 1000000): random signatures of the suite (the adversarial ones added).
 #   BATCHES (default 100,1000,10000,45000,100000), REPEATS (default 10) for the recovery bench.
-#   PIPE_GAS (default 300M), PIPE_BLOCKS (default 3), PIPE_GAS_BIG (default 1G, 2 blocks; empty
-#   for none), PIPE_THREADS (default 4,8,16): the mainnet-mix chains of the pipeline rows.
+#   PIPE_GAS (default 300M), PIPE_BLOCKS (default 3), PIPE_GAS_BIG (default 1G; empty for none),
+#   PIPE_BLOCKS_BIG (default 2), PIPE_THREADS (default 4,8,16): the mainnet-mix chains of the pipeline rows;
+#   PIPE_LIMIT (default 150): that step's seconds (more for 1- and 2-thread rows).
 #   STAGE_THREADS (default 0,4): the stages' own pool sizes the pipeline and mainnet steps
 #   sweep with the pipeline on (`bench --stage-threads`; 0 = they share the workers' budget).
 #   SHAPES: the EF workloads of the last step (default: issue 39's five).
@@ -42,6 +43,9 @@ out="${2:-${OUT:?no OUTDIR given and OUT is unset}}"
 budget="${BUDGET:-420}"
 [[ $budget =~ ^[0-9]+$ ]] && (( budget >= 10 && budget <= 3600 )) ||
   { echo "BUDGET must be whole seconds from 10 to 3600, not '$budget'" >&2; exit 2; }
+pipe_limit="${PIPE_LIMIT:-150}"
+[[ $pipe_limit =~ ^[0-9]+$ ]] && (( pipe_limit >= 10 && pipe_limit <= 3600 )) ||
+  { echo "PIPE_LIMIT must be whole seconds from 10 to 3600, not '$pipe_limit'" >&2; exit 2; }
 # Never over earlier results: the output folder must be new or empty.
 if [[ -e $out && ( ! -d $out || -n $(ls -A "$out" 2>/dev/null) ) ]]; then
   echo "OUTDIR $out exists and is not an empty folder: give a new one (nothing is overwritten)" >&2
@@ -126,12 +130,12 @@ if [[ $steps == *,pipeline,* || $steps == *,mdbx,* || $steps == *,run,* ]]; then
   gen "${PIPE_GAS:-300M}" "${PIPE_BLOCKS:-3}" /tmp/gigagas-mm && chains+=(/tmp/gigagas-mm)
 fi
 if [[ $steps == *,pipeline,* && -n ${PIPE_GAS_BIG-1G} ]]; then
-  gen "${PIPE_GAS_BIG:-1G}" 2 /tmp/gigagas-mm-big && chains+=(/tmp/gigagas-mm-big)
+  gen "${PIPE_GAS_BIG:-1G}" "${PIPE_BLOCKS_BIG:-2}" /tmp/gigagas-mm-big && chains+=(/tmp/gigagas-mm-big)
 fi
 threads="${PIPE_THREADS:-4,8,16}"
 all_threads=$(nproc)
 if (( ${#chains[@]} )); then
-  step pipeline 150 "$bin" bench --data "$(IFS=,; echo "${chains[*]}")" --threads "$threads" \
+  step pipeline "$pipe_limit" "$bin" bench --data "$(IFS=,; echo "${chains[*]}")" --threads "$threads" \
     --scheduler ordered --root incremental --pipeline on,off --recovery "$recovery" \
     --stage-threads "${STAGE_THREADS:-0,4}" --repeats 2 --warmup 1 --json "$out/pipeline.json"
 fi
