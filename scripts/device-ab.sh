@@ -15,6 +15,7 @@
 # Usage: scripts/device-ab.sh BIN_A[.gz] BIN_B[.gz] [OUTDIR=$OUT]
 #   BUDGET (default 360): seconds for the whole script; each step stops at its own limit.
 #   ROUNDS (default 2): A B B A rounds per step; SHAPE_ROUNDS, PIPE_ROUNDS override it per step.
+#   PIPE_BLOCKS (default 3): blocks of the pipeline step's mainnet-mix 300M chain.
 #   PIPE_THREADS, SHAPE_THREADS (default all cores): thread counts of the pipeline and shapes
 #     steps, comma-separated.
 #   SHAPES, SHAPE_GAS (default issue 39's five dense shapes at 300M, 2 blocks each).
@@ -138,9 +139,9 @@ if [[ $steps == *,floor,* ]] && (( ${#dirs[@]} )); then
     log "floor skipped: $l s left"
   fi
 fi
-# The node pipeline on mainnet-mix 300M (3 blocks) in memory, incremental root, at every core;
+# The node pipeline on mainnet-mix 300M (PIPE_BLOCKS, default 3) in memory, incremental root, at every core;
 # CPU recovery (and the GPU's where one answers).
-if [[ $steps == *,pipeline,* ]] && gen mainnet-mix 300M 3 "$work/mm300"; then
+if [[ $steps == *,pipeline,* ]] && gen mainnet-mix 300M "${PIPE_BLOCKS:-3}" "$work/mm300"; then
   rec=cpu
   "$work/B" gpu info > /dev/null 2>&1 && rec=cpu,auto
   ab pipeline 150 "${PIPE_ROUNDS:-$rounds}" --data "$work/mm300" --threads "${PIPE_THREADS:-$threads}" --scheduler ordered \
