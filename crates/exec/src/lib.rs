@@ -32,9 +32,7 @@ pub use mega::{execute_mega, merge_bals, MegaPlan};
 pub use parallel::{execute_parallel, ParallelPlan, ParallelRun, SMALL_BLOCK_GAS};
 pub use provider::StateProvider;
 pub use recover::{recover_sender, recover_senders};
-pub use schedule::{
-    Scheduler, WorkerPool, YieldGuard, MAX_WARM_SPIN, WARM_SPIN, WORKER_STACK_BYTES,
-};
+pub use schedule::{Scheduler, WorkerPool, MAX_WARM_SPIN, WARM_SPIN, WORKER_STACK_BYTES};
 pub use sequential::{
     execute_sequential, execute_sequential_without_bal, BlockAccess, PlainSequentialRun,
     SequentialRun,

@@ -376,7 +376,6 @@ pub(crate) fn run_unit<S: StateProvider>(
     // (written once per worker and unit, after its loop).
     let spans: Vec<OnceLock<(Instant, Instant)>> =
         (0..pool.threads()).map(|_| OnceLock::new()).collect();
-    let yields = pool.yields();
     pool.run_workers(|worker| {
         if cursor.load(Ordering::Relaxed) >= n {
             return;
@@ -430,11 +429,6 @@ pub(crate) fn run_unit<S: StateProvider>(
                 d
             });
             record(&slots[order[k]], &abort, done);
-            if yields {
-                // Holding no transaction and no lock: a stage's job queued on the pool runs
-                // now instead of after the block (`WorkerPool::yield_between_transactions`).
-                rayon::yield_now();
-            }
         }
         // The loop ends right after the last transaction (one failed claim later).
         if let Some(first) = first {

@@ -2,7 +2,7 @@
 
 use crate::ExecError;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -90,23 +90,6 @@ pub struct WorkerPool {
     epoch: Arc<AtomicU64>,
     /// How long the workers stay awake after a unit (zero: they go back to sleep at once).
     warm_spin: Duration,
-    /// Whether a worker runs one queued job of the pool between two transactions
-    /// ([`WorkerPool::yield_between_transactions`]).
-    yields: AtomicBool,
-}
-
-/// Workers yield between transactions while this lives
-/// ([`WorkerPool::yield_between_transactions`]); dropping it restores the setting before it.
-#[derive(Debug)]
-pub struct YieldGuard<'p> {
-    pool: &'p WorkerPool,
-    was: bool,
-}
-
-impl Drop for YieldGuard<'_> {
-    fn drop(&mut self) {
-        self.pool.yields.store(self.was, Ordering::Relaxed);
-    }
 }
 
 /// The warm spin of `run` and `bench` (`--warm-spin`; not their pipeline, where a spin
@@ -152,28 +135,7 @@ impl WorkerPool {
             threads,
             epoch: Arc::new(AtomicU64::new(0)),
             warm_spin: warm_spin.min(MAX_WARM_SPIN),
-            yields: AtomicBool::new(false),
         }
-    }
-
-    /// Makes each worker run one job queued on the pool (if any) between two transactions,
-    /// until the returned guard is dropped. A job handed to the pool from outside (the
-    /// pipeline's verification, roots and host work beside a block's execution) otherwise
-    /// starts only when a worker leaves the block's worker loop, at the block's end: on the
-    /// 16-core machine the verification of a 300M block took 10–25 ms beside the next
-    /// block's execution and 2.8 ms alone, and the last blocks' verifications and roots
-    /// trailed the last execution by ~23 ms (`docs/results/pipeline-16core-lease3.md`).
-    /// A worker yields holding no transaction and no lock, so the block's ordered commit
-    /// never waits for it. Only for state read without per-thread transactions (in memory):
-    /// a job run inside a worker loop runs on that worker's thread.
-    pub fn yield_between_transactions(&self) -> YieldGuard<'_> {
-        let was = self.yields.swap(true, Ordering::Relaxed);
-        YieldGuard { pool: self, was }
-    }
-
-    /// Whether workers yield between transactions now.
-    pub fn yields(&self) -> bool {
-        self.yields.load(Ordering::Relaxed)
     }
 
     /// How long the workers stay awake after each unit.

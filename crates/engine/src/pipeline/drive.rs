@@ -81,20 +81,6 @@ pub(super) fn overlapped(
     units: &[Unit<'_>],
     overlaid: &AtomicBool,
 ) -> Result<Vec<BlockTimeline>, ExecError> {
-    // Verification and roots queued on the budget run between two transactions of a block
-    // instead of after it (until every stage thread has ended), where senders are recovered
-    // on a GPU: on the CPU the queued jobs are mostly the next units' recoveries, which would
-    // then run before this unit's execution (on 2 cores 0.85× end to end). Not on a
-    // snapshot: a job run inside a worker loop runs on that worker's thread, beside its read
-    // transaction on the store.
-    let _yields = match ctx.pool {
-        Some(pool)
-            if ctx.recovery.on_gpu() && !ctx.trie.is_some_and(|t| t.executes_on_snapshot()) =>
-        {
-            Some(pool.yield_between_transactions())
-        }
-        _ => None,
-    };
     std::thread::scope(|scope| {
         // Every queue carries one unit (a block, or a mega-block's blocks) per message. The
         // recovered units' queue holds a whole launch (bounded by its signatures), so that the
