@@ -146,15 +146,46 @@ impl TxReceipt {
     }
 }
 
+/// The keccaks of the addresses and topics one thread has met in a run of receipts, each
+/// hashed once: a block's logs repeat their contracts' addresses and their events' signatures
+/// (an ERC-20 `Transfer` in most receipts), and a bloom needs an item's hash, not the item.
+/// Blooms accrued through it equal alloy's (`Bloom::m3_2048_hashed` of the same hash).
+#[derive(Default)]
+struct ItemHashes<'a>(alloy_primitives::map::HashMap<&'a [u8], B256>);
+
+impl<'a> ItemHashes<'a> {
+    /// `receipt`'s logs bloom, hashing only what this run has not met ([`TxReceipt::bloom`]
+    /// for a receipt long enough to be split over the pool).
+    fn bloom(&mut self, receipt: &'a TxReceipt) -> Bloom {
+        if receipt.logs.len() >= 2 * PARALLEL_LOGS {
+            return receipt.bloom();
+        }
+        let mut bloom = Bloom::default();
+        for log in &receipt.logs {
+            for item in std::iter::once(log.address.as_slice())
+                .chain(log.topics().iter().map(|t| t.as_slice()))
+            {
+                let hash = self
+                    .0
+                    .entry(item)
+                    .or_insert_with(|| alloy_primitives::keccak256(item));
+                bloom.m3_2048_hashed(hash);
+            }
+        }
+        bloom
+    }
+}
+
 /// The block's logs bloom and (with `with_root`) receipts root together, in parallel on the
-/// current rayon pool: each receipt's bloom (the keccaks of every log's address and topics)
-/// and EIP-2718 encoding once, then the union of the blooms and the ordered trie's root
-/// ([`ordered_trie_root`], its subtries built in parallel).
+/// current rayon pool: each receipt's bloom (every distinct address and topic hashed once
+/// per thread's run of receipts, [`ItemHashes`]) and EIP-2718 encoding once, then the union
+/// of the blooms and the ordered trie's root ([`ordered_trie_root`], its subtries built in
+/// parallel).
 pub fn bloom_and_root(receipts: &[TxReceipt], with_root: bool) -> (Bloom, Option<B256>) {
     let (blooms, encoded): (Vec<Bloom>, Vec<Vec<u8>>) = receipts
         .par_iter()
-        .map(|r| {
-            let bloom = r.bloom();
+        .map_init(ItemHashes::default, |hashes, r| {
+            let bloom = hashes.bloom(r);
             let encoded = if with_root {
                 r.encoded_2718(&bloom)
             } else {
@@ -319,6 +350,47 @@ mod tests {
             let mut expected = Bloom::default();
             expected.accrue_logs(&r.logs);
             proptest::prop_assert_eq!(r.bloom(), expected);
+        }
+
+        /// A block's bloom with each address and topic hashed once per thread's run of
+        /// receipts is alloy's, and each receipt keeps its own bloom in the receipts root:
+        /// receipts whose logs repeat a few addresses and topics across the block.
+        #[test]
+        fn the_block_bloom_of_repeated_items_is_alloy_s(
+            block in proptest::collection::vec(
+                proptest::collection::vec((0u8..5, proptest::collection::vec(0u8..7, 0..5)), 0..6),
+                0..300,
+            )
+        ) {
+            let receipts: Vec<TxReceipt> = block
+                .iter()
+                .enumerate()
+                .map(|(i, logs)| {
+                    let mut r = receipt(i as u64, 0);
+                    r.logs = logs
+                        .iter()
+                        .map(|(a, topics)| Log {
+                            address: Address::with_last_byte(*a),
+                            data: LogData::new_unchecked(
+                                topics.iter().map(|t| B256::with_last_byte(*t)).collect(),
+                                Bytes::new(),
+                            ),
+                        })
+                        .collect();
+                    r
+                })
+                .collect();
+            let mut expected = Bloom::default();
+            for r in &receipts {
+                expected.accrue_logs(&r.logs);
+            }
+            let envelopes: Vec<ReceiptEnvelope> = receipts.iter().map(TxReceipt::envelope).collect();
+            let (bloom, root) = bloom_and_root(&receipts, true);
+            proptest::prop_assert_eq!(bloom, expected);
+            proptest::prop_assert_eq!(
+                root,
+                Some(alloy_consensus::proofs::calculate_receipt_root(&envelopes))
+            );
         }
     }
 }
