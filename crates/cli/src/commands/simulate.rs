@@ -173,8 +173,9 @@ fn print_pipeline(report: &gigagas_lab::BenchReport, threads: &[usize]) {
         // back-to-back stages (below) may still predict it.
         match gigagas_lab::pipeline_sim::predict(&rows, &counts) {
             Ok(predictions) => out!(
-                "pipeline {} (simulated from its two smallest thread counts, scaled to the larger one's wall; overlapped: every block's stages as jobs on one pool of threads, each keeping the threads it took; contention not modelled: a ceiling above the measured counts)\n{}",
+                "pipeline {} (simulated from its two smallest thread counts, scaled to the larger one's wall; overlapped: every block's stages as jobs on one pool of threads, each keeping the threads it took; contention not modelled: a ceiling above the measured counts{})\n{}",
                 gigagas_guard::text::printable(&key),
+                spread_caveat(&rows),
                 prediction_table(&predictions, gas)
             ),
             Err(why) => note!(
@@ -202,6 +203,7 @@ fn print_pipeline(report: &gigagas_lab::BenchReport, threads: &[usize]) {
             caveat
                 .push_str("; the stages' own pool is not modelled (every stage on the one budget)");
         }
+        caveat.push_str(&spread_caveat(stages));
         match gigagas_lab::pipeline_sim::predict_from_stages(stages, &rows, &counts) {
             Ok(predictions) => out!(
                 "pipeline {} predicted from its stages measured back to back (--pipeline off, two smallest counts; no calibration on the overlapped runs{caveat})\n{}",
@@ -215,6 +217,22 @@ fn print_pipeline(report: &gigagas_lab::BenchReport, threads: &[usize]) {
         }
     }
 }
+
+/// Where the rows a fit calibrates on repeat no better than [`SPREAD_NOTED`] percent, says
+/// so: an error below their spread cannot be told from noise.
+fn spread_caveat(rows: &[&gigagas_lab::PipelineReport]) -> String {
+    match gigagas_lab::pipeline_sim::calibration_spread(rows) {
+        Some((threads, spread)) if spread > SPREAD_NOTED => format!(
+            "; its calibration repeats differ by up to {spread:.0}% (at {threads} thread{}): errors below that cannot be told from noise",
+            if threads == 1 { "" } else { "s" }
+        ),
+        _ => String::new(),
+    }
+}
+
+/// The calibration rows' repeat spread, percent, above which `simulate` says so (the
+/// simulator's own error goal, issue 39).
+const SPREAD_NOTED: f64 = 10.0;
 
 /// Predicted against measured end to end, one row per thread count.
 fn prediction_table(

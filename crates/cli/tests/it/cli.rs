@@ -420,6 +420,49 @@ fn simulate_predicts_the_overlapped_pipeline_from_its_back_to_back_stages() {
     assert!(!rows[2].contains('%'), "{table}");
 }
 
+/// Where the rows a pipeline fit calibrates on repeat far apart, `simulate` says that an
+/// error below their spread cannot be told from noise; with one repeat it says nothing.
+#[test]
+fn simulate_says_when_its_calibration_repeats_are_far_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = fixture_in(dir.path());
+    let (_, json) = bench_fixture(
+        &data,
+        "pipe.json",
+        &[
+            "--threads",
+            "1,2",
+            "--repeats",
+            "1",
+            "--scheduler",
+            "ordered",
+            "--root",
+            "parallel",
+            "--pipeline",
+            "on,off",
+        ],
+    );
+    let (ok, stdout, stderr) = gigagas(&["simulate", json.to_str().unwrap()]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("pipeline "), "{stdout}");
+    assert!(!stdout.contains("calibration repeats differ"), "{stdout}");
+    // Every pipeline row's repeats: the measured one and one twice as long.
+    let mut value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for row in value["pipeline"].as_array_mut().unwrap() {
+        let median = row["median_ns"].as_u64().unwrap();
+        row["repeat_ns"] = serde_json::json!([median, 2 * median]);
+    }
+    let spread = dir.path().join("spread.json");
+    std::fs::write(&spread, value.to_string()).unwrap();
+    let (ok, stdout, stderr) = gigagas(&["simulate", spread.to_str().unwrap()]);
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains("its calibration repeats differ by up to 100% (at "),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn compare_gives_a_verdict_per_configuration() {
     let dir = tempfile::tempdir().unwrap();

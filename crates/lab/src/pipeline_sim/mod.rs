@@ -264,6 +264,30 @@ pub fn predict_from_stages(
     Ok(model.predictions(threads, overlapped, |t| model.wall(t, true)))
 }
 
+/// How far apart the repeats of the rows a fit calibrates on (the two smallest thread counts
+/// of `rows`) lie: the largest (max − min) / median of one row's `repeat_ns`, percent, with
+/// that row's thread count; `None` where neither row has two repeats. A prediction cannot be
+/// told apart from its measurement more finely than its inputs repeat: on the lent 16-core
+/// machine the 1- and 2-thread rows' two repeats differed by 10–42%
+/// (`docs/results/node-16core-h200-lease3.md`).
+pub fn calibration_spread(rows: &[&PipelineReport]) -> Option<(usize, f64)> {
+    let mut sorted: Vec<&PipelineReport> = rows.to_vec();
+    sorted.sort_by_key(|r| r.threads);
+    sorted.dedup_by_key(|r| r.threads);
+    sorted
+        .iter()
+        .take(2)
+        .filter(|r| r.repeat_ns.len() >= 2 && r.median_ns > 0)
+        .map(|r| {
+            let (lo, hi) = r
+                .repeat_ns
+                .iter()
+                .fold((u64::MAX, 0), |(lo, hi), &ns| (lo.min(ns), hi.max(ns)));
+            (r.threads, (hi - lo) as f64 / r.median_ns as f64 * 100.0)
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -289,6 +313,30 @@ mod tests {
             timeline,
             ..PipelineReport::default()
         }
+    }
+
+    /// The spread is read from the two smallest counts' repeats only, the widest of them.
+    #[test]
+    fn the_calibration_spread_is_the_widest_of_the_two_smallest_counts() {
+        let with = |threads: usize, repeats: &[u64]| {
+            let mut r = row(threads, false, &[("execute", 1_000)], 1);
+            r.repeat_ns = repeats.to_vec();
+            let mut sorted = repeats.to_vec();
+            sorted.sort_unstable();
+            r.median_ns = sorted[sorted.len() / 2];
+            r
+        };
+        let (one, two, four) = (
+            with(1, &[900, 1_000, 1_100]),
+            with(2, &[500, 700]),
+            with(4, &[100, 900]),
+        );
+        let (threads, spread) = calibration_spread(&[&four, &two, &one]).unwrap();
+        assert_eq!(threads, 2, "the 4-thread row is no calibration row");
+        assert!((spread - 200.0 / 700.0 * 100.0).abs() < 1e-9, "{spread}");
+        let single = with(1, &[1_000]);
+        assert_eq!(calibration_spread(&[&single]), None);
+        assert_eq!(calibration_spread(&[]), None);
     }
 
     /// Rows with no stage time (no timeline, or spans of 0 ns) once fitted a model of no
