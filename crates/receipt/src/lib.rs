@@ -329,6 +329,21 @@ mod tests {
         }
     }
 
+    /// Logs of no data from `(address byte, topic bytes)` picks: drawn from a few values, most
+    /// addresses and topics repeat.
+    fn repeating_logs(picks: &[(u8, Vec<u8>)]) -> Vec<Log> {
+        picks
+            .iter()
+            .map(|(a, topics)| Log {
+                address: Address::with_last_byte(*a),
+                data: LogData::new_unchecked(
+                    topics.iter().map(|t| B256::with_last_byte(*t)).collect(),
+                    Bytes::new(),
+                ),
+            })
+            .collect()
+    }
+
     proptest::proptest! {
         /// Hashing each distinct address and topic once gives alloy's bloom, whatever the
         /// repeats: logs drawn from a few addresses and topics (so most repeat), any count.
@@ -337,16 +352,7 @@ mod tests {
             picks in proptest::collection::vec((0u8..4, proptest::collection::vec(0u8..6, 0..5)), 0..700)
         ) {
             let mut r = receipt(1, 0);
-            r.logs = picks
-                .iter()
-                .map(|(a, topics)| Log {
-                    address: Address::with_last_byte(*a),
-                    data: LogData::new_unchecked(
-                        topics.iter().map(|t| B256::with_last_byte(*t)).collect(),
-                        Bytes::new(),
-                    ),
-                })
-                .collect();
+            r.logs = repeating_logs(&picks);
             let mut expected = Bloom::default();
             expected.accrue_logs(&r.logs);
             proptest::prop_assert_eq!(r.bloom(), expected);
@@ -367,16 +373,7 @@ mod tests {
                 .enumerate()
                 .map(|(i, logs)| {
                     let mut r = receipt(i as u64, 0);
-                    r.logs = logs
-                        .iter()
-                        .map(|(a, topics)| Log {
-                            address: Address::with_last_byte(*a),
-                            data: LogData::new_unchecked(
-                                topics.iter().map(|t| B256::with_last_byte(*t)).collect(),
-                                Bytes::new(),
-                            ),
-                        })
-                        .collect();
+                    r.logs = repeating_logs(logs);
                     r
                 })
                 .collect();

@@ -381,12 +381,10 @@ fn simulate_replays_a_bench_result_and_rejects_bad_input() {
     assert!(!ok);
 }
 
-/// With the pipeline measured both ways, `simulate` also predicts the overlapped rows from
-/// the back-to-back stages, with an error at every measured count (no calibration count).
-#[test]
-fn simulate_predicts_the_overlapped_pipeline_from_its_back_to_back_stages() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = fixture_in(dir.path());
+/// A bench result of the fixture's pipeline on and off at 1 and 2 threads, one repeat each,
+/// written under `dir`.
+fn pipeline_both_ways(dir: &std::path::Path) -> std::path::PathBuf {
+    let data = fixture_in(dir);
     let (_, json) = bench_fixture(
         &data,
         "pipe.json",
@@ -403,6 +401,15 @@ fn simulate_predicts_the_overlapped_pipeline_from_its_back_to_back_stages() {
             "on,off",
         ],
     );
+    json
+}
+
+/// With the pipeline measured both ways, `simulate` also predicts the overlapped rows from
+/// the back-to-back stages, with an error at every measured count (no calibration count).
+#[test]
+fn simulate_predicts_the_overlapped_pipeline_from_its_back_to_back_stages() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = pipeline_both_ways(dir.path());
     let (ok, stdout, stderr) = gigagas(&["simulate", json.to_str().unwrap(), "--threads", "1,2,8"]);
     assert!(ok, "{stderr}");
     let table = stdout
@@ -425,23 +432,7 @@ fn simulate_predicts_the_overlapped_pipeline_from_its_back_to_back_stages() {
 #[test]
 fn simulate_says_when_its_calibration_repeats_are_far_apart() {
     let dir = tempfile::tempdir().unwrap();
-    let data = fixture_in(dir.path());
-    let (_, json) = bench_fixture(
-        &data,
-        "pipe.json",
-        &[
-            "--threads",
-            "1,2",
-            "--repeats",
-            "1",
-            "--scheduler",
-            "ordered",
-            "--root",
-            "parallel",
-            "--pipeline",
-            "on,off",
-        ],
-    );
+    let json = pipeline_both_ways(dir.path());
     let (ok, stdout, stderr) = gigagas(&["simulate", json.to_str().unwrap()]);
     assert!(ok, "{stderr}");
     assert!(stdout.contains("pipeline "), "{stdout}");
