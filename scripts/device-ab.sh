@@ -66,6 +66,9 @@ source "$(dirname "$0")/cuda-libs.sh"
   echo "# $(date -u +%FT%TZ) A: $("$work/A" --version 2>&1)"
   echo "# B: $("$work/B" --version 2>&1)${ENV_B:+ with $ENV_B}"
   echo "# $threads cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
+  # The topology the guest sees (threads per core, NUMA, caches): 1- and 2-thread rows
+  # depend on it (docs/results/node-16core-h200-lease3.md).
+  echo "# topology: $(lscpu 2>/dev/null | grep -E '^(Thread|Core|Socket|NUMA node\(|L2|L3)' | tr -s ' ' | paste -sd';' -)"
   echo "# memory: $(grep MemTotal /proc/meminfo); kernel $(uname -r); load $(cut -d' ' -f1-3 /proc/loadavg)"
 } >> "$out/steps.log"
 cat "$out/steps.log"

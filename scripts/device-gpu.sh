@@ -71,6 +71,9 @@ source "$(dirname "$0")/cuda-libs.sh"
 {
   echo "# $(date -u +%FT%TZ) $("$bin" --version 2>&1)"
   echo "# $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
+  # The topology the guest sees (threads per core, NUMA, caches): 1- and 2-thread rows
+  # depend on it (docs/results/node-16core-h200-lease3.md).
+  echo "# topology: $(lscpu 2>/dev/null | grep -E '^(Thread|Core|Socket|NUMA node\(|L2|L3)' | tr -s ' ' | paste -sd';' -)"
   echo "# memory: $(grep MemTotal /proc/meminfo); kernel $(uname -r); load $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "# disk: $(df -h /tmp | tail -1)"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1
