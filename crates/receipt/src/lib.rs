@@ -153,6 +153,13 @@ impl TxReceipt {
 #[derive(Default)]
 struct ItemHashes<'a>(alloy_primitives::map::HashMap<&'a [u8], B256>);
 
+/// The most items an [`ItemHashes`] keeps: the first ones met, where a block's busy contracts
+/// and events show up at once (~200 KiB, within a core's L2). On the 2-core VM, one thread,
+/// 4,000 receipts of 4 logs: with every item distinct a map that grew without bound made the
+/// bloom and root 1.33× slower than hashing each item, this one 1.13–1.16×; with items
+/// repeating, 0.41–0.47×; on mainnet-mix 300M verification takes 0.63× either way.
+const ITEM_HASHES: usize = 4096;
+
 impl<'a> ItemHashes<'a> {
     /// `receipt`'s logs bloom, hashing only what this run has not met ([`TxReceipt::bloom`]
     /// for a receipt long enough to be split over the pool).
@@ -165,11 +172,16 @@ impl<'a> ItemHashes<'a> {
             for item in std::iter::once(log.address.as_slice())
                 .chain(log.topics().iter().map(|t| t.as_slice()))
             {
-                let hash = self
-                    .0
-                    .entry(item)
-                    .or_insert_with(|| alloy_primitives::keccak256(item));
-                bloom.m3_2048_hashed(hash);
+                match self.0.get(item) {
+                    Some(hash) => bloom.m3_2048_hashed(hash),
+                    None => {
+                        let hash = alloy_primitives::keccak256(item);
+                        bloom.m3_2048_hashed(&hash);
+                        if self.0.len() < ITEM_HASHES {
+                            self.0.insert(item, hash);
+                        }
+                    }
+                }
             }
         }
         bloom
