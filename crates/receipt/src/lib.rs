@@ -341,6 +341,39 @@ mod tests {
         }
     }
 
+    /// Past the items the cache keeps (every address and topic distinct, more than
+    /// `ITEM_HASHES` on one thread), each item is still hashed into its receipt's bloom.
+    #[test]
+    fn the_block_bloom_past_the_cache_is_alloy_s() {
+        let word = |n: u64| B256::from(alloy_primitives::U256::from(n));
+        let receipts: Vec<TxReceipt> = (0..(ITEM_HASHES as u64 / 4))
+            .map(|i| {
+                let mut r = receipt(i, 0);
+                r.logs = (0..3)
+                    .map(|l| {
+                        let n = (i * 3 + l) * 3;
+                        Log {
+                            address: Address::from_word(word(n)),
+                            data: LogData::new_unchecked(
+                                vec![word(n + 1), word(n + 2), B256::with_last_byte(7)],
+                                Bytes::new(),
+                            ),
+                        }
+                    })
+                    .collect();
+                r
+            })
+            .collect();
+        let mut expected = Bloom::default();
+        for r in &receipts {
+            expected.accrue_logs(&r.logs);
+        }
+        let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let (bloom, root) = one.install(|| bloom_and_root(&receipts, true));
+        assert_eq!(bloom, expected);
+        assert_eq!(root, Some(receipts_root(&receipts)));
+    }
+
     /// Logs of no data from `(address byte, topic bytes)` picks: drawn from a few values, most
     /// addresses and topics repeat.
     fn repeating_logs(picks: &[(u8, Vec<u8>)]) -> Vec<Log> {
