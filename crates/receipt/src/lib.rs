@@ -368,7 +368,10 @@ mod tests {
         for r in &receipts {
             expected.accrue_logs(&r.logs);
         }
-        let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
         let (bloom, root) = one.install(|| bloom_and_root(&receipts, true));
         assert_eq!(bloom, expected);
         assert_eq!(root, Some(receipts_root(&receipts)));
