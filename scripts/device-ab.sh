@@ -37,6 +37,8 @@ for r in "$rounds" "${SHAPE_ROUNDS:-1}" "${PIPE_ROUNDS:-1}"; do
   [[ $r =~ ^[0-9]+$ ]] && (( r >= 1 && r <= 10 )) ||
     { echo "ROUNDS, SHAPE_ROUNDS and PIPE_ROUNDS must be 1 to 10, not '$r'" >&2; exit 2; }
 done
+[[ ${PIPE_BLOCKS:-3} =~ ^[0-9]+$ ]] && (( ${PIPE_BLOCKS:-3} >= 1 && ${PIPE_BLOCKS:-3} <= 1000 )) ||
+  { echo "PIPE_BLOCKS must be 1 to 1000 blocks, not '${PIPE_BLOCKS}'" >&2; exit 2; }
 if [[ -e $out && ( ! -d $out || -n $(ls -A "$out" 2>/dev/null) ) ]]; then
   echo "OUTDIR $out exists and is not an empty folder: give a new one (nothing is overwritten)" >&2
   exit 2

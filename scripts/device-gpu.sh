@@ -46,6 +46,10 @@ budget="${BUDGET:-420}"
 pipe_limit="${PIPE_LIMIT:-150}"
 [[ $pipe_limit =~ ^[0-9]+$ ]] && (( pipe_limit >= 10 && pipe_limit <= 3600 )) ||
   { echo "PIPE_LIMIT must be whole seconds from 10 to 3600, not '$pipe_limit'" >&2; exit 2; }
+for n in "${PIPE_BLOCKS:-3}" "${PIPE_BLOCKS_BIG:-2}"; do
+  [[ $n =~ ^[0-9]+$ ]] && (( n >= 1 && n <= 1000 )) ||
+    { echo "PIPE_BLOCKS and PIPE_BLOCKS_BIG must be 1 to 1000 blocks, not '$n'" >&2; exit 2; }
+done
 # Never over earlier results: the output folder must be new or empty.
 if [[ -e $out && ( ! -d $out || -n $(ls -A "$out" 2>/dev/null) ) ]]; then
   echo "OUTDIR $out exists and is not an empty folder: give a new one (nothing is overwritten)" >&2
