@@ -144,7 +144,8 @@ if [[ $steps == *,floor,* ]] && (( ${#dirs[@]} )); then
     log "floor skipped: $l s left"
   fi
 fi
-# The node pipeline on mainnet-mix 300M (PIPE_BLOCKS, default 3) in memory, incremental root, at every core;
+# The node pipeline on mainnet-mix 300M (PIPE_BLOCKS, default 3) in memory, incremental root,
+# at every core;
 # CPU recovery (and the GPU's where one answers).
 if [[ $steps == *,pipeline,* ]] && gen mainnet-mix 300M "${PIPE_BLOCKS:-3}" "$work/mm300"; then
   rec=cpu

@@ -18,7 +18,8 @@
 #   SIGNATURES (default 1000000): random signatures of the suite (the adversarial ones added).
 #   BATCHES (default 100,1000,10000,45000,100000), REPEATS (default 10) for the recovery bench.
 #   PIPE_GAS (default 300M), PIPE_BLOCKS (default 3), PIPE_GAS_BIG (default 1G; empty for none),
-#   PIPE_BLOCKS_BIG (default 2), PIPE_THREADS (default 4,8,16): the mainnet-mix chains of the pipeline rows;
+#   PIPE_BLOCKS_BIG (default 2), PIPE_THREADS (default 4,8,16): the mainnet-mix chains of the
+#   pipeline rows;
 #   PIPE_LIMIT (default 150): that step's seconds (more for 1- and 2-thread rows).
 #   STAGE_THREADS (default 0,4): the stages' own pool sizes the pipeline and mainnet steps
 #   sweep with the pipeline on (`bench --stage-threads`; 0 = they share the workers' budget).

@@ -74,8 +74,8 @@ pub(super) fn back_to_back(
 /// budget, or verification, the roots and the commit on the stages' own pool
 /// (`Ctx::stages`), and a GPU launch's hashes and checks after the first on the recover
 /// thread itself): recover, prefetch + early roots, execute, verify, and the calling
-/// thread's commit. `overlaid` is set when a unit started before the last one's commit, reading its
-/// writes from memory.
+/// thread's commit. `overlaid` is set when a unit started before the last one's commit,
+/// reading its writes from memory.
 pub(super) fn overlapped(
     ctx: Ctx<'_, '_>,
     units: &[Unit<'_>],

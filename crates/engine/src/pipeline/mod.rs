@@ -5,8 +5,9 @@
 //!
 //! Every stage of every block is timed (start and end on one clock), so the report can show
 //! a timeline, each stage's share, the end-to-end throughput and the pipeline's own bound:
-//! `wall ≥ max(process CPU time / (threads + stage_threads), the busiest stage's total, the longest block)`
-//! — a stage handles one block at a time, and one block's stages depend on each other.
+//! `wall ≥ max(process CPU time / (threads + stage_threads), the busiest stage's total, the
+//! longest block)` — a stage handles one block at a time, and one block's stages depend on
+//! each other.
 //!
 //! A block that arrives with its BAL (generated Amsterdam chains) has every post-value before
 //! it executes, so its write and root stages start from the BAL at once, beside its

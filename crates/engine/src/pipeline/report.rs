@@ -134,9 +134,10 @@ impl PipelineRun {
     }
 
     /// The pipeline's lower bound on wall time, ns: the largest of the process CPU time over
-    /// the threads that could run at once (the budget and the stages' own pool), the busiest stage's total (a stage handles one block at a time) and
-    /// the longest block (its stages depend on each other: the time covered by at least one
-    /// of them, since a root computed from the shipped BAL runs beside the block's execution).
+    /// the threads that could run at once (the budget and the stages' own pool), the busiest
+    /// stage's total (a stage handles one block at a time) and the longest block (its stages
+    /// depend on each other: the time covered by at least one of them, since a root computed
+    /// from the shipped BAL runs beside the block's execution).
     pub fn bound_ns(&self) -> u64 {
         let busiest_stage = self.phases_ns().values().copied().max().unwrap_or(0);
         let longest_block = self
